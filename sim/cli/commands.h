@@ -1,0 +1,11 @@
+// One function per top-level CLI command group; main.cc adds them all to the
+// CLI11 app. Each lives in its own cmd_*.cc file beside this one.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace servesim::cli {
+
+void add_run_command(CLI::App& app);     // servesim run SCENARIO.yaml
+void add_trace_commands(CLI::App& app);  // servesim trace stats|gen
+
+}  // namespace servesim::cli
