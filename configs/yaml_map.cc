@@ -50,8 +50,8 @@ YamlMap::YamlMap(YAML::Node node, std::string file, std::string path)
 }
 
 std::string YamlMap::where(const YAML::Node& n) const {
-  if (n && n.Mark().line >= 0) return fmt::format("{}:{}:{}", file_, n.Mark().line + 1, n.Mark().column + 1);
-  if (node_ && node_.Mark().line >= 0)
+  if (n.IsDefined() && n.Mark().line >= 0) return fmt::format("{}:{}:{}", file_, n.Mark().line + 1, n.Mark().column + 1);
+  if (node_.IsDefined() && node_.Mark().line >= 0)
     return fmt::format("{}:{}:{}", file_, node_.Mark().line + 1, node_.Mark().column + 1);
   return file_ + " (from --set)";
 }
@@ -64,12 +64,13 @@ bool YamlMap::has(const std::string& key) const {
 }
 
 void YamlMap::fail(const std::string& key, const std::string& msg) const {
-  YAML::Node v;
-  if (node_ && node_.IsMap()) {
+  // Point at the key's value when it exists, else at this map.
+  if (has(key)) {
     const YAML::Node& c = node_;
-    v = c[key];
+    const YAML::Node v = c[key];
+    throw InputError(fmt::format("{}: {}: {}", where(v), key_path(key), msg));
   }
-  throw InputError(fmt::format("{}: {}: {}", where(v), key_path(key), msg));
+  throw InputError(fmt::format("{}: {}: {}", where(node_), key_path(key), msg));
 }
 
 void YamlMap::fail_here(const std::string& msg) const {

@@ -5,7 +5,9 @@
 // Contract for sources: ids are unique within a run; independent requests
 // (no `parents`) come in non-decreasing `arrival` order. A request with parents
 // is released when all parents have finished, plus `think_time`; its `arrival`
-// field is then ignored and its arrival is the release time.
+// field is then ignored and its arrival is the release time. A request must
+// come from its source after all of its parents. If a parent is rejected or
+// unfinished, its dependents are reported with that reason.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -33,6 +35,10 @@ struct RequestSpec {
   // Dependencies (multi-turn sessions, agent DAGs). Empty for independent requests.
   std::vector<RequestId> parents;
   Time think_time = 0;                 // delay after the last parent finishes
+  // How many later requests list this one in `parents` (0 = none). Sources
+  // that emit dependencies must set it, so the engine remembers this request's
+  // finish time exactly until every dependent has been released.
+  std::int32_t dependents = 0;
   std::uint64_t session = 0;           // 0 = no session
   std::int32_t turn = 0;               // turn index within a session (0-based)
   // Optional trace attributes usable as (honest) ranking features.

@@ -1,0 +1,46 @@
+// GlobalPolicy: routes each arriving request to one worker. It sees the
+// cluster through ClusterView (queue lengths, KV use, cost models) and may
+// keep its own — possibly stale — state, updated through the hooks or through
+// periodic timers it asks for. It never moves requests after routing.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "sim/request.h"
+#include "sim/time.h"
+
+namespace servesim {
+
+class CostModel;
+
+struct WorkerLoad {
+  std::int64_t waiting = 0;              // requests queued on the worker
+  std::int64_t running = 0;              // requests admitted and not finished
+  std::int64_t kv_used_pages = 0;
+  std::int64_t kv_capacity_pages = 0;
+  std::int64_t pending_prefill_tokens = 0;  // prompt tokens not yet computed (waiting + running)
+  std::int64_t running_context_tokens = 0;  // KV tokens of running requests (decode cost driver)
+};
+
+class ClusterView {
+ public:
+  virtual ~ClusterView() = default;
+  virtual Time now() const = 0;
+  virtual std::size_t workers() const = 0;
+  virtual WorkerLoad load(WorkerId w) const = 0;
+  virtual const CostModel& cost_model(WorkerId w) const = 0;
+};
+
+class GlobalPolicy {
+ public:
+  virtual ~GlobalPolicy() = default;
+  virtual WorkerId route(const RequestSpec& r, const ClusterView& cluster) = 0;
+  virtual void on_finish(const RequestSpec& r, WorkerId w, Time now) {}
+  // A policy that needs periodic work returns its period; on_timer is then
+  // called at every multiple of it while the simulation has work left.
+  virtual std::optional<Time> timer_period() const { return std::nullopt; }
+  virtual void on_timer(const ClusterView& cluster) {}
+};
+
+}  // namespace servesim

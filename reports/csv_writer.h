@@ -1,0 +1,40 @@
+// CsvWriter: a buffered CSV file writer (fmt into a memory buffer, flushed in
+// large blocks). Fields are written as given; strings that need it are quoted.
+// Numbers: seconds with 6 decimals (µs), ratios with 6 significant digits.
+#pragma once
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace servesim {
+
+class CsvWriter {
+ public:
+  explicit CsvWriter(const std::string& path);  // throws InputError if it cannot be created
+  ~CsvWriter();
+  CsvWriter(const CsvWriter&) = delete;
+  CsvWriter& operator=(const CsvWriter&) = delete;
+
+  CsvWriter& field(std::string_view s);  // quoted when it contains , " or newline
+  CsvWriter& field(std::int64_t v);
+  CsvWriter& field(std::uint64_t v);
+  CsvWriter& field(int v) { return field(static_cast<std::int64_t>(v)); }
+  CsvWriter& field(double v);            // %.6g-like, shortest round-trip where sensible
+  CsvWriter& seconds(double s);          // fixed 6 decimals
+  CsvWriter& empty();
+  void end_row();
+  void close();  // flushes; throws InputError on a write error
+
+ private:
+  void sep();
+  void flush_if_large();
+
+  std::string path_;
+  std::FILE* f_ = nullptr;
+  fmt::memory_buffer buf_;
+  bool first_in_row_ = true;
+};
+
+}  // namespace servesim

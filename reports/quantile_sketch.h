@@ -1,0 +1,41 @@
+// QuantileSketch: percentiles of a stream of non-negative values in bounded
+// memory. The first kExact values are kept and percentiles are exact (linear
+// interpolation between order statistics, like numpy's default). Past that,
+// values go into logarithmic buckets with relative accuracy 0.1% (DDSketch,
+// Masson et al., VLDB 2019), so memory does not grow with the run length.
+// Mean, min and max are always exact.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace servesim {
+
+class QuantileSketch {
+ public:
+  static constexpr std::size_t kExact = 4096;
+  static constexpr double kAlpha = 0.001;
+
+  void add(double v);
+  std::uint64_t count() const { return count_; }
+  double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
+  double min() const { return min_; }
+  double max() const { return max_; }
+  // q in [0, 1]. REQUIRES: count() > 0.
+  double quantile(double q) const;
+
+ private:
+  void spill();
+  int bucket(double v) const;
+  double bucket_value(int i) const;
+
+  std::uint64_t count_ = 0;
+  double sum_ = 0, min_ = 0, max_ = 0;
+  mutable std::vector<double> exact_;  // sorted lazily
+  mutable bool sorted_ = true;
+  bool spilled_ = false;
+  std::uint64_t zeros_ = 0;            // values <= kMinPositive
+  int offset_ = 0;                     // bucket index of counts_[0]
+  std::vector<std::uint64_t> counts_;
+};
+
+}  // namespace servesim

@@ -1,0 +1,63 @@
+// RunReport: the RunObserver that writes a run folder:
+//   requests.csv  streamed row by row as requests are reported (memory does
+//                 not grow with finished requests)
+//   clients.csv, workers.csv, summary.csv  written by finish()
+// Column definitions and units: docs/reports.md (keep the two in sync).
+// Percentiles come from QuantileSketch (exact up to 4096 samples per metric,
+// then within 0.1% relative error).
+#pragma once
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "reports/csv_writer.h"
+#include "reports/quantile_sketch.h"
+#include "sim/request_source.h"
+#include "sim/run_observer.h"
+#include "sim/simulation.h"
+#include "sim/worker_stats.h"
+
+namespace servesim {
+
+// Ordered (column, value) pairs: the config-identity part of summary.csv.
+using SummaryFields = std::vector<std::pair<std::string, std::string>>;
+
+struct ReportOptions {
+  std::string out_dir;
+  double w_in = 1.0;   // service weight per input (prompt) token
+  double w_out = 2.0;  // service weight per output token
+  bool write_requests = true;
+};
+
+struct LatencyStats {
+  QuantileSketch ttft, tpot, e2e, queue, normalized;
+};
+
+struct ClientAccumulator {
+  std::uint64_t requests = 0, finished = 0, rejected = 0, unfinished = 0, not_arrived = 0;
+  std::int64_t input_tokens = 0, cached_tokens = 0, output_tokens = 0;
+  std::int64_t preemptions = 0;
+  LatencyStats lat;
+};
+
+class RunReport final : public RunObserver {
+ public:
+  explicit RunReport(ReportOptions opt);
+  void on_request(const RequestOutcome& r) override;
+
+  // Writes clients/workers/summary CSVs; returns the summary values (for the
+  // stdout summary and sweeps).
+  SummaryFields finish(const ClientTable& clients, const SimulationTotals& totals,
+                       const std::vector<WorkerStats>& workers, const SummaryFields& identity);
+  const ClientAccumulator& overall() const { return overall_; }
+
+ private:
+  ReportOptions opt_;
+  std::unique_ptr<CsvWriter> requests_;
+  std::vector<ClientAccumulator> clients_;
+  ClientAccumulator overall_;
+  Time last_finish_ = 0;
+};
+
+}  // namespace servesim

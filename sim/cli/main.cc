@@ -1,0 +1,35 @@
+// servesim: the command-line program. Each command group lives in its own
+// cmd_*.cc file (see commands.h). Only this file exits: library code throws
+// InputError (bad input, exit 2) or InvariantViolation (a servesim bug, exit 3).
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "sim/cli/commands.h"
+#include "sim/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"servesim: a discrete-event simulator of LLM serving clusters"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "servesim 0.1.0");
+  servesim::cli::add_run_command(app);
+  servesim::cli::add_trace_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const servesim::InputError& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "servesim: error: {}\n", e.what());
+    return 2;
+  } catch (const servesim::InvariantViolation& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "servesim: internal error (please report): {}\n", e.what());
+    return 3;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "servesim: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,42 @@
+// KvPool: page accounting of one worker's KV memory. Pages are counted, not
+// named: the engine needs capacity, use and peak, and the invariant that use
+// never exceeds capacity (checked on every allocation).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "sim/error.h"
+
+namespace servesim {
+
+class KvPool {
+ public:
+  KvPool(std::int64_t capacity_pages, std::int64_t page_size) : capacity_(capacity_pages), page_size_(page_size) {}
+
+  std::int64_t pages_for(std::int64_t tokens) const { return (tokens + page_size_ - 1) / page_size_; }
+  std::int64_t free() const { return capacity_ - used_; }
+  std::int64_t used() const { return used_; }
+  std::int64_t capacity() const { return capacity_; }
+  std::int64_t peak() const { return peak_; }
+  std::int64_t page_size() const { return page_size_; }
+
+  bool try_alloc(std::int64_t pages) {
+    if (pages > free()) return false;
+    used_ += pages;
+    peak_ = std::max(peak_, used_);
+    SIM_CHECK(used_ <= capacity_ && used_ >= 0, "KV pages used {} outside [0, {}]", used_, capacity_);
+    return true;
+  }
+  void release(std::int64_t pages) {
+    used_ -= pages;
+    SIM_CHECK(used_ >= 0, "KV pages used went negative ({})", used_);
+  }
+
+ private:
+  std::int64_t capacity_;
+  std::int64_t page_size_;
+  std::int64_t used_ = 0;
+  std::int64_t peak_ = 0;
+};
+
+}  // namespace servesim

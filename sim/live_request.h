@@ -1,0 +1,79 @@
+// LiveRequest and RequestTable: the engine's state of every request between its
+// arrival and its report. Slots are reused after a request is reported, so
+// memory is proportional to requests in flight, not to requests seen.
+// Addresses are stable (std::deque), so policies may hold `const RequestSpec*`
+// while a request is queued.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "policies/local_policy.h"
+#include "sim/error.h"
+#include "sim/request.h"
+
+namespace servesim {
+
+enum class Phase : std::uint8_t {
+  kPending,   // waiting for parent requests to finish (sessions, DAGs)
+  kQueued,    // in a worker's waiting queue
+  kPrefill,   // admitted; prompt (or recompute) chunks in progress
+  kDecode,    // generating tokens
+  kFinished,
+};
+
+struct LiveRequest {
+  RequestSpec spec;
+  Time arrival = 0;                 // effective arrival (release time for dependents)
+  std::optional<Time> admitted;     // first admission
+  std::optional<Time> first_token;
+  WorkerId worker = 0;
+  bool routed = false;
+  Phase phase = Phase::kPending;
+  std::int64_t prefill_target = 0;  // tokens to compute before the next token
+  std::int64_t computed = 0;        // of prefill_target, including cached tokens
+  std::int64_t generated = 0;       // output tokens produced so far
+  std::int64_t cached = 0;          // prompt tokens served from the prefix cache at first admission
+  std::int64_t kv_pages = 0;        // private KV pages held
+  std::int32_t preemptions = 0;
+  std::int32_t parents_left = 0;
+  std::int32_t dependents_unseen = 0;  // dependents not yet pulled from the source
+  Time ready_at = 0;                // max over finished parents of finish + think time
+};
+
+class RequestTable {
+ public:
+  RequestHandle add(RequestSpec&& spec) {
+    RequestHandle h;
+    if (!free_.empty()) {
+      h = free_.back();
+      free_.pop_back();
+      slots_[h] = LiveRequest{};
+    } else {
+      h = static_cast<RequestHandle>(slots_.size());
+      slots_.emplace_back();
+    }
+    slots_[h].spec = std::move(spec);
+    ++live_;
+    return h;
+  }
+  void release(RequestHandle h) {
+    SIM_CHECK(h < slots_.size(), "handle {} out of range", h);
+    slots_[h].spec.prefix_blocks = {};
+    slots_[h].spec.parents = {};
+    free_.push_back(h);
+    --live_;
+  }
+  LiveRequest& operator[](RequestHandle h) { return slots_[h]; }
+  const LiveRequest& operator[](RequestHandle h) const { return slots_[h]; }
+  std::size_t live() const { return live_; }
+  std::size_t slots() const { return slots_.size(); }
+
+ private:
+  std::deque<LiveRequest> slots_;
+  std::vector<RequestHandle> free_;
+  std::size_t live_ = 0;
+};
+
+}  // namespace servesim

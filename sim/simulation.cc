@@ -1,0 +1,287 @@
+// The event loop; see simulation.h for the event semantics.
+#include "sim/simulation.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace servesim {
+
+Simulation::Simulation(SimulationSetup setup, RequestSource& source, RunObserver& observer)
+    : global_(std::move(setup.global)), max_context_(setup.max_context), horizon_(setup.horizon), source_(source),
+      observer_(observer) {
+  SIM_CHECK(!setup.workers.empty(), "a simulation needs at least one worker");
+  SIM_CHECK(global_ != nullptr, "a simulation needs a global policy");
+  for (std::size_t i = 0; i < setup.workers.size(); ++i) {
+    WorkerSetup& w = setup.workers[i];
+    workers_.push_back(std::make_unique<Worker>(static_cast<WorkerId>(i), std::move(w.policy), std::move(w.cost),
+                                                w.batching, w.kv_capacity_pages, w.page_size, table_));
+  }
+  wake_pending_.assign(workers_.size(), false);
+}
+
+WorkerLoad Simulation::load(WorkerId w) const {
+  const Worker& wk = *workers_[w];
+  WorkerLoad l;
+  l.waiting = wk.waiting();
+  l.running = wk.running();
+  l.kv_used_pages = wk.kv().used();
+  l.kv_capacity_pages = wk.kv().capacity();
+  l.pending_prefill_tokens = wk.pending_prefill_tokens();
+  l.running_context_tokens = wk.running_context_tokens();
+  return l;
+}
+
+bool Simulation::pull_next() {
+  if (lookahead_) return true;
+  if (source_done_) return false;
+  RequestSpec spec;
+  if (!source_.next(spec)) {
+    source_done_ = true;
+    return false;
+  }
+  SIM_CHECK(spec.prompt_tokens >= 1 && spec.output_tokens >= 1,
+            "source produced request {} with prompt {} / output {} tokens", spec.id, spec.prompt_tokens,
+            spec.output_tokens);
+  lookahead_ = std::move(spec);
+  return true;
+}
+
+// Takes every source request up to and including the current instant;
+// dependent requests are registered (not routed) as they come.
+void Simulation::take_arrivals() {
+  while (pull_next()) {
+    if (lookahead_->parents.empty() && lookahead_->arrival > now_) break;
+    SIM_CHECK(!lookahead_->parents.empty() || lookahead_->arrival == now_,
+              "source went back in time: request {} arrives at {} ns, now is {} ns", lookahead_->id,
+              lookahead_->arrival, now_);
+    RequestHandle h = table_.add(std::move(*lookahead_));
+    lookahead_.reset();
+    LiveRequest& r = table_[h];
+    r.dependents_unseen = r.spec.dependents;
+    totals_.peak_live_requests = std::max(totals_.peak_live_requests, table_.live());
+    if (r.spec.dependents > 0) live_ids_[r.spec.id] = h;
+    if (r.spec.parents.empty()) {
+      r.arrival = now_;
+      admit_to_cluster(h);
+    } else {
+      register_dependent(h);
+    }
+  }
+  if (lookahead_) events_.push(lookahead_->arrival, EventKind::kArrival);
+}
+
+void Simulation::register_dependent(RequestHandle h) {
+  LiveRequest& r = table_[h];
+  r.ready_at = now_;
+  bool failed = false;
+  for (RequestId p : r.spec.parents) {
+    if (auto it = finished_parents_.find(p); it != finished_parents_.end()) {
+      ParentRecord& rec = it->second;
+      failed |= !rec.ok;
+      r.ready_at = std::max(r.ready_at, rec.finish + r.spec.think_time);
+      if (--rec.unseen <= 0) finished_parents_.erase(it);
+    } else if (auto lt = live_ids_.find(p); lt != live_ids_.end()) {
+      table_[lt->second].dependents_unseen--;
+      r.parents_left++;
+      waiting_children_[p].push_back(h);
+    } else {
+      failed = true;
+    }
+  }
+  if (failed) {
+    for (RequestId p : r.spec.parents)
+      if (auto it = waiting_children_.find(p); it != waiting_children_.end()) std::erase(it->second, h);
+    report(h, RequestStatus::kRejected,
+           "a parent request was rejected or unfinished, or did not appear before it in the input");
+    return;
+  }
+  if (r.parents_left == 0) {
+    ++pending_releases_;
+    events_.push(r.ready_at, EventKind::kRelease, h);
+  }
+}
+
+void Simulation::admit_to_cluster(RequestHandle h) {
+  LiveRequest& r = table_[h];
+  if (r.spec.prompt_tokens + r.spec.output_tokens > max_context_) {
+    report(h, RequestStatus::kRejected, "prompt + output tokens exceed the model's max_context");
+    return;
+  }
+  WorkerId w = global_->route(r.spec, *this);
+  SIM_CHECK(w < workers_.size(), "global policy routed request {} to worker {} of {}", r.spec.id, w, workers_.size());
+  r.worker = w;
+  r.routed = true;
+  if (!workers_[w]->fits_alone(r.spec)) {
+    report(h, RequestStatus::kRejected, "prompt + output tokens exceed the worker's whole KV capacity");
+    return;
+  }
+  workers_[w]->enqueue(h, now_);
+  wake(w);
+}
+
+void Simulation::wake(WorkerId w) {
+  if (workers_[w]->busy() || wake_pending_[w]) return;
+  wake_pending_[w] = true;
+  events_.push(now_, EventKind::kWake, w);
+}
+
+void Simulation::on_iteration_end(WorkerId w) {
+  done_.clear();
+  workers_[w]->finish_iteration(now_, done_);
+  for (RequestHandle h : done_) finish_request(h);
+  Time t = workers_[w]->start_iteration(now_);
+  if (t > 0) {
+    observer_.on_iteration(w, now_, t, workers_[w]->last_batch());
+    events_.push(now_ + t, EventKind::kIterationEnd, w);
+  }
+}
+
+void Simulation::retire_parent(LiveRequest& r, bool ok) {
+  if (r.spec.dependents == 0) return;
+  live_ids_.erase(r.spec.id);
+  if (r.dependents_unseen > 0) finished_parents_[r.spec.id] = ParentRecord{now_, r.dependents_unseen, ok};
+  auto it = waiting_children_.find(r.spec.id);
+  if (it == waiting_children_.end()) return;
+  std::vector<RequestHandle> children = std::move(it->second);
+  waiting_children_.erase(it);
+  for (RequestHandle c : children) {
+    LiveRequest& child = table_[c];
+    if (!ok) {
+      if (child.phase == Phase::kPending)
+        report(c, RequestStatus::kRejected, "a parent request was rejected or unfinished");
+      continue;
+    }
+    child.ready_at = std::max(child.ready_at, now_ + child.spec.think_time);
+    if (--child.parents_left == 0) {
+      ++pending_releases_;
+      events_.push(child.ready_at, EventKind::kRelease, c);
+    }
+  }
+}
+
+void Simulation::finish_request(RequestHandle h) {
+  LiveRequest& r = table_[h];
+  global_->on_finish(r.spec, r.worker, now_);
+  report(h, RequestStatus::kFinished, "");
+}
+
+void Simulation::report(RequestHandle h, RequestStatus status, std::string_view reason) {
+  LiveRequest& r = table_[h];
+  RequestOutcome o;
+  o.spec = &r.spec;
+  o.status = status;
+  o.reason = reason;
+  o.routed = r.routed;
+  o.worker = r.worker;
+  if (r.routed || r.spec.parents.empty()) o.arrival = r.arrival;
+  o.admitted = r.admitted;
+  o.first_token = r.first_token;
+  if (status == RequestStatus::kFinished) o.finish = now_;
+  o.cached_tokens = r.cached;
+  o.generated_tokens = r.generated;
+  o.preemptions = r.preemptions;
+  observer_.on_request(o);
+  totals_.requests++;
+  switch (status) {
+    case RequestStatus::kFinished: totals_.finished++; break;
+    case RequestStatus::kRejected: totals_.rejected++; break;
+    case RequestStatus::kUnfinished: totals_.unfinished++; break;
+    case RequestStatus::kNotArrived: totals_.not_arrived++; break;
+  }
+  // Dependents learn their parent's fate; failed ones are reported recursively.
+  retire_parent(r, status == RequestStatus::kFinished);
+  r.phase = Phase::kFinished;
+  table_.release(h);
+}
+
+void Simulation::report_spec(const RequestSpec& spec, RequestStatus status, std::string_view reason) {
+  RequestOutcome o;
+  o.spec = &spec;
+  o.status = status;
+  o.reason = reason;
+  observer_.on_request(o);
+  totals_.requests++;
+  if (status == RequestStatus::kNotArrived) totals_.not_arrived++;
+}
+
+bool Simulation::work_left() const { return !source_done_ || lookahead_.has_value() || table_.live() > 0; }
+
+void Simulation::drain_at_horizon() {
+  // In-flight requests, in slot order (deterministic).
+  for (RequestHandle h = 0; h < table_.slots(); ++h) {
+    LiveRequest& r = table_[h];
+    if (r.phase == Phase::kFinished) continue;  // free slot or already reported
+    if (r.phase == Phase::kPending)
+      report(h, RequestStatus::kUnfinished, "waiting for parent requests at the horizon");
+    else
+      report(h, RequestStatus::kUnfinished, "in flight at the horizon");
+  }
+  // Requests the source still holds never arrived.
+  while (pull_next()) {
+    RequestSpec spec = std::move(*lookahead_);
+    lookahead_.reset();
+    report_spec(spec, RequestStatus::kNotArrived, "arrives after the horizon");
+  }
+}
+
+SimulationTotals Simulation::run() {
+  if (pull_next()) {
+    totals_.first_arrival = lookahead_->parents.empty() ? lookahead_->arrival : 0;
+    events_.push(totals_.first_arrival, EventKind::kArrival);
+  }
+  if (auto period = global_->timer_period()) {
+    SIM_CHECK(*period > 0, "global policy timer period must be > 0");
+    events_.push(totals_.first_arrival + *period, EventKind::kTimer);
+  }
+  bool stopped_at_horizon = false;
+  while (!events_.empty()) {
+    const Event& top = events_.top();
+    if (horizon_ && top.time > *horizon_) {
+      stopped_at_horizon = true;
+      break;
+    }
+    Event e = events_.pop();
+    SIM_CHECK(e.time >= now_, "time went backwards: event at {} ns after {} ns", e.time, now_);
+    now_ = e.time;
+    ++totals_.events;
+    switch (e.kind) {
+      case EventKind::kArrival: take_arrivals(); break;
+      case EventKind::kRelease: {
+        --pending_releases_;
+        LiveRequest& r = table_[e.target];
+        r.arrival = now_;
+        admit_to_cluster(e.target);
+        break;
+      }
+      case EventKind::kWake: {
+        wake_pending_[e.target] = false;
+        Worker& w = *workers_[e.target];
+        if (w.busy()) break;
+        Time t = w.start_iteration(now_);
+        if (t > 0) {
+          observer_.on_iteration(e.target, now_, t, w.last_batch());
+          events_.push(now_ + t, EventKind::kIterationEnd, e.target);
+        }
+        break;
+      }
+      case EventKind::kIterationEnd: on_iteration_end(e.target); break;
+      case EventKind::kTimer:
+        global_->on_timer(*this);
+        if (work_left()) events_.push(now_ + *global_->timer_period(), EventKind::kTimer);
+        break;
+    }
+    if ((totals_.events & 0xFFFF) == 0) observer_.on_progress(now_, totals_.requests, table_.live());
+  }
+  if (stopped_at_horizon || work_left()) {
+    SIM_CHECK(stopped_at_horizon, "event queue ran dry with {} live requests (a request would be lost)",
+              table_.live());
+    drain_at_horizon();
+  }
+  totals_.end_time = stopped_at_horizon ? *horizon_ : now_;
+  SIM_CHECK(table_.live() == 0, "{} requests were never reported", table_.live());
+  observer_.on_progress(now_, totals_.requests, 0);
+  return totals_;
+}
+
+}  // namespace servesim

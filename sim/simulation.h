@@ -1,0 +1,116 @@
+// Simulation: the discrete-event engine. It pulls requests from a
+// RequestSource, routes them with the GlobalPolicy, runs each Worker's
+// iterations, releases dependent requests (sessions, DAGs) when their parents
+// finish, and reports every request exactly once to the RunObserver.
+//
+// The engine names no concrete policy or cost model: everything arrives
+// through SimulationSetup (built by the one wiring function in configs/).
+//
+// Event handling (order defined by EventQueue):
+//  - kArrival: every source request with the current arrival time is taken
+//    together (so same-instant arrivals are all routed before any idle worker
+//    starts), then the next arrival is scheduled.
+//  - kWake: an idle worker that received work starts an iteration at once.
+//  - kIterationEnd: apply the iteration, report finished requests, release
+//    their dependents, start the next iteration.
+//  - kRelease: a dependent request whose parents finished (plus think time)
+//    arrives and is routed.
+//  - kTimer: the global policy's periodic hook.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "policies/global_policy.h"
+#include "sim/event_queue.h"
+#include "sim/live_request.h"
+#include "sim/request_source.h"
+#include "sim/run_observer.h"
+#include "sim/worker.h"
+
+namespace servesim {
+
+struct WorkerSetup {
+  std::unique_ptr<LocalPolicy> policy;
+  std::shared_ptr<const CostModel> cost;
+  BatchingOptions batching;
+  std::int64_t kv_capacity_pages = 0;
+  std::int64_t page_size = 16;
+};
+
+struct SimulationSetup {
+  std::vector<WorkerSetup> workers;
+  std::unique_ptr<GlobalPolicy> global;
+  std::int64_t max_context = 0;       // prompt + output beyond this is rejected (model limit)
+  std::optional<Time> horizon;        // stop here; in-flight requests are reported unfinished
+};
+
+struct SimulationTotals {
+  std::uint64_t requests = 0;         // reported (all statuses)
+  std::uint64_t finished = 0;
+  std::uint64_t rejected = 0;
+  std::uint64_t unfinished = 0;
+  std::uint64_t not_arrived = 0;
+  std::uint64_t events = 0;
+  Time end_time = 0;                  // time of the last processed event
+  Time first_arrival = 0;
+  std::size_t peak_live_requests = 0;
+};
+
+class Simulation final : private ClusterView {
+ public:
+  Simulation(SimulationSetup setup, RequestSource& source, RunObserver& observer);
+  SimulationTotals run();
+  const std::vector<std::unique_ptr<Worker>>& worker_list() const { return workers_; }
+
+ private:
+  // ClusterView
+  Time now() const override { return now_; }
+  std::size_t workers() const override { return workers_.size(); }
+  WorkerLoad load(WorkerId w) const override;
+  const CostModel& cost_model(WorkerId w) const override { return workers_[w]->cost_model(); }
+
+  bool pull_next();  // fills lookahead_; false at end of stream
+  void take_arrivals();
+  void admit_to_cluster(RequestHandle h);
+  void wake(WorkerId w);
+  void on_iteration_end(WorkerId w);
+  void finish_request(RequestHandle h);
+  void report(RequestHandle h, RequestStatus status, std::string_view reason);
+  void report_spec(const RequestSpec& spec, RequestStatus status, std::string_view reason);
+  void drain_at_horizon();
+  void register_dependent(RequestHandle h);
+  void retire_parent(LiveRequest& r, bool ok);
+  bool work_left() const;
+
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<GlobalPolicy> global_;
+  std::int64_t max_context_;
+  std::optional<Time> horizon_;
+  RequestSource& source_;
+  RunObserver& observer_;
+
+  EventQueue events_;
+  RequestTable table_;
+  Time now_ = 0;
+  std::optional<RequestSpec> lookahead_;
+  bool source_done_ = false;
+  std::vector<bool> wake_pending_;
+  std::vector<RequestHandle> done_;
+  // Dependencies: finished parents (id -> finish) kept until all their dependents
+  // are released; children waiting on unfinished parents.
+  struct ParentRecord {
+    Time finish = 0;
+    std::int32_t unseen = 0;  // dependents not yet pulled from the source
+    bool ok = true;           // false: rejected or unfinished, dependents fail too
+  };
+  std::unordered_map<RequestId, ParentRecord> finished_parents_;
+  std::unordered_map<RequestId, std::vector<RequestHandle>> waiting_children_;
+  std::unordered_map<RequestId, RequestHandle> live_ids_;  // for dependency lookups only
+  std::uint64_t pending_releases_ = 0;
+  SimulationTotals totals_;
+};
+
+}  // namespace servesim

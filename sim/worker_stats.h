@@ -1,0 +1,25 @@
+// WorkerStats: per-worker counters reported in workers.csv.
+#pragma once
+#include <cstdint>
+
+#include "sim/time.h"
+
+namespace servesim {
+
+struct WorkerStats {
+  std::uint64_t iterations = 0;
+  Time busy_ns = 0;
+  std::int64_t prefill_tokens = 0;     // extend tokens computed (recomputation included)
+  std::int64_t decode_tokens = 0;
+  std::int64_t prompt_tokens = 0;      // prompt tokens of requests at first admission
+  std::int64_t cached_tokens = 0;      // of those, served from the prefix cache
+  std::int64_t preemptions = 0;
+  std::int64_t admitted = 0;
+  std::int64_t finished = 0;
+  std::int64_t peak_kv_pages = 0;
+  std::int64_t kv_capacity_pages = 0;
+  std::int64_t peak_running = 0;
+  std::int64_t peak_waiting = 0;
+};
+
+}  // namespace servesim

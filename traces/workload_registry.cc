@@ -1,0 +1,26 @@
+// The registry of workload types: one line per type. Adding a workload type is
+// one class file plus one line here.
+#include "traces/workload.h"
+
+#include "traces/synthetic_workload.h"
+
+namespace servesim {
+
+const std::vector<WorkloadType>& workload_types() {
+  static const std::vector<WorkloadType> types = {
+      {"synthetic", "clients with Poisson/Gamma arrivals and fixed/uniform/lognormal lengths",
+       parse_synthetic_workload},
+  };
+  return types;
+}
+
+std::unique_ptr<Workload> parse_workload(YamlMap& m) {
+  std::string type = m.get<std::string>("type", "synthetic");
+  for (const auto& t : workload_types())
+    if (t.name == type) return t.parse(m);
+  std::string known;
+  for (const auto& t : workload_types()) known += (known.empty() ? "" : ", ") + t.name;
+  m.fail("type", fmt::format("unknown workload type '{}'; known types: {}", type, known));
+}
+
+}  // namespace servesim
