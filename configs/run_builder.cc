@@ -28,8 +28,8 @@ void write_resolved(const ScenarioConfig& c, const std::string& dir) {
   YAML::Emitter e;
   e << c.resolved();
   std::ofstream out(dir + "/config.resolved.yaml");
-  out << "# The exact configuration of this run (defaults filled in). Re-run it with:\n"
-      << "#   servesim run " << dir << "/config.resolved.yaml\n"
+  out << "# The exact configuration of this run (defaults filled in, seed included).\n"
+      << "# Re-run it with: servesim run <this file>\n"
       << e.c_str() << "\n";
   if (!out) throw InputError(fmt::format("{}/config.resolved.yaml: write failed", dir));
 }

@@ -50,7 +50,10 @@ YamlMap::YamlMap(YAML::Node node, std::string file, std::string path)
 }
 
 std::string YamlMap::where(const YAML::Node& n) const {
-  if (n.IsDefined() && n.Mark().line >= 0) return fmt::format("{}:{}:{}", file_, n.Mark().line + 1, n.Mark().column + 1);
+  if (n.IsDefined()) {
+    if (n.Mark().line >= 0) return fmt::format("{}:{}:{}", file_, n.Mark().line + 1, n.Mark().column + 1);
+    return file_ + " (from --set)";  // nodes without a position come from overrides
+  }
   if (node_.IsDefined() && node_.Mark().line >= 0)
     return fmt::format("{}:{}:{}", file_, node_.Mark().line + 1, node_.Mark().column + 1);
   return file_ + " (from --set)";
@@ -244,6 +247,8 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
   }
   YAML::Node parent = chain.back();
   if (!parent.IsMap()) throw InputError(fmt::format("--set {}: parent of '{}' is not a map", assignment, parts.back()));
+  // Remove first: assigning into the existing node would keep its file position.
+  parent.remove(parts.back());
   parent[parts.back()] = without_marks(parsed);
 }
 

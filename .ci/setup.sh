@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Sourced by the README's two commands: installs missing Debian 12 packages
+# (we run as root), configures and builds servesim into ./build.
+# CUDA kernels are built when nvcc exists (/usr/local/cuda/bin/nvcc or PATH);
+# set SERVESIM_CUDA=OFF in the environment to skip them.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PACKAGES=(cmake ninja-build g++ git libyaml-cpp-dev libfmt-dev libeigen3-dev doctest-dev libcli11-dev
+          libboost-graph-dev)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "servesim setup: installing ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+cuda_flag=()
+if [ -n "${SERVESIM_CUDA:-}" ]; then
+  cuda_flag=(-DSERVESIM_CUDA="${SERVESIM_CUDA}")
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cuda_flag[@]}" >&2
+cmake --build build -j "$(nproc)" >&2

@@ -1,0 +1,184 @@
+// Engine tests: event order, accounting of every request, batching
+// arithmetic, memory pressure, dependencies, horizon, and an analytic check
+// against queueing theory.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "sim/rng.h"
+#include "sim/test_harness.h"
+
+using namespace servesim;
+using namespace servesim::testing;
+
+TEST_CASE("same-time events run in insertion order and earlier times first") {
+  EventQueue q;
+  q.push(5, EventKind::kWake, 1);
+  q.push(3, EventKind::kArrival, 2);
+  q.push(5, EventKind::kIterationEnd, 3);
+  q.push(5, EventKind::kArrival, 4);
+  q.push(3, EventKind::kTimer, 5);
+  std::vector<std::uint32_t> order;
+  while (!q.empty()) order.push_back(q.pop().target);
+  CHECK(order == std::vector<std::uint32_t>{2, 5, 1, 3, 4});
+}
+
+TEST_CASE("every input request is reported exactly once and all finish") {
+  Rng rng(7);
+  std::vector<RequestSpec> v;
+  double t = 0;
+  for (RequestId i = 0; i < 3000; ++i) {
+    t += rng.exponential(0.002);
+    v.push_back(req(i, t, 1 + static_cast<std::int64_t>(rng.below(3000)), 1 + static_cast<std::int64_t>(rng.below(300)),
+                    static_cast<ClientId>(i % 3)));
+  }
+  TinyCluster c;
+  c.workers = 3;
+  c.kv_pages = 4096;
+  VectorSource src(v);
+  CollectingObserver obs;
+  Simulation sim(make_setup(c), src, obs);
+  SimulationTotals tot = sim.run();
+  CHECK(tot.requests == 3000);
+  CHECK(tot.finished == 3000);
+  REQUIRE(obs.reports_per_id.size() == 3000);
+  for (const auto& [id, n] : obs.reports_per_id) CHECK(n == 1);
+  for (const auto& [id, o] : obs.by_id) {
+    CHECK(o.first_token.value() >= o.admitted.value());
+    CHECK(o.admitted.value() >= o.arrival.value());
+    CHECK(o.finish.value() >= o.first_token.value());
+  }
+}
+
+TEST_CASE("a prompt of P tokens alone with chunk C takes ceil(P/C) prefill iterations") {
+  for (auto [p, chunk] : {std::pair{1000, 256}, {1024, 256}, {1, 256}, {5000, 5000}, {777, 100}}) {
+    TinyCluster c;
+    c.batching.chunk_size = chunk;
+    VectorSource src({req(0, 0, p, 3)});
+    CollectingObserver obs;
+    Simulation(make_setup(c), src, obs).run();
+    const int expected = (p + chunk - 1) / chunk;
+    CHECK(obs.prefill_iterations == expected);
+    // Fixed cost 1 ms per iteration: the first token comes with the last chunk,
+    // then two decode iterations.
+    CHECK(obs.by_id[0].first_token.value() == expected * kNsPerMs);
+    CHECK(obs.by_id[0].finish.value() == (expected + 2) * kNsPerMs);
+  }
+}
+
+TEST_CASE("memory-tight workload preempts by recomputation, never exceeds KV capacity, and finishes everything") {
+  TinyCluster c;
+  c.workers = 2;
+  c.kv_pages = 96;  // 1536 tokens per worker
+  c.batching.reservation_ratio = 0.0;
+  std::vector<RequestSpec> v;
+  for (RequestId i = 0; i < 200; ++i) v.push_back(req(i, 0.001 * static_cast<double>(i), 200, 400));
+  VectorSource src(v);
+  CollectingObserver obs;
+  Simulation sim(make_setup(c), src, obs);
+  SimulationTotals tot = sim.run();
+  CHECK(tot.finished == 200);
+  std::int64_t preemptions = 0;
+  for (const auto& w : sim.worker_list()) {
+    CHECK(w->stats().peak_kv_pages <= w->kv().capacity());
+    CHECK(w->kv().used() == 0);
+    preemptions += w->stats().preemptions;
+  }
+  CHECK(preemptions > 0);
+  for (const auto& [id, o] : obs.by_id) CHECK(o.generated == 400);
+}
+
+TEST_CASE("requests that can never run are rejected with a reason, not lost") {
+  TinyCluster c;
+  c.kv_pages = 10;
+  c.max_context = 1000;
+  VectorSource src({req(0, 0, 100, 10), req(1, 0.1, 900, 200), req(2, 0.2, 150, 20)});
+  CollectingObserver obs;
+  SimulationTotals tot = Simulation(make_setup(c), src, obs).run();
+  CHECK(tot.requests == 3);
+  CHECK(obs.by_id[0].status == RequestStatus::kFinished);
+  CHECK(obs.by_id[1].status == RequestStatus::kRejected);  // over max_context
+  CHECK(obs.by_id[2].status == RequestStatus::kRejected);  // 170 tokens > 160 tokens of KV
+}
+
+TEST_CASE("a horizon reports in-flight requests as unfinished and later ones as not arrived") {
+  TinyCluster c;
+  c.horizon = seconds_to_time(0.05);
+  std::vector<RequestSpec> v;
+  for (RequestId i = 0; i < 100; ++i) v.push_back(req(i, 0.001 * static_cast<double>(i), 64, 100));
+  VectorSource src(v);
+  CollectingObserver obs;
+  SimulationTotals tot = Simulation(make_setup(c), src, obs).run();
+  CHECK(tot.requests == 100);
+  CHECK(tot.finished + tot.unfinished + tot.not_arrived == 100);
+  CHECK(tot.unfinished > 0);
+  CHECK(tot.not_arrived == 49);  // arrivals at 51..99 ms
+}
+
+TEST_CASE("a dependent request is released when its parent finishes plus think time") {
+  TinyCluster c;
+  RequestSpec parent = req(0, 0, 16, 5);
+  parent.dependents = 1;
+  RequestSpec child = req(1, 0, 32, 2);
+  child.parents = {0};
+  child.think_time = seconds_to_time(1.0);
+  VectorSource src({parent, child, req(2, 0.5, 16, 1)});
+  CollectingObserver obs;
+  SimulationTotals tot = Simulation(make_setup(c), src, obs).run();
+  CHECK(tot.finished == 3);
+  const Time parent_finish = obs.by_id[0].finish.value();
+  CHECK(parent_finish == 5 * kNsPerMs);
+  CHECK(obs.by_id[1].arrival.value() == parent_finish + kNsPerSec);
+}
+
+TEST_CASE("prefill-first mode never mixes prefill chunks with decode tokens, mixed mode does") {
+  std::vector<RequestSpec> v;
+  for (RequestId i = 0; i < 50; ++i) v.push_back(req(i, 0.003 * static_cast<double>(i), 300, 50));
+  for (BatchMode mode : {BatchMode::kPrefillFirst, BatchMode::kMixed}) {
+    TinyCluster c;
+    c.batching.mode = mode;
+    VectorSource src(v);
+    CollectingObserver obs;
+    SimulationTotals tot = Simulation(make_setup(c), src, obs).run();
+    CHECK(tot.finished == 50);
+    if (mode == BatchMode::kPrefillFirst)
+      CHECK(obs.mixed_iterations == 0);
+    else
+      CHECK(obs.mixed_iterations > 0);
+  }
+}
+
+// M/G/1 check: one worker, one request at a time (max_running = 1), every
+// iteration takes S. A request with n output tokens needs n iterations (the
+// prefill yields the first token), so service = n·S with n ~ U{1..9}.
+// Pollaczek–Khinchine: mean wait Wq = λ·E[X²] / (2(1 − ρ)).
+TEST_CASE("mean queueing delay matches the Pollaczek-Khinchine formula for M/G/1") {
+  const double S = 0.01, lambda = 14.0;
+  const double en = 5.0, en2 = 285.0 / 9.0;
+  const double rho = lambda * en * S;
+  const double wq = lambda * en2 * S * S / (2 * (1 - rho));
+  Rng rng(2024);
+  std::vector<RequestSpec> v;
+  double t = 0;
+  const int n = 200000;
+  for (int i = 0; i < n; ++i) {
+    t += rng.exponential(1 / lambda);
+    v.push_back(req(static_cast<RequestId>(i), t, 16, 1 + static_cast<std::int64_t>(rng.below(9))));
+  }
+  TinyCluster c;
+  c.batching.max_running = 1;
+  c.cost = FixedCostOptions{seconds_to_time(S), 0, 0};
+  VectorSource src(std::move(v));
+  CollectingObserver obs;
+  Simulation(make_setup(c), src, obs).run();
+  double wait = 0, e2e = 0;
+  for (const auto& [id, o] : obs.by_id) {
+    wait += time_to_seconds(*o.admitted - *o.arrival);
+    e2e += time_to_seconds(*o.finish - *o.arrival);
+  }
+  wait /= n;
+  e2e /= n;
+  MESSAGE("simulated Wq = " << wait << " s, P-K Wq = " << wq << " s");
+  CHECK(wait == doctest::Approx(wq).epsilon(0.05));
+  CHECK(e2e == doctest::Approx(wq + en * S).epsilon(0.03));
+}
