@@ -10,7 +10,7 @@ class SyntheticSource final : public RequestSource {
   SyntheticSource(const SyntheticSpec& spec, ClientTable& clients, std::uint64_t seed) : spec_(spec) {
     for (std::size_t k = 0; k < spec_.clients.size(); ++k) {
       State s{Rng::stream(seed, k), 0.0, clients.intern(spec_.clients[k].name)};
-      s.next_arrival_s = gap(spec_.clients[k], s.rng);
+      s.next_arrival_s = gap(spec_.clients[k], s.rng, spec_.rate_scale);
       states_.push_back(s);
     }
   }
@@ -29,7 +29,7 @@ class SyntheticSource final : public RequestSource {
     out.arrival = seconds_to_time(s.next_arrival_s);
     out.prompt_tokens = c.prompt.sample(s.rng);
     out.output_tokens = c.output.sample(s.rng);
-    s.next_arrival_s += gap(c, s.rng);
+    s.next_arrival_s += gap(c, s.rng, spec_.rate_scale);
     return true;
   }
 
@@ -43,8 +43,8 @@ class SyntheticSource final : public RequestSource {
     double next_arrival_s;
     ClientId client;
   };
-  static double gap(const SyntheticClient& c, Rng& rng) {
-    const double mean = 1.0 / c.rate;
+  static double gap(const SyntheticClient& c, Rng& rng, double scale) {
+    const double mean = 1.0 / (c.rate * scale);
     if (!c.gamma) return rng.exponential(mean);
     const double shape = 1.0 / (c.cv * c.cv);  // CV of Gamma(k, θ) is 1/sqrt(k)
     return rng.gamma(shape, mean / shape);
@@ -62,6 +62,7 @@ YAML::Node SyntheticWorkload::resolved() const {
   n["type"] = "synthetic";
   if (spec_.requests) n["requests"] = *spec_.requests;
   if (spec_.duration_s) n["duration_s"] = *spec_.duration_s;
+  n["rate_scale"] = spec_.rate_scale;
   for (const auto& c : spec_.clients) {
     YAML::Node cn;
     cn["name"] = c.name;
@@ -91,6 +92,7 @@ std::unique_ptr<Workload> parse_synthetic_workload(YamlMap& m) {
   }
   if (m.has("duration_s")) spec.duration_s = m.positive("duration_s", 1);
   if (!spec.requests && !spec.duration_s) m.fail_here("set `requests` or `duration_s` (or both)");
+  spec.rate_scale = m.positive("rate_scale", 1.0);
   YAML::Node list = m.raw("clients");
   if (!list || !list.IsSequence() || list.size() == 0) m.fail("clients", "expected a non-empty list of clients");
   LengthDistribution def_prompt;

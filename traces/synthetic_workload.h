@@ -6,6 +6,7 @@
 //   workload:
 //     type: synthetic
 //     requests: 1000          # total over all clients (and/or duration_s)
+//     rate_scale: 1.0         # multiplies every client's rate (for load sweeps)
 //     clients:
 //       - name: chat
 //         rate: 4             # requests per second
@@ -37,6 +38,7 @@ struct SyntheticClient {
 struct SyntheticSpec {
   std::optional<std::uint64_t> requests;
   std::optional<double> duration_s;
+  double rate_scale = 1.0;  // multiplies every client's rate (load sweeps)
   std::vector<SyntheticClient> clients;
 };
 

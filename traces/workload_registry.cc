@@ -2,7 +2,11 @@
 // one class file plus one line here.
 #include "traces/workload.h"
 
+#include "traces/agent_workload.h"
+#include "traces/empirical_workload.h"
+#include "traces/session_workload.h"
 #include "traces/synthetic_workload.h"
+#include "traces/trace_workload.h"
 
 namespace servesim {
 
@@ -10,6 +14,12 @@ const std::vector<WorkloadType>& workload_types() {
   static const std::vector<WorkloadType> types = {
       {"synthetic", "clients with Poisson/Gamma arrivals and fixed/uniform/lognormal lengths",
        parse_synthetic_workload},
+      {"trace", "replay of a trace file (azure, burstgpt, mooncake, vtc, native) with transformations",
+       parse_trace_workload},
+      {"empirical", "Poisson/Gamma arrivals with lengths resampled from a trace", parse_empirical_workload},
+      {"sessions", "multi-turn conversations: each turn extends the last and waits for it plus think time",
+       parse_session_workload},
+      {"agent_dag", "agent/tool workflows: DAGs of dependent calls with fan-out and fan-in", parse_agent_workload},
   };
   return types;
 }
