@@ -1,0 +1,106 @@
+#include "kernels/bench/cli_args.h"
+
+#include <cstdlib>
+#include <string_view>
+
+namespace servesim::kernels {
+
+namespace {
+
+bool parse_u64(const std::string& text, uint64_t* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (*end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+bool parse_double(const std::string& text, double* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || !(v > 0)) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+std::string kernels_cli_usage() {
+  return "usage: servesim-kernels <command> [options]\n"
+         "commands:\n"
+         "  list                     list the registered kernel families\n"
+         "  check                    run every GPU kernel against its CPU reference\n"
+         "                           (exit 0 pass, 1 failure, 77 no GPU)\n"
+         "  bench -o FILE            time the calibration grid, write the profile CSV\n"
+         "options:\n"
+         "  --quick                  small shapes / few points (smoke test)\n"
+         "  --family a,b             only these families (see `list`)\n"
+         "  --seed N                 base seed of random inputs (default 1)\n"
+         "  --verbose                more detail\n"
+         "  -o, --output FILE        bench: CSV to write\n"
+         "  --git-commit SHA         bench: provenance commit (default: git rev-parse HEAD)\n"
+         "  --target-ms X            bench: timed work per point in ms (default 40, quick 5)\n";
+}
+
+bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::string* error) {
+  *cli = KernelsCli{};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](std::string* out) {
+      if (i + 1 >= argc) {
+        *error = "option " + arg + " needs a value";
+        return false;
+      }
+      *out = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (arg == "-h" || arg == "--help" || arg == "help") {
+      cli->command = "help";
+      return true;
+    } else if (arg == "--quick") {
+      cli->quick = true;
+    } else if (arg == "--verbose" || arg == "-v") {
+      cli->verbose = true;
+    } else if (arg == "--family") {
+      if (!value(&cli->families)) return false;
+    } else if (arg == "-o" || arg == "--output") {
+      if (!value(&cli->output)) return false;
+    } else if (arg == "--git-commit") {
+      if (!value(&cli->git_commit)) return false;
+    } else if (arg == "--seed") {
+      if (!value(&v)) return false;
+      if (!parse_u64(v, &cli->seed)) {
+        *error = "--seed expects a non-negative integer, got '" + v + "'";
+        return false;
+      }
+    } else if (arg == "--target-ms") {
+      if (!value(&v)) return false;
+      if (!parse_double(v, &cli->target_ms)) {
+        *error = "--target-ms expects a positive number, got '" + v + "'";
+        return false;
+      }
+    } else if (!arg.empty() && arg[0] == '-') {
+      *error = "unknown option '" + arg + "'";
+      return false;
+    } else if (cli->command.empty() && (arg == "list" || arg == "check" || arg == "bench")) {
+      cli->command = arg;
+    } else {
+      *error = "unexpected argument '" + arg + "'";
+      return false;
+    }
+  }
+  if (cli->command.empty()) {
+    *error = "missing command (list, check or bench)";
+    return false;
+  }
+  if (cli->command == "bench" && cli->output.empty()) {
+    *error = "bench needs -o FILE";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace servesim::kernels

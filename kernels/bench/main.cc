@@ -1,0 +1,133 @@
+// servesim-kernels: correctness checks and the calibration benchmark of every registered
+// kernel family (registry.h). Exit codes: 0 success, 1 a check or bench failed, 2 usage
+// error, 77 no usable GPU (CTest's SKIP_RETURN_CODE: reported as skipped, never passed).
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <string>
+
+#include "kernels/bench/cli_args.h"
+#include "kernels/bench/device_info.h"
+#include "kernels/bench/profile_csv.h"
+#include "kernels/bench/registry.h"
+
+using namespace servesim::kernels;
+
+namespace {
+
+constexpr int kExitSkip = 77;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::vector<KernelFamily> families_or_report(const KernelsCli& cli, bool* ok) {
+  std::vector<std::string> unknown;
+  std::vector<KernelFamily> families = select_kernel_families(cli.families, &unknown);
+  for (const auto& u : unknown) std::fprintf(stderr, "servesim-kernels: unknown family '%s' (see `list`)\n", u.c_str());
+  *ok = unknown.empty();
+  return families;
+}
+
+int run_check(const KernelsCli& cli) {
+  bool ok = true;
+  const auto families = families_or_report(cli, &ok);
+  if (!ok) return 2;
+  std::printf("servesim-kernels check%s on %s\n", cli.quick ? " --quick" : "", device_summary().c_str());
+  CheckOptions opts;
+  opts.quick = cli.quick;
+  opts.seed = cli.seed;
+  opts.verbose = cli.verbose;
+  int failures = 0;
+  for (const auto& f : families) {
+    if (!f.check) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      const int fails = f.check(opts);
+      failures += fails;
+      std::printf("== %s: %s (%.1f s)\n", f.name.c_str(), fails ? "FAILED" : "passed", seconds_since(t0));
+    } catch (const std::exception& e) {
+      ++failures;
+      std::printf("[FAIL] %s: exception: %s\n", f.name.c_str(), e.what());
+    }
+    std::fflush(stdout);
+  }
+  std::printf("check: %s (%d failure%s)\n", failures ? "FAILED" : "all passed", failures, failures == 1 ? "" : "s");
+  return failures ? 1 : 0;
+}
+
+int run_bench(const KernelsCli& cli, const std::string& command_line) {
+  bool ok = true;
+  const auto families = families_or_report(cli, &ok);
+  if (!ok) return 2;
+  std::ofstream out(cli.output);
+  if (!out) {
+    std::fprintf(stderr, "servesim-kernels: cannot write %s\n", cli.output.c_str());
+    return 2;
+  }
+  BenchOptions opts;
+  opts.quick = cli.quick;
+  opts.seed = cli.seed;
+  if (cli.quick) opts.target_ms_per_point = 5.0;
+  if (cli.target_ms > 0) opts.target_ms_per_point = cli.target_ms;
+  ProfileWriter writer(out);
+  writer.write_provenance(collect_provenance({cli.git_commit, cli.quick ? "quick" : "full", cli.families, command_line}));
+  std::printf("servesim-kernels bench%s on %s -> %s\n", cli.quick ? " --quick" : "", device_summary().c_str(),
+              cli.output.c_str());
+  const auto start = std::chrono::steady_clock::now();
+  int failures = 0;
+  for (const auto& f : families) {
+    if (!f.bench) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    const int rows0 = writer.rows_written();
+    try {
+      f.bench(opts, writer);
+      std::printf("== %s: %d rows (%.1f s)\n", f.name.c_str(), writer.rows_written() - rows0, seconds_since(t0));
+    } catch (const std::exception& e) {
+      ++failures;
+      std::printf("[FAIL] %s: exception after %d rows: %s\n", f.name.c_str(), writer.rows_written() - rows0, e.what());
+    }
+    std::fflush(stdout);
+  }
+  std::printf("bench: %d rows in %.1f s%s\n", writer.rows_written(), seconds_since(start),
+              failures ? " (with failures)" : "");
+  return failures ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  KernelsCli cli;
+  std::string error;
+  if (!parse_kernels_cli(argc, argv, &cli, &error)) {
+    std::fprintf(stderr, "servesim-kernels: %s\n%s", error.c_str(), kernels_cli_usage().c_str());
+    return 2;
+  }
+  if (cli.command == "help") {
+    std::printf("%s", kernels_cli_usage().c_str());
+    return 0;
+  }
+  if (cli.command == "list") {
+    for (const auto& f : kernel_families())
+      std::printf("%-16s %s%s%s\n", f.name.c_str(), f.description.c_str(), f.check ? "" : " [no check]",
+                  f.bench ? "" : " [no bench]");
+    return 0;
+  }
+  std::string why;
+  if (!cuda_device_available(&why)) {
+    std::printf("servesim-kernels %s: SKIPPED, no usable GPU (%s)\n", cli.command.c_str(), why.c_str());
+    return kExitSkip;
+  }
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) command_line += ' ';
+    command_line += argv[i];
+  }
+  try {
+    return cli.command == "check" ? run_check(cli) : run_bench(cli, command_line);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "servesim-kernels: %s\n", e.what());
+    return 1;
+  }
+}

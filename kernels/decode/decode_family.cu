@@ -1,0 +1,184 @@
+// Dense paged decode family: check (GPU split-KV decode vs decode_ref in double on the
+// same bf16 inputs) and bench (batch x context grid of the spec, Llama-3-8B and -70B
+// head shapes, ragged batches). Rows: kernel "decode", variant "splitkv".
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "kernels/bench/check_report.h"
+#include "kernels/bench/device_info.h"
+#include "kernels/bench/gpu_timer.cuh"
+#include "kernels/bench/profile_csv.h"
+#include "kernels/bench/registry.h"
+#include "kernels/common/host_util.h"
+#include "kernels/common/paged_kv_device.cuh"
+#include "kernels/decode/decode.cuh"
+#include "kernels/decode/decode_ref.h"
+
+namespace servesim::kernels {
+namespace {
+
+struct DecodeCheckCase {
+  std::string name;
+  std::vector<int> lens;
+  AttentionHeads heads;
+  int split_tokens = 0;  // 0 = the planner's choice
+};
+
+std::vector<DecodeCheckCase> check_cases(bool quick) {
+  std::vector<DecodeCheckCase> cases = {
+      {"gqa4 d128 ragged, planner splits", {1, 17, 300, 64}, {32, 8, 128}, 0},
+      {"gqa4 d128 ragged, 64-token splits", {1, 17, 300, 64, 129}, {32, 8, 128}, 64},
+      {"gqa8 d64, 128-token splits", {1000, 5, 129}, {16, 2, 64}, 128},
+      {"mha d128", {77, 256}, {4, 4, 128}, 0},
+      {"group16 d128, 64-token splits", {500, 33}, {16, 1, 128}, 64},
+      {"gqa4 d128 one split per sequence (no merge)", {50, 700}, {8, 2, 128}, 1024},
+  };
+  if (!quick) {
+    cases.push_back({"gqa4 d128 long contexts", {4096, 8191, 1, 12000}, {32, 8, 128}, 0});
+    std::vector<int> lens(64);
+    SplitMix64 g(77);
+    for (auto& l : lens) l = static_cast<int>(g.uniform_int(1, 2000));
+    cases.push_back({"gqa4 d128 batch of 64 random lengths", lens, {32, 8, 128}, 0});
+  }
+  return cases;
+}
+
+int check_decode(const CheckOptions& opts) {
+  CheckReport report("decode", opts.verbose);
+  const int sms = current_device_sm_count();
+  int index = 0;
+  for (const DecodeCheckCase& c : check_cases(opts.quick)) {
+    const uint64_t seed = derive_seed(opts.seed, 1000 + index++);
+    const HostPagedKv kv = make_random_paged_kv(c.lens, c.heads.num_kv_heads, c.heads.head_dim, seed);
+    const std::vector<float> q = random_uniform(c.lens.size() * c.heads.num_q_heads * c.heads.head_dim, seed + 1);
+    const DecodePlan plan = plan_decode(kv.kv_lens, c.heads.num_kv_heads, sms, c.split_tokens);
+
+    DevicePagedKv dkv;
+    dkv.upload(kv);
+    auto dq = upload_bf16(to_bf16_bits(q));
+    DeviceBuffer<__nv_bfloat16> dout(q.size());
+    DeviceBuffer<float> dlse(c.lens.size() * c.heads.num_q_heads);
+    fill_nan_device(dout.get(), dout.size());
+    fill_nan_device(dlse.get(), dlse.size());
+
+    DecodeRunner runner(plan, c.heads);
+    DecodeArgs args;
+    args.q = dq.get();
+    args.k_cache = dkv.k.get();
+    args.v_cache = dkv.v.get();
+    args.kv = dkv.table.view();
+    args.heads = c.heads;
+    args.out = dout.get();
+    args.lse = dlse.get();
+    runner.run(args, nullptr);
+    SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
+
+    std::vector<float> ref, ref_lse;
+    decode_ref({&kv, &q, c.heads.num_q_heads, c.heads.default_scale()}, &ref, &ref_lse);
+    const std::string name = c.name + " (split " + std::to_string(plan.split_tokens) + ", " +
+                             std::to_string(plan.num_work()) + " work items)";
+    report.expect_close(name + " out", download_bf16_as_float(dout.get(), dout.size()), ref, kBf16RelTol);
+    report.expect_close(name + " lse", dlse.download(), ref_lse, 1e-3);
+  }
+  return report.failures();
+}
+
+struct DecodeModel {
+  const char* name;
+  AttentionHeads heads;
+};
+
+void bench_point(const BenchOptions& opts, ProfileWriter& out, GpuTimer& timer, KvPagePool& pool,
+                 const DecodeModel& model, const std::vector<int32_t>& lens, bool ragged, int sms, uint64_t seed) {
+  const AttentionHeads& h = model.heads;
+  const int batch = static_cast<int>(lens.size());
+  int64_t tokens = 0, pages = 0, lo = lens[0], hi = lens[0];
+  for (int32_t l : lens) {
+    tokens += l;
+    pages += pages_for_tokens(l);
+    lo = std::min<int64_t>(lo, l);
+    hi = std::max<int64_t>(hi, l);
+  }
+  pool.reserve(std::max<int64_t>(pool.num_pages(), pages), h.num_kv_heads, h.head_dim, opts.seed);
+  const DevicePageTable table = pool.draw_table(lens, seed);
+  const DecodePlan plan = plan_decode(lens, h.num_kv_heads, sms);
+  const DecodeRunner runner(plan, h);
+  DeviceBuffer<__nv_bfloat16> q(size_t(batch) * h.num_q_heads * h.head_dim), o(q.size());
+  DeviceBuffer<float> lse(size_t(batch) * h.num_q_heads);
+  fill_bf16_uniform_device(q.get(), q.size(), seed, -1, 1);
+  DecodeArgs args;
+  args.q = q.get();
+  args.k_cache = pool.k();
+  args.v_cache = pool.v();
+  args.kv = table.view();
+  args.heads = h;
+  args.out = o.get();
+  args.lse = lse.get();
+  const TimingStats s = timer.measure(opts, [&](cudaStream_t st) { runner.run(args, st); });
+
+  ProfileRow row;
+  row.kernel = "decode";
+  row.variant = "splitkv";
+  row.batch = batch;
+  row.ctx = (tokens + batch / 2) / batch;
+  row.q_len = 1;
+  row.heads = h.num_q_heads;
+  row.kv_heads = h.num_kv_heads;
+  row.head_dim = h.head_dim;
+  row.page_size = kPageSize;
+  row.params = std::string("model=") + model.name + ";ragged=" + (ragged ? "1" : "0") +
+               ";ctx_min=" + std::to_string(lo) + ";ctx_max=" + std::to_string(hi) + ";ctx_sum=" +
+               std::to_string(tokens) + ";split_tokens=" + std::to_string(plan.split_tokens) +
+               ";work_items=" + std::to_string(plan.num_work());
+  const double kv_bytes = double(tokens) * h.num_kv_heads * h.head_dim * 2 /*K,V*/ * 2 /*bf16*/;
+  row.bytes = kv_bytes + 2.0 * batch * h.num_q_heads * h.head_dim * 2 /*q,out*/ + 4.0 * (pages + 2 * batch);
+  row.flops = 4.0 * h.head_dim * h.num_q_heads * double(tokens);
+  fill_timing(row, s);
+  out.write_row(row);
+  std::printf("  decode %-10s B=%-4d ctx=%-7ld %9.1f us %7.0f GB/s\n", model.name, batch, long(row.ctx), s.median_us,
+              row.bytes / (s.median_us * 1e3));
+  std::fflush(stdout);
+}
+
+void bench_decode(const BenchOptions& opts, ProfileWriter& out) {
+  GpuTimer timer;
+  KvPagePool pool;
+  const int sms = current_device_sm_count();
+  const int64_t max_tokens = int64_t{1} << 21;  // B * ctx bound: 8 GiB of KV at 8 KV heads x 128
+  const DecodeModel l8b{"llama3-8b", {32, 8, 128}};
+  const DecodeModel l70b{"llama3-70b", {64, 8, 128}};
+  const DecodeModel l70b_tp8{"llama3-70b-tp8", {8, 1, 128}};
+  uint64_t seed = derive_seed(opts.seed, 0xDEC0DE);
+  auto grid = [&](const DecodeModel& m, std::vector<int> batches, std::vector<int> ctxs) {
+    for (int c : ctxs)
+      for (int b : batches)
+        if (int64_t(b) * c <= max_tokens) bench_point(opts, out, timer, pool, m, std::vector<int32_t>(b, c), false, sms, ++seed);
+  };
+  auto ragged = [&](const DecodeModel& m, int batch, int lo, int hi) {
+    SplitMix64 g(++seed);
+    std::vector<int32_t> lens(batch);
+    for (auto& l : lens) l = static_cast<int32_t>(std::exp(g.uniform(std::log(double(lo)), std::log(double(hi)))));
+    bench_point(opts, out, timer, pool, m, lens, true, sms, ++seed);
+  };
+  if (opts.quick) {
+    grid(l8b, {1, 16}, {1024, 8192});
+    ragged(l8b, 16, 256, 8192);
+    return;
+  }
+  pool.reserve(max_tokens / kPageSize, 8, 128, opts.seed);  // allocate the largest pool up front
+  grid(l8b, {1, 2, 4, 8, 16, 32, 64, 128, 256}, {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072});
+  for (int b : {8, 32, 128}) ragged(l8b, b, 256, 32768);
+  ragged(l8b, 256, 512, 4096);
+  grid(l70b, {1, 8, 32, 128}, {1024, 8192, 32768, 131072});
+  grid(l70b_tp8, {1, 8, 32, 128, 256}, {1024, 8192, 32768, 131072});
+}
+
+}  // namespace
+}  // namespace servesim::kernels
+
+SERVESIM_REGISTER_KERNEL_FAMILY(decode, {.name = "decode",
+                                         .description = "dense paged decode, split-KV + merge, GQA (page 16)",
+                                         .check = servesim::kernels::check_decode,
+                                         .bench = servesim::kernels::bench_decode,
+                                         .order = 30});

@@ -1,0 +1,106 @@
+// GEMM family: cuBLASLt bf16 linear layers of Llama-3-8B and Llama-3-70B at TP 1/2/4/8
+// (linear_shapes.h) over M = tokens in 1, 2, 4, ..., 16384. Rows: kernel "gemm",
+// variant "cublaslt", m/n/k, params "model=..;layer=..;tp=..". A (m, n, k) shared by two
+// labels (e.g. the same matrix in two models) is measured once and reported under both.
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "kernels/bench/check_report.h"
+#include "kernels/bench/gpu_timer.cuh"
+#include "kernels/bench/profile_csv.h"
+#include "kernels/bench/registry.h"
+#include "kernels/common/cuda_util.cuh"
+#include "kernels/common/host_util.h"
+#include "kernels/gemm/gemm_cublaslt.cuh"
+#include "kernels/gemm/gemm_ref.h"
+#include "kernels/gemm/linear_shapes.h"
+
+namespace servesim::kernels {
+namespace {
+
+int check_gemm(const CheckOptions& opts) {
+  CheckReport report("gemm", opts.verbose);
+  LtGemm gemm;
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> shapes = {{1, 256, 512}, {33, 136, 64}, {128, 768, 1024}};
+  if (!opts.quick) shapes.push_back({300, 1024, 4096});
+  int index = 0;
+  for (const auto& [m, n, k] : shapes) {
+    const auto x = random_uniform(size_t(m * k), derive_seed(opts.seed, 100 + index));
+    const auto w = random_uniform(size_t(n * k), derive_seed(opts.seed, 200 + index));
+    ++index;
+    auto dx = upload_bf16(to_bf16_bits(x)), dw = upload_bf16(to_bf16_bits(w));
+    DeviceBuffer<__nv_bfloat16> dy(size_t(m * n));
+    fill_nan_device(dy.get(), dy.size());
+    gemm.run(dx.get(), dw.get(), dy.get(), m, n, k, nullptr);
+    SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> ref;
+    gemm_ref(x, w, m, n, k, &ref);
+    report.expect_close("cublaslt m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k),
+                        download_bf16_as_float(dy.get(), dy.size()), ref, kBf16RelTol);
+  }
+  return report.failures();
+}
+
+void bench_gemm(const BenchOptions& opts, ProfileWriter& out) {
+  GpuTimer timer;
+  LtGemm gemm;
+  const int64_t max_m = opts.quick ? 1024 : 16384;
+  std::vector<int64_t> ms = gemm_token_counts(max_m);
+  if (opts.quick) ms = {1, 64, 1024};
+  std::vector<ModelDims> models = {llama3_8b()};
+  std::vector<int> tps = {1};
+  if (!opts.quick) {
+    models.push_back(llama3_70b());
+    tps = {1, 2, 4, 8};
+  }
+  std::map<std::tuple<int64_t, int64_t, int64_t>, TimingStats> measured;
+  DeviceBuffer<__nv_bfloat16> x, w, y;
+  for (const ModelDims& model : models) {
+    for (int tp : tps) {
+      for (const LinearShape& shape : linear_layer_shapes(model, tp)) {
+        bool allocated = false;
+        for (int64_t m : ms) {
+          const auto key = std::make_tuple(m, shape.n, shape.k);
+          if (!measured.count(key)) {
+            if (!allocated) {
+              x.resize(size_t(max_m * shape.k));
+              w.resize(size_t(shape.n * shape.k));
+              y.resize(size_t(max_m * shape.n));
+              fill_bf16_uniform_device(x.get(), x.size(), opts.seed, -1, 1);
+              fill_bf16_uniform_device(w.get(), w.size(), opts.seed + 1, -0.05f, 0.05f);
+              allocated = true;
+            }
+            measured[key] = timer.measure(
+                opts, [&](cudaStream_t s) { gemm.run(x.get(), w.get(), y.get(), m, shape.n, shape.k, s); });
+          }
+          ProfileRow row;
+          row.kernel = "gemm";
+          row.variant = "cublaslt";
+          row.m = m;
+          row.n = shape.n;
+          row.k = shape.k;
+          row.params = "model=" + shape.model + ";layer=" + shape.layer + ";tp=" + std::to_string(tp);
+          row.bytes = 2.0 * (double(m) * shape.k + double(shape.n) * shape.k + double(m) * shape.n);
+          row.flops = 2.0 * double(m) * shape.n * shape.k;
+          fill_timing(row, measured[key]);
+          out.write_row(row);
+        }
+        const TimingStats& last = measured[std::make_tuple(ms.back(), shape.n, shape.k)];
+        std::printf("  gemm %s tp%d %-8s n=%-6ld k=%-6ld m=%ld: %.1f us (%.0f TFLOP/s)\n", shape.model.c_str(), tp,
+                    shape.layer.c_str(), long(shape.n), long(shape.k), long(ms.back()), last.median_us,
+                    2.0 * ms.back() * shape.n * shape.k / (last.median_us * 1e6));
+        std::fflush(stdout);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace servesim::kernels
+
+SERVESIM_REGISTER_KERNEL_FAMILY(gemm, {.name = "gemm",
+                                       .description = "cuBLASLt bf16 linear layers (Llama-3-8B/70B, TP 1/2/4/8)",
+                                       .check = servesim::kernels::check_gemm,
+                                       .bench = servesim::kernels::bench_gemm,
+                                       .order = 20});

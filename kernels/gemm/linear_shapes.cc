@@ -1,0 +1,29 @@
+#include "kernels/gemm/linear_shapes.h"
+
+#include <algorithm>
+
+namespace servesim::kernels {
+
+ModelDims llama3_8b() { return {"llama3-8b", 4096, 32, 8, 128, 14336, 128256}; }
+ModelDims llama3_70b() { return {"llama3-70b", 8192, 64, 8, 128, 28672, 128256}; }
+
+std::vector<LinearShape> linear_layer_shapes(const ModelDims& m, int tp) {
+  const int64_t q_heads = m.num_q_heads / tp;
+  const int64_t kv_heads = std::max<int64_t>(1, m.num_kv_heads / tp);
+  const int64_t vocab = (m.vocab + tp - 1) / tp;  // vocab-parallel LM head, last shard padded
+  return {
+      {m.name, "qkv", tp, (q_heads + 2 * kv_heads) * m.head_dim, m.hidden},
+      {m.name, "o", tp, m.hidden, q_heads * m.head_dim},
+      {m.name, "gate_up", tp, 2 * m.intermediate / tp, m.hidden},
+      {m.name, "down", tp, m.hidden, m.intermediate / tp},
+      {m.name, "lm_head", tp, vocab, m.hidden},
+  };
+}
+
+std::vector<int64_t> gemm_token_counts(int64_t max_m) {
+  std::vector<int64_t> ms;
+  for (int64_t m = 1; m <= max_m; m *= 2) ms.push_back(m);
+  return ms;
+}
+
+}  // namespace servesim::kernels

@@ -1,0 +1,38 @@
+// Linear-layer GEMM shapes of the models servesim simulates, per GPU under tensor
+// parallelism (Megatron split: QKV, gate+up and the LM head are column-parallel and
+// divide N; O and down are row-parallel and divide K). Every layer is
+// Y[M][N] = X[M][K] * W[N][K]^T with M = tokens in the iteration.
+//
+// KV heads are replicated when TP exceeds their number (Llama-3-8B at TP 8 keeps one
+// KV head per GPU), as vLLM does.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace servesim::kernels {
+
+struct ModelDims {
+  std::string name;
+  int64_t hidden = 0, num_q_heads = 0, num_kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
+};
+
+ModelDims llama3_8b();   // hidden 4096, 32/8 heads, head_dim 128, intermediate 14336, vocab 128256
+ModelDims llama3_70b();  // hidden 8192, 64/8 heads, head_dim 128, intermediate 28672, vocab 128256
+
+struct LinearShape {
+  std::string model;  // "llama3-8b"
+  std::string layer;  // qkv, o, gate_up, down, lm_head
+  int tp = 1;
+  int64_t n = 0, k = 0;
+};
+
+// The five linear layers of `model` at tensor-parallel degree tp.
+// REQUIRES: tp divides num_q_heads, intermediate and hidden.
+std::vector<LinearShape> linear_layer_shapes(const ModelDims& model, int tp);
+
+// M values of the bench grid: powers of two 1 .. max_m.
+std::vector<int64_t> gemm_token_counts(int64_t max_m);
+
+}  // namespace servesim::kernels
