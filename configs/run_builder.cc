@@ -1,9 +1,13 @@
 #include "configs/run_builder.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
+#include "costmodel/noisy_cost_model.h"
 #include "reports/progress.h"
+#include "reports/timeline_writer.h"
 #include "traces/synthetic_workload.h"
 #include "sim/simulation.h"
 
@@ -13,8 +17,18 @@ namespace {
 // Forwards engine callbacks to the report and the progress bar.
 class RunObservers final : public RunObserver {
  public:
-  RunObservers(RunReport& report, ProgressBar* progress) : report_(report), progress_(progress) {}
+  RunObservers(RunReport& report, ProgressBar* progress, TimelineWriter* timeline)
+      : report_(report), progress_(progress), timeline_(timeline) {}
   void on_request(const RequestOutcome& r) override { report_.on_request(r); }
+  void on_queued(ClientId c, Time t) override { report_.on_queued(c, t); }
+  void on_admitted(const RequestSpec& s, Time t, std::int64_t cached, bool first) override {
+    report_.on_admitted(s, t, cached, first);
+  }
+  void on_output_tokens(ClientId c, Time t, std::int64_t n) override { report_.on_output_tokens(c, t, n); }
+  std::optional<Time> sample_interval() const override {
+    return timeline_ ? std::optional<Time>(timeline_->interval()) : std::nullopt;
+  }
+  void on_sample(Time t, const ClusterView& c) override { timeline_->sample(t, c); }
   void on_progress(Time now, std::uint64_t reported, std::uint64_t) override {
     if (progress_) progress_->update(now, reported);
   }
@@ -22,6 +36,7 @@ class RunObservers final : public RunObserver {
  private:
   RunReport& report_;
   ProgressBar* progress_;
+  TimelineWriter* timeline_;
 };
 
 void write_resolved(const ScenarioConfig& c, const std::string& dir) {
@@ -34,10 +49,45 @@ void write_resolved(const ScenarioConfig& c, const std::string& dir) {
   if (!out) throw InputError(fmt::format("{}/config.resolved.yaml: write failed", dir));
 }
 
+// Summary values reported by the local policies (LocalPolicy::metrics),
+// merged over workers, in first-reported order, after the identity columns.
+void add_policy_metrics(const Simulation& sim, SummaryFields& out) {
+  struct Merged {
+    std::string name;
+    PolicyMetric::Merge merge;
+    double sum = 0, weight = 0;
+  };
+  std::vector<Merged> merged;
+  std::vector<PolicyMetric> m;
+  for (const auto& w : sim.worker_list()) {
+    m.clear();
+    w->policy().metrics(m);
+    for (const PolicyMetric& x : m) {
+      auto it = std::find_if(merged.begin(), merged.end(), [&](const Merged& a) { return a.name == x.name; });
+      if (it == merged.end()) it = merged.insert(merged.end(), Merged{x.name, x.merge});
+      if (x.merge == PolicyMetric::Merge::kSum) {
+        it->sum += x.value;
+      } else if (x.weight > 0) {
+        it->sum += x.value * x.weight;
+        it->weight += x.weight;
+      }
+    }
+  }
+  for (const Merged& a : merged) {
+    if (a.merge == PolicyMetric::Merge::kSum)
+      out.emplace_back(a.name, fmt::format("{:.6g}", a.sum));
+    else
+      out.emplace_back(a.name, a.weight > 0 ? fmt::format("{:.6g}", a.sum / a.weight) : "");
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const CostModel> make_cost_model(const ScenarioConfig& c, const WorkerConfig& w) {
   if (c.cost_model.backend == "fixed") return std::make_shared<FixedCostModel>(c.cost_model.fixed);
+  if (c.cost_model.backend == "calibrated")
+    return std::make_shared<CalibratedCostModel>(c.cost_model.fits.at(w.profile), c.model, w.hardware, w.attention,
+                                                 c.cost_model.calibrated);
   return std::make_shared<RooflineCostModel>(c.model, w.hardware, c.cost_model.roofline);
 }
 
@@ -57,16 +107,21 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   setup.horizon = c.horizon;
   PolicyContext pctx{c.workers.size(), c.seed};
   setup.global = c.global_policy.make(pctx);
-  std::shared_ptr<const CostModel> shared_cost;  // one instance for all workers on the default hardware
+  // One cost model instance per distinct (hardware, attention) pair.
+  std::map<std::string, std::shared_ptr<const CostModel>> shared_cost;
   for (const WorkerConfig& w : c.workers) {
     WorkerSetup ws;
     ws.policy = c.local_policy.make(pctx);
-    bool default_hw = w.hardware.name == c.hardware.name;
-    if (default_hw && !shared_cost) shared_cost = make_cost_model(c, w);
-    ws.cost = default_hw ? shared_cost : make_cost_model(c, w);
+    auto& cost = shared_cost[w.hardware.name + "|" + w.attention.describe()];
+    if (!cost) cost = make_cost_model(c, w);
+    ws.cost = cost;
+    // Policies may see a noisy estimate of the same model (cost_model.estimate_noise).
+    if (c.cost_model.estimate_noise > 0)
+      ws.estimate_cost = std::make_shared<NoisyCostModel>(cost, c.cost_model.estimate_noise, c.seed);
     ws.batching = c.batching;
     ws.kv_capacity_pages = w.kv.pages;
     ws.page_size = c.page_size;
+    if (w.attention.kv == "andpro") ws.kv_eviction = w.attention.andpro;  // private KV shrinks after prefill
     out.capacities.push_back(w.kv);
     setup.workers.push_back(std::move(ws));
   }
@@ -78,11 +133,14 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   if (auto* s = dynamic_cast<const SyntheticWorkload*>(c.workload.get()); s && !s->spec().duration_s)
     total = s->spec().requests;
   ProgressBar progress(total);
-  RunObservers observers(report, o.progress ? &progress : nullptr);
+  std::unique_ptr<TimelineWriter> timeline;
+  if (c.timeline_interval) timeline = std::make_unique<TimelineWriter>(out.out_dir + "/timeline.csv", *c.timeline_interval);
+  RunObservers observers(report, o.progress ? &progress : nullptr, timeline.get());
   Simulation sim(std::move(setup), *source, observers);
   out.totals = sim.run();
   if (o.progress) progress.update(out.totals.end_time, out.totals.requests, true);
   for (const auto& w : sim.worker_list()) out.workers.push_back(w->stats());
+  if (timeline) timeline->close();
 
   SummaryFields identity = {
       {"scenario", c.name},
@@ -98,6 +156,7 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
       {"cost_model", out.cost_identity},
       {"calibrated", out.calibrated ? "true" : "false"},
   };
+  add_policy_metrics(sim, identity);
   out.summary = report.finish(clients, out.totals, out.workers, identity);
   return out;
 }

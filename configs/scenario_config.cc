@@ -3,8 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
+
+#include "costmodel/profile_table.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -12,6 +16,11 @@ namespace fs = std::filesystem;
 std::string config_dir() {
   if (const char* d = std::getenv("SERVESIM_CONFIG_DIR"); d && *d) return d;
   return SERVESIM_CONFIGS_DIR;  // compiled in: <source>/configs
+}
+
+std::string profile_dir() {
+  if (const char* d = std::getenv("SERVESIM_PROFILE_DIR"); d && *d) return d;
+  return (fs::path(SERVESIM_CONFIGS_DIR).parent_path() / "costmodel" / "profiles").string();
 }
 
 namespace {
@@ -92,16 +101,84 @@ HardwareSpec load_hardware(YamlMap& parent, const std::string& key, const std::s
   return parse_hardware(m, name);
 }
 
+// attention: {prefill, decode, kv, quest: {...}, minference: {...}, andpro: {...}}.
+// Whether the profile measured what a method needs is checked by the cost model.
 AttentionConfig parse_attention(YamlMap& parent, const AttentionConfig& def) {
   AttentionConfig a = def;
   YamlMap m = parent.map("attention");
-  a.prefill = m.get<std::string>("prefill", a.prefill);
-  a.decode = m.get<std::string>("decode", a.decode);
-  // Sparse methods (quest, minference, andpro) arrive with the calibrated cost model.
-  if (a.prefill != "dense") m.fail("prefill", fmt::format("attention method '{}' is not available; known: dense", a.prefill));
-  if (a.decode != "dense") m.fail("decode", fmt::format("attention method '{}' is not available; known: dense", a.decode));
+  auto method = [&](const char* key, std::string& v, std::initializer_list<const char*> known) {
+    v = m.get<std::string>(key, v);
+    std::string list;
+    for (const char* k : known) {
+      if (v == k) return;
+      list += (list.empty() ? "" : ", ") + std::string(k);
+    }
+    m.fail(key, fmt::format("unknown attention method '{}'; known: {}", v, list));
+  };
+  method("prefill", a.prefill, {"dense", "minference"});
+  method("decode", a.decode, {"dense", "quest"});
+  method("kv", a.kv, {"none", "andpro"});
+  YamlMap q = m.map("quest");
+  a.quest.budget = q.positive_int("budget", a.quest.budget);
+  a.quest.dense_layers = q.get<std::int64_t>("dense_layers", a.quest.dense_layers);
+  if (a.quest.dense_layers < 0) q.fail("dense_layers", "must be >= 0");
+  q.finish();
+  YamlMap mi = m.map("minference");
+  if (mi.has("patterns")) {
+    YAML::Node p = mi.raw("patterns");
+    a.minference.patterns.clear();
+    if (p.IsScalar()) {
+      a.minference.patterns.emplace_back(p.as<std::string>(), 1.0);
+    } else if (p.IsMap()) {
+      YamlMap pm(p, mi.file(), mi.key_path("patterns"));
+      double sum = 0;
+      for (const auto& kv : p) {
+        const std::string name = kv.first.as<std::string>();
+        const double share = pm.get<double>(name, 0.0);
+        if (!(share > 0 && share <= 1)) pm.fail(name, fmt::format("share of heads must be in (0, 1], got {}", share));
+        a.minference.patterns.emplace_back(name, share);
+        sum += share;
+      }
+      if (a.minference.patterns.empty() || std::abs(sum - 1) > 1e-6)
+        mi.fail("patterns", fmt::format("head shares must sum to 1, got {}", sum));
+    } else {
+      mi.fail("patterns", "expected a pattern name (vs_500_1500) or a map of pattern: share of heads");
+    }
+    for (const auto& [name, share] : a.minference.patterns) {
+      const std::string type = name.substr(0, name.find('_'));
+      if (type != "vs" && type != "bs" && type != "ashape")
+        mi.fail("patterns", fmt::format("'{}' is not a MInference pattern name (vs_<verticals>_<slashes>, bs_<blocks>, "
+                                        "ashape_<sink>_<window>)", name));
+    }
+  }
+  a.minference.min_length = mi.positive_int("min_length", a.minference.min_length);
+  mi.finish();
+  YamlMap an = m.map("andpro");
+  a.andpro.block = an.positive_int("block", a.andpro.block);
+  a.andpro.budget = an.positive_int("budget", a.andpro.budget);
+  a.andpro.window = an.positive_int("window", a.andpro.window);
+  if (a.andpro.budget % a.andpro.block != 0)
+    an.fail("budget", fmt::format("must be a multiple of block ({}), got {}", a.andpro.block, a.andpro.budget));
+  an.finish();
   m.finish();
   return a;
+}
+
+YAML::Node attention_node(const AttentionConfig& a) {
+  YAML::Node n;
+  n["prefill"] = a.prefill;
+  n["decode"] = a.decode;
+  n["kv"] = a.kv;
+  n["quest"]["budget"] = a.quest.budget;
+  n["quest"]["dense_layers"] = a.quest.dense_layers;
+  YAML::Node p;
+  for (const auto& [name, share] : a.minference.patterns) p[name] = share;
+  n["minference"]["patterns"] = p;
+  n["minference"]["min_length"] = a.minference.min_length;
+  n["andpro"]["budget"] = a.andpro.budget;
+  n["andpro"]["window"] = a.andpro.window;
+  n["andpro"]["block"] = a.andpro.block;
+  return n;
 }
 
 double fraction(YamlMap& m, const std::string& key, double def, bool allow_zero) {
@@ -109,6 +186,113 @@ double fraction(YamlMap& m, const std::string& key, double def, bool allow_zero)
   if (!(allow_zero ? x >= 0 : x > 0) || x > 1)
     m.fail(key, fmt::format("must be in {}0, 1], got {}", allow_zero ? "[" : "(", x));
   return x;
+}
+
+std::string auto_profile_path(const HardwareSpec& hw) {
+  return (fs::path(profile_dir()) / lower(hw.name) / "profile.csv").string();
+}
+
+// cost_model: backend auto | calibrated | roofline | fixed and its options.
+// Needs c.workers (hardware and attention per worker). See CostModelConfig.
+void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
+  YamlMap cm = m.map("cost_model");
+  CostModelConfig& cc = c.cost_model;
+  std::string backend = cm.get<std::string>("backend", "auto");
+  if (backend != "auto" && backend != "calibrated" && backend != "roofline" && backend != "fixed")
+    cm.fail("backend", fmt::format("unknown cost model backend '{}'; known: auto, calibrated, roofline, fixed", backend));
+  cc.estimate_noise = cm.get<double>("estimate_noise", 0.0);
+  if (cc.estimate_noise < 0) cm.fail("estimate_noise", "must be >= 0");
+  if (backend == "auto") {  // calibrated only when every worker's GPU has a measured profile
+    cc.auto_selected = true;
+    bool all = true;
+    std::set<std::string> seen;  // hardware names (a cluster may have 100000 workers)
+    for (const WorkerConfig& w : c.workers)
+      if (seen.insert(w.hardware.name).second) all = all && fs::exists(auto_profile_path(w.hardware));
+    backend = all ? "calibrated" : "roofline";
+  }
+  cc.backend = backend;
+  const double overhead = cm.get<double>("iteration_overhead_us", 50.0);
+  if (overhead < 0) cm.fail("iteration_overhead_us", "must be >= 0");
+  if (backend == "roofline" || cc.auto_selected) {
+    RooflineOptions& r = cc.roofline;
+    r.compute_efficiency = fraction(cm, "compute_efficiency", r.compute_efficiency, false);
+    r.memory_efficiency = fraction(cm, "memory_efficiency", r.memory_efficiency, false);
+    r.iteration_overhead_us = overhead;
+    r.kernels_per_layer = static_cast<int>(cm.get<std::int64_t>("kernels_per_layer", r.kernels_per_layer));
+    if (r.kernels_per_layer < 0) cm.fail("kernels_per_layer", "must be >= 0");
+    r.tp = c.tp;
+  }
+  if (backend == "calibrated" || cc.auto_selected) {
+    CalibratedOptions& o = cc.calibrated;
+    o.iteration_overhead_us = overhead;
+    o.layer_overhead_us = cm.get<double>("layer_overhead_us", o.layer_overhead_us);
+    if (o.layer_overhead_us < 0) cm.fail("layer_overhead_us", "must be >= 0");
+    o.allreduce_latency_us = cm.get<double>("allreduce_latency_us", o.allreduce_latency_us);
+    if (o.allreduce_latency_us < 0) cm.fail("allreduce_latency_us", "must be >= 0");
+    o.allow_scaling = cm.get<bool>("allow_scaling", o.allow_scaling);
+    o.tp = c.tp;
+    cc.profile = cm.get<std::string>("profile", "auto");
+  }
+  if (backend == "fixed") {
+    FixedCostOptions& f = cc.fixed;
+    f.base = seconds_to_time(cm.positive("base_ms", 10.0) * 1e-3);
+    f.per_prefill_token = seconds_to_time(cm.get<double>("per_prefill_token_us", 0.0) * 1e-6);
+    f.per_decode_token = seconds_to_time(cm.get<double>("per_decode_token_us", 0.0) * 1e-6);
+    if (f.per_prefill_token < 0 || f.per_decode_token < 0) cm.fail_here("per-token costs must be >= 0");
+  }
+  if (backend == "calibrated") {
+    const std::string key = cm.has("profile") ? "profile" : "backend";
+    std::map<std::string, std::string> resolved_path;  // hardware name → profile path
+    for (std::size_t i = 0; i < c.workers.size(); ++i) {
+      WorkerConfig& w = c.workers[i];
+      if (auto it = resolved_path.find(w.hardware.name); it != resolved_path.end()) {
+        w.profile = it->second;
+        continue;
+      }
+      const bool automatic = cc.profile == "auto";
+      fs::path p = automatic ? fs::path(auto_profile_path(w.hardware)) : fs::path(cc.profile);
+      if (!automatic && p.is_relative()) p = fs::path(cm.file()).parent_path() / p;
+      w.profile = fs::absolute(p).lexically_normal().string();
+      if (automatic && !fs::exists(p))
+        cm.fail(key, fmt::format("no measured kernel profile for hardware '{}' at {}; measure one "
+                                 "(docs/costmodel.md, \"Calibrating a new GPU\") or set cost_model.profile",
+                                 w.hardware.name, w.profile));
+      resolved_path[w.hardware.name] = w.profile;
+      if (cc.fits.count(w.profile)) continue;
+      std::shared_ptr<const KernelFits> fits;
+      try {
+        fits = std::make_shared<KernelFits>(KernelFits::fit(ProfileTable::load(w.profile)));
+      } catch (const InputError& e) {
+        cm.fail(key, e.what());
+      }
+      if (automatic && fits->synthetic())
+        cm.fail(key, fmt::format("{} is a SYNTHETIC profile; the profile folder holds measured profiles only",
+                                 w.profile));
+      cc.fits[w.profile] = fits;
+    }
+    // Build each distinct worker's model once now, so a missing family or
+    // shape is reported here, at the config key, not in the middle of a run.
+    std::set<std::string> checked;
+    for (const WorkerConfig& w : c.workers) {
+      if (!checked.insert(w.profile + "|" + w.hardware.name + "|" + w.attention.describe()).second) continue;
+      try {
+        CalibratedCostModel(cc.fits.at(w.profile), c.model, w.hardware, w.attention, cc.calibrated);
+      } catch (const InputError& e) {
+        cm.fail(key, e.what());
+      }
+    }
+  } else {
+    for (std::size_t i = 0; i < c.workers.size(); ++i)
+      if (!c.workers[i].attention.is_dense())
+        cm.fail("backend", fmt::format(
+            "worker {} uses attention {}, which only the calibrated backend prices (the {} backend has no model of "
+            "sparse kernels){}; set cost_model: {{backend: calibrated, profile: PROFILE.csv}}", i,
+            c.workers[i].attention.describe(), backend,
+            cc.auto_selected ? fmt::format(" and backend auto found no measured profile at {}",
+                                           auto_profile_path(c.workers[i].hardware))
+                             : ""));
+  }
+  cm.finish();
 }
 
 }  // namespace
@@ -151,14 +335,15 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   c.tp = static_cast<int>(cl.positive_int("tp", 1));
   if (c.model.heads % c.tp != 0)
     cl.fail("tp", fmt::format("tp={} must divide the model's {} attention heads", c.tp, c.model.heads));
-  auto capacity = [&](const HardwareSpec& hw, YamlMap& where, const std::string& key) {
+  auto capacity = [&](const HardwareSpec& hw, const AttentionConfig& att, YamlMap& where, const std::string& key) {
     try {
-      return compute_kv_capacity(c.model, hw, c.tp, c.memory_utilization, c.activation_reserve_gb, c.page_size);
+      return compute_kv_capacity(c.model, hw, c.tp, c.memory_utilization, c.activation_reserve_gb, c.page_size,
+                                 kv_metadata_share(c.model, att, c.page_size));
     } catch (const InputError& e) {
       where.fail(key, e.what());
     }
   };
-  WorkerConfig base{c.hardware, attention, capacity(c.hardware, m, "model")};
+  WorkerConfig base{c.hardware, attention, capacity(c.hardware, attention, m, "model"), ""};
   c.workers.assign(static_cast<std::size_t>(n_workers), base);
   YAML::Node overrides = cl.raw("overrides");
   if (overrides.IsDefined() && !overrides.IsNull() && !overrides.IsSequence()) cl.fail("overrides", "expected a list of {worker: N, hardware: ..., attention: ...}");
@@ -167,11 +352,10 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
     std::int64_t w = o.require<std::int64_t>("worker");
     if (w < 0 || w >= n_workers) o.fail("worker", fmt::format("worker index {} outside 0..{}", w, n_workers - 1));
     WorkerConfig& wc = c.workers[static_cast<std::size_t>(w)];
-    if (o.has("hardware")) {
-      wc.hardware = load_hardware(o, "hardware", "");
-      wc.kv = capacity(wc.hardware, o, "hardware");
-    }
+    if (o.has("hardware")) wc.hardware = load_hardware(o, "hardware", "");
     wc.attention = parse_attention(o, wc.attention);
+    if (o.has("hardware") || o.has("attention"))  // Quest's metadata changes capacity too
+      wc.kv = capacity(wc.hardware, wc.attention, o, o.has("hardware") ? "hardware" : "attention");
     o.finish();
   }
   cl.finish();
@@ -179,29 +363,13 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   YamlMap pm = m.map("policy");
   c.local_policy = parse_local_policy(pm, "local", "fcfs");
   c.global_policy = parse_global_policy(pm, "global", "round_robin");
+  if (const std::string& need = c.global_policy.requires_local;
+      !need.empty() && c.local_policy.resolved["name"].as<std::string>() != need)
+    pm.fail("local", fmt::format("global policy '{}' runs with local policy '{}' on every worker; set local: {}",
+                                 c.global_policy.resolved["name"].as<std::string>(), need, need));
   pm.finish();
 
-  YamlMap cm = m.map("cost_model");
-  c.cost_model.backend = cm.get<std::string>("backend", "roofline");
-  if (c.cost_model.backend == "roofline") {
-    RooflineOptions& r = c.cost_model.roofline;
-    r.compute_efficiency = fraction(cm, "compute_efficiency", r.compute_efficiency, false);
-    r.memory_efficiency = fraction(cm, "memory_efficiency", r.memory_efficiency, false);
-    r.iteration_overhead_us = cm.get<double>("iteration_overhead_us", r.iteration_overhead_us);
-    if (r.iteration_overhead_us < 0) cm.fail("iteration_overhead_us", "must be >= 0");
-    r.kernels_per_layer = static_cast<int>(cm.get<std::int64_t>("kernels_per_layer", r.kernels_per_layer));
-    if (r.kernels_per_layer < 0) cm.fail("kernels_per_layer", "must be >= 0");
-    r.tp = c.tp;
-  } else if (c.cost_model.backend == "fixed") {
-    FixedCostOptions& f = c.cost_model.fixed;
-    f.base = seconds_to_time(cm.positive("base_ms", 10.0) * 1e-3);
-    f.per_prefill_token = seconds_to_time(cm.get<double>("per_prefill_token_us", 0.0) * 1e-6);
-    f.per_decode_token = seconds_to_time(cm.get<double>("per_decode_token_us", 0.0) * 1e-6);
-    if (f.per_prefill_token < 0 || f.per_decode_token < 0) cm.fail_here("per-token costs must be >= 0");
-  } else {
-    cm.fail("backend", fmt::format("unknown cost model backend '{}'; known: roofline, fixed", c.cost_model.backend));
-  }
-  cm.finish();
+  parse_cost_model(m, c);
 
   YamlMap wm = m.map("workload");
   if (!m.has("workload")) m.fail_here("missing required section 'workload'");
@@ -213,6 +381,9 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   c.w_out = rm.get<double>("w_out", c.w_out);
   if (c.w_in < 0 || c.w_out < 0) rm.fail_here("service weights w_in and w_out must be >= 0");
   c.write_requests = rm.get<bool>("requests_csv", c.write_requests);
+  double tl = rm.get<double>("timeline_interval_s", 1.0);
+  if (tl < 0) rm.fail("timeline_interval_s", "must be >= 0 (0 turns timeline.csv off)");
+  c.timeline_interval = tl > 0 ? std::optional<Time>(seconds_to_time(tl)) : std::nullopt;
   rm.finish();
   m.finish();
   return c;
@@ -254,8 +425,7 @@ YAML::Node ScenarioConfig::resolved() const {
     return x;
   };
   n["hardware"] = hw_node(hardware);
-  n["attention"]["prefill"] = workers.front().attention.prefill;
-  n["attention"]["decode"] = workers.front().attention.decode;
+  n["attention"] = attention_node(workers.front().attention);
   YAML::Node b;
   b["max_batch_tokens"] = batching.max_batch_tokens;
   b["chunk_size"] = batching.chunk_size;
@@ -270,14 +440,12 @@ YAML::Node ScenarioConfig::resolved() const {
   n["cluster"]["tp"] = tp;
   for (std::size_t i = 0; i < workers.size(); ++i) {
     const WorkerConfig& w = workers[i];
-    bool same = w.hardware.name == hardware.name && w.attention.prefill == workers.front().attention.prefill &&
-                w.attention.decode == workers.front().attention.decode;
+    bool same = w.hardware.name == hardware.name && w.attention.describe() == workers.front().attention.describe();
     if (same) continue;
     YAML::Node o;
     o["worker"] = i;
     o["hardware"] = hw_node(w.hardware);
-    o["attention"]["prefill"] = w.attention.prefill;
-    o["attention"]["decode"] = w.attention.decode;
+    o["attention"] = attention_node(w.attention);
     n["cluster"]["overrides"].push_back(o);
   }
   n["policy"]["local"] = local_policy.resolved;
@@ -289,17 +457,25 @@ YAML::Node ScenarioConfig::resolved() const {
     cm["memory_efficiency"] = cost_model.roofline.memory_efficiency;
     cm["iteration_overhead_us"] = cost_model.roofline.iteration_overhead_us;
     cm["kernels_per_layer"] = cost_model.roofline.kernels_per_layer;
+  } else if (cost_model.backend == "calibrated") {
+    cm["profile"] = cost_model.profile == "auto" ? std::string("auto") : workers.front().profile;
+    cm["iteration_overhead_us"] = cost_model.calibrated.iteration_overhead_us;
+    cm["layer_overhead_us"] = cost_model.calibrated.layer_overhead_us;
+    cm["allreduce_latency_us"] = cost_model.calibrated.allreduce_latency_us;
+    cm["allow_scaling"] = cost_model.calibrated.allow_scaling;
   } else {
     cm["base_ms"] = time_to_seconds(cost_model.fixed.base) * 1e3;
     cm["per_prefill_token_us"] = time_to_seconds(cost_model.fixed.per_prefill_token) * 1e6;
     cm["per_decode_token_us"] = time_to_seconds(cost_model.fixed.per_decode_token) * 1e6;
   }
+  cm["estimate_noise"] = cost_model.estimate_noise;
   n["cost_model"] = cm;
   n["workload"] = workload->resolved();
   n["report"]["out"] = out_dir;
   n["report"]["w_in"] = w_in;
   n["report"]["w_out"] = w_out;
   n["report"]["requests_csv"] = write_requests;
+  n["report"]["timeline_interval_s"] = timeline_interval ? time_to_seconds(*timeline_interval) : 0.0;
   return n;
 }
 

@@ -5,6 +5,7 @@
 // model that does not fit the GPU) are InputErrors naming file, line and key.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "costmodel/attention_method.h"
+#include "costmodel/calibrated_cost_model.h"
 #include "costmodel/fixed_cost_model.h"
 #include "costmodel/hardware_spec.h"
 #include "costmodel/kv_capacity.h"
@@ -23,22 +26,32 @@
 
 namespace servesim {
 
+// Cost model backend. `auto` (the default) resolves at load time to
+// `calibrated` when every worker's hardware has a measured (not synthetic)
+// profile at <profile_dir()>/<hardware>/profile.csv, else to `roofline`
+// (labelled uncalibrated); `backend` then holds the resolved name.
 struct CostModelConfig {
-  std::string backend = "roofline";  // roofline | fixed
+  std::string backend = "roofline";  // roofline | fixed | calibrated (after resolving auto)
+  bool auto_selected = false;        // backend came from `auto`
   RooflineOptions roofline;          // tp is filled from the cluster
   FixedCostOptions fixed;
+  CalibratedOptions calibrated;      // tp is filled from the cluster
+  std::string profile = "auto";      // calibrated: a path, or auto (per worker hardware)
+  double estimate_noise = 0;         // σ of the log-normal error of the policies' estimates
+  // Fitted profiles by resolved path (loaded once at parse time; shared).
+  std::map<std::string, std::shared_ptr<const KernelFits>> fits;
 };
 
-struct AttentionConfig {
-  std::string prefill = "dense";
-  std::string decode = "dense";
-};
+// Attention methods (costmodel/attention_method.h): prefill dense|minference,
+// decode dense|quest, kv none|andpro, with their parameters.
+using AttentionConfig = AttentionMethods;
 
 // One worker's resolved hardware, attention and KV capacity.
 struct WorkerConfig {
   HardwareSpec hardware;
   AttentionConfig attention;
   KvCapacity kv;
+  std::string profile;  // calibrated backend: the resolved profile path of this worker
 };
 
 struct ScenarioConfig {
@@ -61,6 +74,7 @@ struct ScenarioConfig {
   std::string out_dir = "runs/default";
   double w_in = 1.0, w_out = 2.0;   // service weights (VTC's measure)
   bool write_requests = true;
+  std::optional<Time> timeline_interval = kNsPerSec;  // timeline.csv sampling; none = off
 
   // The exact configuration as YAML (defaults filled in, seeds included).
   YAML::Node resolved() const;
@@ -75,5 +89,10 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file);
 // Where configs/models and configs/hardware are found: $SERVESIM_CONFIG_DIR,
 // else the source tree's configs/ folder.
 std::string config_dir();
+
+// Where measured kernel profiles are found: $SERVESIM_PROFILE_DIR, else the
+// source tree's costmodel/profiles/ folder; a GPU's profile is
+// <profile_dir>/<lowercased hardware name>/profile.csv.
+std::string profile_dir();
 
 }  // namespace servesim

@@ -1,5 +1,6 @@
 #include "costmodel/kv_capacity.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -9,9 +10,10 @@
 namespace servesim {
 
 KvCapacity compute_kv_capacity(const ModelSpec& m, const HardwareSpec& hw, int tp, double utilization,
-                               double activation_reserve_gb, std::int64_t page_size) {
+                               double activation_reserve_gb, std::int64_t page_size, double metadata_per_page) {
   KvCapacity c;
   c.page_size = page_size;
+  c.metadata_share = metadata_per_page;
   const double weights_gb = m.weight_bytes_total() / 1e9;
   c.weight_gb_per_gpu = weights_gb / tp;
   const double usable_per_gpu = hw.memory_gb * utilization - activation_reserve_gb;
@@ -22,11 +24,17 @@ KvCapacity compute_kv_capacity(const ModelSpec& m, const HardwareSpec& hw, int t
         "{} GB activation reserve = {:.1f} GB usable; raise cluster.tp or use a larger GPU",
         m.name, c.weight_gb_per_gpu, tp, hw.name, hw.memory_gb, utilization, activation_reserve_gb, usable_per_gpu));
   const double page_bytes = static_cast<double>(m.kv_bytes_per_token()) * page_size;
-  c.pages = static_cast<std::int64_t>(std::floor(free_gb * 1e9 / page_bytes));
+  c.pages = static_cast<std::int64_t>(std::floor(free_gb * 1e9 / (page_bytes * (1 + metadata_per_page))));
   c.kv_gb = c.pages * page_bytes / 1e9;
   if (c.pages < 1)
     throw InputError(fmt::format("model '{}' on {} (tp={}) leaves no room for a single KV page", m.name, hw.name, tp));
   return c;
+}
+
+double kv_metadata_share(const ModelSpec& m, const AttentionMethods& a, std::int64_t page_size) {
+  if (a.decode != "quest") return 0;
+  const auto sparse_layers = static_cast<double>(std::max<std::int64_t>(0, m.layers - a.quest.dense_layers));
+  return sparse_layers / (static_cast<double>(m.layers) * static_cast<double>(page_size));
 }
 
 }  // namespace servesim

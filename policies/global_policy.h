@@ -17,8 +17,10 @@ class CostModel;
 struct WorkerLoad {
   std::int64_t waiting = 0;              // requests queued on the worker
   std::int64_t running = 0;              // requests admitted and not finished
-  std::int64_t kv_used_pages = 0;
+  std::int64_t kv_used_pages = 0;          // private KV of running requests + prefix cache
   std::int64_t kv_capacity_pages = 0;
+  std::int64_t kv_evictable_pages = 0;     // of kv_used_pages, unlocked prefix cache (free on demand)
+  std::int64_t page_size = 16;             // tokens per KV page
   std::int64_t pending_prefill_tokens = 0;  // prompt tokens not yet computed (waiting + running)
   std::int64_t running_context_tokens = 0;  // KV tokens of running requests (decode cost driver)
 };

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sim/request.h"
 #include "sim/time.h"
@@ -36,7 +37,15 @@ struct QueuedRequest {
 enum class AdmitResult {
   kAdmitted,    // joined the batch; the policy must remove it from its queue
   kNoMemory,    // does not fit in free KV now (a smaller one might)
-  kBatchFull,   // no token budget or running slot left this step: stop trying
+  kBatchFull,   // no token budget left this step: stop trying
+  kNoSlot,      // the running-request cap is reached: stop trying (a preemption could free a slot)
+};
+
+// A running request, as a policy that preempts (SRTF) sees it.
+struct RunningRequest {
+  RequestHandle handle = 0;
+  const RequestSpec* spec = nullptr;
+  std::int64_t generated = 0;  // output tokens produced so far
 };
 
 // Engine-side view of one scheduling step on one worker.
@@ -45,23 +54,55 @@ class AdmissionContext {
   virtual ~AdmissionContext() = default;
   virtual Time now() const = 0;
   virtual AdmitResult try_admit(const QueuedRequest& r) = 0;
-  // Tokens of r's prompt found in this worker's prefix cache right now.
+  // Tokens of r's prompt found in this worker's prefix cache right now (at
+  // most r.prefill_tokens - 1: one token is always computed). O(1) amortized:
+  // the engine keeps each waiting request's match up to date incrementally.
   virtual std::int64_t cached_tokens(const QueuedRequest& r) const = 0;
+  // Identifies the first block r would have to compute that another waiting
+  // request could share: (deepest cached node, next block id). 0 when r has
+  // no prefix blocks left to compute. Equal keys = the same uncached block
+  // under the same cached prefix (SGLang's in-queue prefix dedup).
+  virtual std::uint64_t uncached_prefix_key(const QueuedRequest& r) const = 0;
   virtual std::int64_t running() const = 0;
+  // True while this step has token budget and a running slot left (memory is
+  // only known by trying). DLPM refills deficits only when the batch has room.
+  virtual bool has_room() const = 0;
+  // For preempting policies (SRTF): the running set, and preemption by
+  // recomputation of one of its requests (it leaves this step's batch, frees
+  // its KV and comes back through LocalPolicy::enqueue with preempted=true,
+  // possibly while schedule() runs). Returns false if h is not running.
+  virtual void running_requests(std::vector<RunningRequest>& out) const = 0;
+  virtual bool preempt(RequestHandle h) = 0;
+};
+
+// A value a policy reports for summary.csv (e.g. the LTR ranker's achieved
+// Kendall τ). The wiring merges each name over the workers' instances:
+// kMean is the weight-weighted mean (weight = samples behind the value;
+// weight-0 values are left out, none left gives an empty field), kSum adds.
+struct PolicyMetric {
+  enum class Merge { kMean, kSum };
+  std::string name;
+  double value = 0;
+  double weight = 1;
+  Merge merge = Merge::kMean;
 };
 
 class LocalPolicy {
  public:
   virtual ~LocalPolicy() = default;
   virtual void enqueue(const QueuedRequest& r) = 0;
-  // Proposes waiting requests in policy order until the context says kBatchFull
+  // Proposes waiting requests in policy order until the context says kBatchFull/kNoSlot
   // or the queue is exhausted. Must erase every admitted request.
   virtual void schedule(AdmissionContext& ctx) = 0;
   virtual std::size_t queued() const = 0;
-  // Accounting hook: tokens computed for a client on this worker (prefill extend
-  // tokens at admission are reported via try_admit's result; decode tokens here).
+  // Accounting hook: output tokens generated for a client on this worker
+  // (every generated token, the one that ends a prefill included). Input
+  // tokens are charged by the policy itself when try_admit succeeds (it can
+  // ask cached_tokens() first to charge extend tokens only).
   virtual void on_decode_tokens(ClientId client, std::int64_t tokens) {}
   virtual void on_finish(const RequestSpec& spec) {}
+  // Summary values (see PolicyMetric), asked once after the run.
+  virtual void metrics(std::vector<PolicyMetric>& out) const {}
 };
 
 }  // namespace servesim

@@ -1,8 +1,18 @@
 // The policy registries: one line per policy.
 #include "policies/policy_registry.h"
 
+#include "policies/cache_aware_policy.h"
+#include "policies/d2lpm_policy.h"
+#include "policies/dlpm_policy.h"
 #include "policies/fcfs_policy.h"
+#include "policies/least_load_policy.h"
+#include "policies/lpm_policy.h"
+#include "policies/ltr_policy.h"
+#include "policies/preble_e2_policy.h"
+#include "policies/preble_local_policy.h"
 #include "policies/simple_global_policies.h"
+#include "policies/sjf_policy.h"
+#include "policies/vtc_policy.h"
 
 namespace servesim {
 namespace {
@@ -15,6 +25,25 @@ ParsedPolicy<P> no_params(YamlMap& params, const std::string& name) {
   out.make = [](const PolicyContext&) { return std::make_unique<Concrete>(); };
   out.resolved["name"] = name;
   return out;
+}
+
+// A policy with options: `parse_options` reads them (and calls finish()),
+// `to_yaml` states them back, `make` builds one instance from them.
+template <class P, class Options, class Make>
+ParsedPolicy<P> with_params(YamlMap& params, const std::string& name, Options (*parse_options)(YamlMap&),
+                            std::initializer_list<std::pair<const char*, std::function<YAML::Node(const Options&)>>> to_yaml,
+                            Make make) {
+  Options o = parse_options(params);
+  ParsedPolicy<P> out;
+  out.make = [o, make](const PolicyContext& ctx) -> std::unique_ptr<P> { return make(o, ctx); };
+  out.resolved["name"] = name;
+  for (const auto& [key, get] : to_yaml) out.resolved[key] = get(o);
+  return out;
+}
+
+template <class T>
+YAML::Node node(const T& v) {
+  return YAML::Node(v);
 }
 
 template <class P>
@@ -41,6 +70,56 @@ const std::vector<PolicyType<LocalPolicy>>& local_policy_types() {
   static const std::vector<PolicyType<LocalPolicy>> types = {
       {"fcfs", "first come, first served (preempted requests return to the front)",
        [](YamlMap& p) { return no_params<LocalPolicy, FcfsPolicy>(p, "fcfs"); }},
+      {"sjf", "shortest true output first (oracle); srtf: shortest remaining with preemption",
+       [](YamlMap& p) {
+         auto out = with_params<LocalPolicy>(p, "sjf", parse_sjf_options, {{"srtf", [](const SjfOptions& o) { return node(o.srtf); }}},
+                                             [](const SjfOptions& o, const PolicyContext&) { return std::make_unique<SjfPolicy>(o); });
+         out.oracle = true;
+         return out;
+       }},
+      {"lpm", "longest cached prefix first (SGLang); options in_queue_dedup, fcfs_above",
+       [](YamlMap& p) {
+         return with_params<LocalPolicy>(p, "lpm", parse_lpm_options,
+                                         {{"in_queue_dedup", [](const LpmOptions& o) { return node(o.in_queue_dedup); }},
+                                          {"fcfs_above", [](const LpmOptions& o) { return node(o.fcfs_above); }}},
+                                         [](const LpmOptions& o, const PolicyContext&) { return std::make_unique<LpmPolicy>(o); });
+       }},
+      {"vtc", "virtual token counter fairness (OSDI'24): least-served client first, counter lift",
+       [](YamlMap& p) {
+         return with_params<LocalPolicy>(p, "vtc", parse_vtc_options,
+                                         {{"w_in", [](const VtcOptions& o) { return node(o.w_in); }},
+                                          {"w_out", [](const VtcOptions& o) { return node(o.w_out); }},
+                                          {"charge", [](const VtcOptions& o) { return node(o.charge_extend ? "extend" : "prompt"); }}},
+                                         [](const VtcOptions& o, const PolicyContext&) { return std::make_unique<VtcPolicy>(o); });
+       }},
+      {"dlpm", "deficit longest prefix match: LPM order with per-client deficits (quantum Q^u)",
+       [](YamlMap& p) {
+         return with_params<LocalPolicy>(p, "dlpm", parse_dlpm_options,
+                                         {{"quantum", [](const DlpmOptions& o) { return node(o.quantum); }},
+                                          {"w_in", [](const DlpmOptions& o) { return node(o.w_in); }},
+                                          {"w_out", [](const DlpmOptions& o) { return node(o.w_out); }},
+                                          {"charge", [](const DlpmOptions& o) { return node(o.charge_extend ? "extend" : "prompt"); }},
+                                          {"refill", [](const DlpmOptions& o) { return node(o.refill_all ? "all" : "active"); }}},
+                                         [](const DlpmOptions& o, const PolicyContext&) { return std::make_unique<DlpmPolicy>(o); });
+       }},
+      {"preble_local", "Preble's local scheduler: hit-ratio priority groups with (g+1)·k quotas",
+       [](YamlMap& p) {
+         return with_params<LocalPolicy>(p, "preble_local", parse_preble_local_options,
+                                         {{"groups", [](const PrebleLocalOptions& o) { return node(o.groups); }},
+                                          {"k", [](const PrebleLocalOptions& o) { return node(o.k); }}},
+                                         [](const PrebleLocalOptions& o, const PolicyContext&) {
+                                           return std::make_unique<PrebleLocalPolicy>(o);
+                                         });
+       }},
+      {"ltr", "predicted output-length rank (vLLM-LTR): ranker learned (model/warmup) or noisy_oracle (tau; oracle)",
+       [](YamlMap& p) {
+         const LtrOptions o = parse_ltr_options(p);
+         ParsedPolicy<LocalPolicy> out;
+         out.make = [o](const PolicyContext& ctx) { return std::make_unique<LtrPolicy>(o, ctx.seed); };
+         out.resolved = ltr_options_yaml(o);
+         out.oracle = o.ranker == LtrOptions::Ranker::kNoisyOracle;
+         return out;
+       }},
   };
   return types;
 }
@@ -58,6 +137,50 @@ const std::vector<PolicyType<GlobalPolicy>>& global_policy_types() {
          out.make = [](const PolicyContext& ctx) { return std::make_unique<RandomPolicy>(ctx.seed); };
          out.resolved["name"] = "random";
          return out;
+       }},
+      {"least_load", "least estimated remaining work (seconds, from each worker's cost model)",
+       [](YamlMap& p) {
+         p.finish();
+         ParsedPolicy<GlobalPolicy> out;
+         out.make = [](const PolicyContext&) { return std::make_unique<LeastLoadPolicy>(); };
+         out.resolved["name"] = "least_load";
+         return out;
+       }},
+      {"cache_aware", "SGLang router: longest approximate prefix match unless load is imbalanced",
+       [](YamlMap& p) {
+         return with_params<GlobalPolicy>(p, "cache_aware", parse_cache_aware_options,
+                                          {{"cache_threshold", [](const CacheAwareOptions& o) { return node(o.cache_threshold); }},
+                                           {"balance_abs", [](const CacheAwareOptions& o) { return node(o.balance_abs); }},
+                                           {"balance_rel", [](const CacheAwareOptions& o) { return node(o.balance_rel); }}},
+                                          [](const CacheAwareOptions& o, const PolicyContext& ctx) {
+                                            return std::make_unique<CacheAwarePolicy>(o, ctx.workers);
+                                          });
+       }},
+      {"d2lpm", "distributed DLPM: per-(client, worker) deficits over a stale prefix view (needs local dlpm)",
+       [](YamlMap& p) {
+         auto out = with_params<GlobalPolicy>(p, "d2lpm", parse_d2lpm_options,
+                                              {{"quantum", [](const D2lpmOptions& o) { return node(o.quantum); }},
+                                               {"w_in", [](const D2lpmOptions& o) { return node(o.w_in); }},
+                                               {"w_out", [](const D2lpmOptions& o) { return node(o.w_out); }},
+                                               {"charge", [](const D2lpmOptions& o) { return node(o.charge_extend ? "extend" : "prompt"); }},
+                                               {"update_delay_s", [](const D2lpmOptions& o) { return node(time_to_seconds(o.update_delay)); }}},
+                                              [](const D2lpmOptions& o, const PolicyContext& ctx) {
+                                                return std::make_unique<D2lpmPolicy>(o, ctx.workers);
+                                              });
+         out.requires_local = "dlpm";
+         return out;
+       }},
+      {"preble_e2", "Preble E2: exploit cached prefixes or explore by min L+M+P (with rebalancing, replication)",
+       [](YamlMap& p) {
+         return with_params<GlobalPolicy>(p, "preble_e2", parse_preble_e2_options,
+                                          {{"window_s", [](const PrebleE2Options& o) { return node(time_to_seconds(o.window)); }},
+                                           {"rebalance", [](const PrebleE2Options& o) { return node(o.rebalance); }},
+                                           {"rebalance_ratio", [](const PrebleE2Options& o) { return node(o.rebalance_ratio); }},
+                                           {"replicate", [](const PrebleE2Options& o) { return node(o.replicate); }},
+                                           {"replicate_factor", [](const PrebleE2Options& o) { return node(o.replicate_factor); }}},
+                                          [](const PrebleE2Options& o, const PolicyContext& ctx) {
+                                            return std::make_unique<PrebleE2Policy>(o, ctx.workers);
+                                          });
        }},
   };
   return types;

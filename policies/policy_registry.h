@@ -30,6 +30,10 @@ struct ParsedPolicy {
   std::function<std::unique_ptr<P>(const PolicyContext&)> make;
   YAML::Node resolved;  // {name: ..., params...}
   bool oracle = false;  // reads true output lengths (reports label it)
+  // A global policy that is only defined together with one local policy
+  // (D²LPM's global layer needs local DLPM) names it here; the scenario
+  // loader rejects any other local policy. Empty: any.
+  std::string requires_local;
 };
 
 template <class P>

@@ -52,7 +52,7 @@ void latency_fields(CsvWriter& w, const LatencyStats& l) {
 
 }  // namespace
 
-RunReport::RunReport(ReportOptions opt) : opt_(std::move(opt)) {
+RunReport::RunReport(ReportOptions opt) : opt_(std::move(opt)), fairness_(opt_.w_in, opt_.w_out) {
   std::error_code ec;
   std::filesystem::create_directories(opt_.out_dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create output folder: {}", opt_.out_dir, ec.message()));
@@ -95,12 +95,13 @@ SummaryFields RunReport::finish(const ClientTable& clients, const SimulationTota
                                 const std::vector<WorkerStats>& workers, const SummaryFields& identity) {
   if (requests_) requests_->close();
   const double span = std::max(1e-9, time_to_seconds(std::max(totals.end_time, last_finish_) - totals.first_arrival));
+  fairness_.finish(std::max(totals.end_time, last_finish_));
 
   {
     CsvWriter w(opt_.out_dir + "/clients.csv");
     for (const char* h : {"client", "requests", "finished", "rejected", "unfinished", "not_arrived", "input_tokens",
-                          "cached_tokens", "output_tokens", "service", "service_rate_per_s", "throughput_rps",
-                          "preemptions"})
+                          "cached_tokens", "output_tokens", "service", "service_rate_per_s", "extend_service",
+                          "backlogged_s", "throughput_rps", "preemptions"})
       w.field(std::string_view(h));
     latency_header(w);
     w.end_row();
@@ -111,6 +112,9 @@ SummaryFields RunReport::finish(const ClientTable& clients, const SimulationTota
       w.field(c < clients.size() ? clients.name(c) : fmt::format("client{}", c));
       w.field(a.requests).field(a.finished).field(a.rejected).field(a.unfinished).field(a.not_arrived);
       w.field(a.input_tokens).field(a.cached_tokens).field(a.output_tokens).field(service).field(service / span);
+      w.field(opt_.w_in * static_cast<double>(a.input_tokens - a.cached_tokens) +
+              opt_.w_out * static_cast<double>(a.output_tokens));
+      w.field(fairness_.backlogged_s(c));
       w.field(static_cast<double>(a.finished) / span).field(a.preemptions);
       latency_fields(w, a.lat);
       w.end_row();
@@ -170,6 +174,13 @@ SummaryFields RunReport::finish(const ClientTable& clients, const SimulationTota
   put("normalized_latency_mean_s_per_token", a.lat.normalized.count() ? num(a.lat.normalized.mean()) : "");
   put("cache_hit_rate", num(prompt ? static_cast<double>(cached) / static_cast<double>(prompt) : 0.0));
   put("preemptions", std::to_string(preempt));
+  const FairnessTracker::Measures f = fairness_.measures(clients.size(), span);
+  put("service_diff_max", num(f.diff_max));
+  put("service_diff_mean", num(f.diff_mean));
+  put("extend_service_diff_max", num(f.extend_diff_max));
+  put("extend_service_diff_mean", num(f.extend_diff_mean));
+  put("jain_service_rate", num(f.jain));
+  put("jain_extend_service_rate", num(f.jain_extend));
   put("events", std::to_string(totals.events));
 
   CsvWriter w(opt_.out_dir + "/summary.csv");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "reports/csv_writer.h"
+#include "reports/fairness_tracker.h"
 #include "reports/quantile_sketch.h"
 #include "sim/request_source.h"
 #include "sim/run_observer.h"
@@ -45,6 +46,11 @@ class RunReport final : public RunObserver {
  public:
   explicit RunReport(ReportOptions opt);
   void on_request(const RequestOutcome& r) override;
+  void on_queued(ClientId c, Time t) override { fairness_.on_queued(c, t); }
+  void on_admitted(const RequestSpec& s, Time t, std::int64_t cached, bool first) override {
+    fairness_.on_admitted(s, t, cached, first);
+  }
+  void on_output_tokens(ClientId c, Time t, std::int64_t n) override { fairness_.on_output_tokens(c, t, n); }
 
   // Writes clients/workers/summary CSVs; returns the summary values (for the
   // stdout summary and sweeps).
@@ -57,6 +63,7 @@ class RunReport final : public RunObserver {
   std::unique_ptr<CsvWriter> requests_;
   std::vector<ClientAccumulator> clients_;
   ClientAccumulator overall_;
+  FairnessTracker fairness_;
   Time last_finish_ = 0;
 };
 

@@ -11,6 +11,7 @@
 
 #include "policies/local_policy.h"
 #include "sim/error.h"
+#include "sim/prefix_cache.h"
 #include "sim/request.h"
 
 namespace servesim {
@@ -34,8 +35,18 @@ struct LiveRequest {
   std::int64_t prefill_target = 0;  // tokens to compute before the next token
   std::int64_t computed = 0;        // of prefill_target, including cached tokens
   std::int64_t generated = 0;       // output tokens produced so far
-  std::int64_t cached = 0;          // prompt tokens served from the prefix cache at first admission
-  std::int64_t kv_pages = 0;        // private KV pages held
+  std::int64_t cached = 0;          // prompt tokens served from the prefix cache at first admission (reported)
+  std::int64_t kv_pages = 0;        // private KV pages held (not counting the locked cache path)
+  // KV eviction (AnDPro): prompt tokens kept per KV head after the prefill, as
+  // a private compacted copy; 0 = not compressed (the whole context is held).
+  std::int64_t compressed = 0;
+  // Prefix cache state on the routed worker: the path this request locks
+  // (its matched prefix, then its whole inserted prompt once prefilled) and
+  // the memo of its current match while it waits.
+  CacheNodeId cache_node = kCacheRoot;
+  std::int64_t shared_tokens = 0;   // tokens of its KV held by the cache path it locks
+  std::int32_t shared_blocks = 0;
+  PrefixMatch match;
   std::int32_t preemptions = 0;
   std::int32_t parents_left = 0;
   std::int32_t dependents_unseen = 0;  // dependents not yet pulled from the source

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "costmodel/batch_shape.h"
+#include "policies/global_policy.h"
 #include "sim/request.h"
 
 namespace servesim {
@@ -50,6 +51,24 @@ class RunObserver {
   virtual void on_request(const RequestOutcome& r) = 0;
   // One call per iteration, after it is built (start = its start time).
   virtual void on_iteration(WorkerId w, Time start, Time duration, const BatchShape& batch) {}
+  // Sampling: when sample_interval() is set, on_sample() is called at every
+  // multiple of it up to the end of the run, with the cluster state at that
+  // instant. State only changes at events, so samples are exact and add no
+  // events (outputs other than the samples are unchanged).
+  virtual std::optional<Time> sample_interval() const { return std::nullopt; }
+  virtual void on_sample(Time t, const ClusterView& cluster) {}
+  // Service accounting for fairness metrics (reports/fairness_tracker.h),
+  // called in non-decreasing time order:
+  //  - a request joins a worker's waiting queue (when routed, and again after
+  //    a preemption);
+  //  - it leaves the queue into a batch; `cached` of its prompt tokens came
+  //    from the prefix cache; `first` is false for a re-admission after a
+  //    preemption;
+  //  - `n` output tokens were generated for `client` (the token that ends a
+  //    prefill included).
+  virtual void on_queued(ClientId client, Time t) {}
+  virtual void on_admitted(const RequestSpec& spec, Time t, std::int64_t cached, bool first) {}
+  virtual void on_output_tokens(ClientId client, Time t, std::int64_t n) {}
   // Called now and then (every few thousand events) and once at the end.
   virtual void on_progress(Time now, std::uint64_t reported, std::uint64_t in_flight) {}
 };

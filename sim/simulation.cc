@@ -15,7 +15,9 @@ Simulation::Simulation(SimulationSetup setup, RequestSource& source, RunObserver
   for (std::size_t i = 0; i < setup.workers.size(); ++i) {
     WorkerSetup& w = setup.workers[i];
     workers_.push_back(std::make_unique<Worker>(static_cast<WorkerId>(i), std::move(w.policy), std::move(w.cost),
-                                                w.batching, w.kv_capacity_pages, w.page_size, table_));
+                                                w.batching, w.kv_capacity_pages, w.page_size, table_, &observer_,
+                                                w.kv_eviction));
+    estimate_costs_.push_back(std::move(w.estimate_cost));
   }
   wake_pending_.assign(workers_.size(), false);
 }
@@ -27,6 +29,8 @@ WorkerLoad Simulation::load(WorkerId w) const {
   l.running = wk.running();
   l.kv_used_pages = wk.kv().used();
   l.kv_capacity_pages = wk.kv().capacity();
+  l.kv_evictable_pages = wk.cache().evictable_pages();
+  l.page_size = wk.kv().page_size();
   l.pending_prefill_tokens = wk.pending_prefill_tokens();
   l.running_context_tokens = wk.running_context_tokens();
   return l;
@@ -205,6 +209,11 @@ void Simulation::report_spec(const RequestSpec& spec, RequestStatus status, std:
   if (status == RequestStatus::kNotArrived) totals_.not_arrived++;
 }
 
+void Simulation::sample_until(Time t) {
+  if (!sample_interval_) return;
+  for (; next_sample_ <= t; next_sample_ += *sample_interval_) observer_.on_sample(next_sample_, *this);
+}
+
 bool Simulation::work_left() const { return !source_done_ || lookahead_.has_value() || table_.live() > 0; }
 
 void Simulation::drain_at_horizon() {
@@ -234,6 +243,8 @@ SimulationTotals Simulation::run() {
     SIM_CHECK(*period > 0, "global policy timer period must be > 0");
     events_.push(totals_.first_arrival + *period, EventKind::kTimer);
   }
+  sample_interval_ = observer_.sample_interval();
+  if (sample_interval_) SIM_CHECK(*sample_interval_ > 0, "sample interval must be > 0");
   bool stopped_at_horizon = false;
   while (!events_.empty()) {
     const Event& top = events_.top();
@@ -243,6 +254,7 @@ SimulationTotals Simulation::run() {
     }
     Event e = events_.pop();
     SIM_CHECK(e.time >= now_, "time went backwards: event at {} ns after {} ns", e.time, now_);
+    if (e.time > now_) sample_until(e.time - 1);  // the state just before this instant
     now_ = e.time;
     ++totals_.events;
     switch (e.kind) {
@@ -279,6 +291,7 @@ SimulationTotals Simulation::run() {
     drain_at_horizon();
   }
   totals_.end_time = stopped_at_horizon ? *horizon_ : now_;
+  sample_until(totals_.end_time);
   SIM_CHECK(table_.live() == 0, "{} requests were never reported", table_.live());
   observer_.on_progress(now_, totals_.requests, 0);
   return totals_;

@@ -35,9 +35,13 @@ namespace servesim {
 struct WorkerSetup {
   std::unique_ptr<LocalPolicy> policy;
   std::shared_ptr<const CostModel> cost;
+  // What global policies see through ClusterView::cost_model (an estimate that
+  // may differ from the truth, e.g. NoisyCostModel); null = `cost`.
+  std::shared_ptr<const CostModel> estimate_cost;
   BatchingOptions batching;
   std::int64_t kv_capacity_pages = 0;
   std::int64_t page_size = 16;
+  std::optional<AndproParams> kv_eviction;  // AnDPro: KV eviction after prefill (worker.h)
 };
 
 struct SimulationSetup {
@@ -70,7 +74,9 @@ class Simulation final : private ClusterView {
   Time now() const override { return now_; }
   std::size_t workers() const override { return workers_.size(); }
   WorkerLoad load(WorkerId w) const override;
-  const CostModel& cost_model(WorkerId w) const override { return workers_[w]->cost_model(); }
+  const CostModel& cost_model(WorkerId w) const override {
+    return estimate_costs_[w] ? *estimate_costs_[w] : workers_[w]->cost_model();
+  }
 
   bool pull_next();  // fills lookahead_; false at end of stream
   void take_arrivals();
@@ -84,8 +90,10 @@ class Simulation final : private ClusterView {
   void register_dependent(RequestHandle h);
   void retire_parent(LiveRequest& r, bool ok);
   bool work_left() const;
+  void sample_until(Time t);  // emits observer samples at multiples of the interval <= t
 
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::shared_ptr<const CostModel>> estimate_costs_;  // per worker; null = the worker's own
   std::unique_ptr<GlobalPolicy> global_;
   std::int64_t max_context_;
   std::optional<Time> horizon_;
@@ -110,6 +118,8 @@ class Simulation final : private ClusterView {
   std::unordered_map<RequestId, std::vector<RequestHandle>> waiting_children_;
   std::unordered_map<RequestId, RequestHandle> live_ids_;  // for dependency lookups only
   std::uint64_t pending_releases_ = 0;
+  std::optional<Time> sample_interval_;
+  Time next_sample_ = 0;
   SimulationTotals totals_;
 };
 

@@ -6,9 +6,10 @@
 namespace servesim {
 
 Worker::Worker(WorkerId id, std::unique_ptr<LocalPolicy> policy, std::shared_ptr<const CostModel> cost,
-               BatchingOptions opt, std::int64_t kv_capacity_pages, std::int64_t page_size, RequestTable& table)
+               BatchingOptions opt, std::int64_t kv_capacity_pages, std::int64_t page_size, RequestTable& table,
+               RunObserver* observer, std::optional<AndproParams> kv_eviction)
     : id_(id), policy_(std::move(policy)), cost_(std::move(cost)), opt_(opt), kv_(kv_capacity_pages, page_size),
-      table_(table) {
+      cache_(kv_), table_(table), observer_(observer), eviction_(kv_eviction) {
   stats_.kv_capacity_pages = kv_capacity_pages;
 }
 
@@ -16,11 +17,6 @@ bool Worker::fits_alone(const RequestSpec& spec) const {
   return kv_.pages_for(spec.prompt_tokens + spec.output_tokens) <= kv_.capacity();
 }
 
-std::int64_t Worker::running_context_tokens() const {
-  std::int64_t n = 0;
-  for (RequestHandle h : running_) n += table_[h].computed + table_[h].generated;
-  return n;
-}
 
 void Worker::enqueue(RequestHandle h, Time now) {
   LiveRequest& r = table_[h];
@@ -30,37 +26,133 @@ void Worker::enqueue(RequestHandle h, Time now) {
   r.worker = id_;
   r.prefill_target = r.spec.prompt_tokens;
   r.computed = 0;
+  r.match = PrefixMatch{};
   pending_prefill_tokens_ += r.prefill_target;
   ++waiting_;
   stats_.peak_waiting = std::max(stats_.peak_waiting, waiting_);
+  if (observer_) observer_->on_queued(r.spec.client, now);
   policy_->enqueue(QueuedRequest{h, &r.spec, now, r.prefill_target, false});
 }
 
 // Private KV tokens a request holds once this step's token is written:
 // its computed context (minus the shared cached prefix) plus generated tokens.
 std::int64_t Worker::private_tokens_after_step(const LiveRequest& r) const {
-  return r.prefill_target - r.cached + r.generated;
+  if (r.compressed > 0) return r.compressed + r.generated;  // the compacted copy holds the whole context
+  return r.prefill_target - r.shared_tokens + r.generated;
 }
 
-void Worker::preempt(RequestHandle h) {
-  LiveRequest& r = table_[h];
+std::int64_t Worker::kv_tokens(const LiveRequest& r) const {
+  return (r.compressed > 0 ? r.compressed : r.computed) + r.generated;
+}
+
+// AnDPro: the request keeps kept_tokens(n) of its n context tokens, compacted
+// out of place into fresh private pages (allocated first; without room it
+// stays uncompressed). Its old private pages are freed and its cache path
+// unlocked: the uncompressed shared prompt stays cached (evictable), and the
+// compressed copy is the request's own. Time is charged by the cost model.
+void Worker::evict_after_prefill(LiveRequest& r) {
+  const std::int64_t kept = eviction_->kept_tokens(r.prefill_target);
+  if (kept >= r.prefill_target) return;  // nothing to evict
+  const std::int64_t pages = kv_.pages_for(kept);
+  if (!alloc(pages)) return;  // (the request's own cache path is locked, so alloc cannot evict it)
   kv_.release(r.kv_pages);
+  private_pages_ -= r.kv_pages;
+  r.kv_pages = pages;
+  cache_.unlock(r.cache_node, now_);
+  r.cache_node = kCacheRoot;
+  r.shared_tokens = 0;
+  r.shared_blocks = 0;
+  context_tokens_ -= r.computed - kept;
+  r.compressed = kept;
+  stats_.kv_evicted_tokens += r.computed - kept;
+}
+
+const PrefixMatch& Worker::refresh_match(RequestHandle h) const {
+  LiveRequest& r = table_[h];
+  cache_.refresh(r.match, r.spec, r.prefill_target - 1);
+  return r.match;
+}
+
+std::int64_t Worker::cached_tokens(const QueuedRequest& q) const { return refresh_match(q.handle).tokens; }
+
+std::uint64_t Worker::uncached_prefix_key(const QueuedRequest& q) const {
+  const PrefixMatch& m = refresh_match(q.handle);
+  const RequestSpec& s = table_[q.handle].spec;
+  const auto next = static_cast<std::size_t>(m.blocks);
+  if (next >= s.prefix_blocks.size() || PrefixCache::block_tokens(s, next) <= 0) return 0;
+  std::uint64_t z = s.prefix_blocks[next] ^ ((static_cast<std::uint64_t>(m.node) << 32) | m.generation);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) | 1;  // never 0
+}
+
+bool Worker::alloc(std::int64_t pages) {
+  if (kv_.free() < pages) cache_.make_room(pages);
+  if (!kv_.try_alloc(pages)) return false;
+  private_pages_ += pages;
+  return true;
+}
+
+void Worker::release_private(LiveRequest& r) {
+  kv_.release(r.kv_pages);
+  private_pages_ -= r.kv_pages;
   r.kv_pages = 0;
+  cache_.unlock(r.cache_node, now_);
+  r.cache_node = kCacheRoot;
+  r.shared_tokens = 0;
+  r.shared_blocks = 0;
+}
+
+void Worker::preempt_now(RequestHandle h) {
+  LiveRequest& r = table_[h];
+  release_private(r);
+  context_tokens_ -= kv_tokens(r);
+  r.compressed = 0;  // recomputation prefills (and compresses) the whole context again
   auto it = std::find(running_.begin(), running_.end(), h);
   SIM_CHECK(it != running_.end(), "preempted request {} is not running", r.spec.id);
   running_.erase(it);
   pending_prefill_tokens_ -= r.prefill_target - r.computed;
-  // Recomputation: the prompt and every generated token are prefilled again;
-  // the iteration that completes it produces the next token.
+  // Recomputation: the prompt and every generated token are prefilled again
+  // (minus whatever the prefix cache still holds at re-admission); the
+  // iteration that completes it produces the next token.
   r.prefill_target = r.spec.prompt_tokens + r.generated;
   r.computed = 0;
-  r.cached = 0;
+  r.match = PrefixMatch{};
   r.phase = Phase::kQueued;
   r.preemptions++;
   stats_.preemptions++;
   pending_prefill_tokens_ += r.prefill_target;
   ++waiting_;
+  if (observer_) observer_->on_queued(r.spec.client, now_);
   policy_->enqueue(QueuedRequest{h, &r.spec, now_, r.prefill_target, true});
+}
+
+void Worker::drop_from_batch(RequestHandle h) {
+  std::size_t same_kind = 0;
+  for (std::size_t i = 0; i < items_.size(); ++i) {
+    if (items_[i].h != h) continue;
+    const Item it = items_[i];
+    for (std::size_t j = 0; j < i; ++j) same_kind += items_[j].prefill == it.prefill ? 1 : 0;
+    if (it.prefill)
+      shape_.prefills.erase(shape_.prefills.begin() + static_cast<std::ptrdiff_t>(same_kind));
+    else
+      shape_.decode_contexts.erase(shape_.decode_contexts.begin() + static_cast<std::ptrdiff_t>(same_kind));
+    budget_ += it.tokens;
+    items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(i));
+    return;
+  }
+}
+
+void Worker::running_requests(std::vector<RunningRequest>& out) const {
+  out.clear();
+  for (RequestHandle h : running_) out.push_back(RunningRequest{h, &table_[h].spec, table_[h].generated});
+}
+
+bool Worker::preempt(RequestHandle h) {
+  if (std::find(running_.begin(), running_.end(), h) == running_.end()) return false;
+  drop_from_batch(h);
+  preempt_now(h);
+  return true;
 }
 
 void Worker::schedule_decodes() {
@@ -70,9 +162,9 @@ void Worker::schedule_decodes() {
     if (r.phase != Phase::kDecode) continue;
     std::int64_t need = kv_.pages_for(private_tokens_after_step(r)) - r.kv_pages;
     bool self_preempted = false;
-    while (need > 0 && !kv_.try_alloc(need)) {
+    while (need > 0 && !alloc(need)) {
       RequestHandle victim = running_.back();
-      preempt(victim);
+      preempt_now(victim);
       if (victim == h) {
         self_preempted = true;
         break;
@@ -81,7 +173,7 @@ void Worker::schedule_decodes() {
     if (self_preempted) break;  // h was the last running request
     r.kv_pages += std::max<std::int64_t>(need, 0);
     items_.push_back({h, 1, false});
-    shape_.decode_contexts.push_back(r.prefill_target + r.generated - 1);
+    shape_.decode_contexts.push_back(kv_tokens(r) - 1);  // the compacted context when evicted
     --budget_;
   }
 }
@@ -103,24 +195,39 @@ void Worker::schedule_prefill_chunks() {
 }
 
 AdmitResult Worker::try_admit(const QueuedRequest& q) {
-  if (budget_ <= 0 || static_cast<std::int64_t>(running_.size()) >= opt_.max_running) return AdmitResult::kBatchFull;
+  if (budget_ <= 0) return AdmitResult::kBatchFull;
+  if (static_cast<std::int64_t>(running_.size()) >= opt_.max_running) return AdmitResult::kNoSlot;
   LiveRequest& r = table_[q.handle];
   SIM_CHECK(r.phase == Phase::kQueued && r.worker == id_, "policy proposed request {} that is not queued here",
             r.spec.id);
-  const std::int64_t need = kv_.pages_for(r.prefill_target - r.cached);
+  const PrefixMatch& m = refresh_match(q.handle);
+  const std::int64_t cached = m.tokens;
+  const std::int64_t need = kv_.pages_for(r.prefill_target - cached);
   const std::int64_t reserve =
       running_.empty() ? 0 : static_cast<std::int64_t>(opt_.reservation_ratio * static_cast<double>(kv_.capacity()));
-  if (kv_.free() - need < reserve || !kv_.try_alloc(need)) return AdmitResult::kNoMemory;
+  // Lock the match first, so making room cannot evict it.
+  cache_.lock(m.node, now_);
+  if (kv_.free() + cache_.evictable_pages() - need < reserve || !alloc(need)) {
+    cache_.unlock(m.node, now_);
+    return AdmitResult::kNoMemory;
+  }
   r.kv_pages = need;
+  r.cache_node = m.node;
+  r.shared_tokens = cached;
+  r.shared_blocks = m.blocks;
   r.phase = Phase::kPrefill;
-  r.computed = r.cached;
-  pending_prefill_tokens_ -= r.cached;
-  if (!r.admitted) {
+  r.computed = cached;
+  context_tokens_ += r.computed + r.generated;
+  pending_prefill_tokens_ -= cached;
+  const bool first = !r.admitted;
+  if (first) {
     r.admitted = now_;
+    r.cached = cached;
     stats_.admitted++;
     stats_.prompt_tokens += r.spec.prompt_tokens;
-    stats_.cached_tokens += r.cached;
+    stats_.cached_tokens += cached;
   }
+  if (observer_) observer_->on_admitted(r.spec, now_, cached, first);
   --waiting_;
   running_.push_back(q.handle);
   stats_.peak_running = std::max<std::int64_t>(stats_.peak_running, static_cast<std::int64_t>(running_.size()));
@@ -161,29 +268,59 @@ Time Worker::start_iteration(Time now) {
   return t;
 }
 
+// The prompt's blocks join the cache: the request hands over its private
+// pages for them (blocks another request inserted meanwhile are shared and
+// its copy is freed) and locks the longer path instead of its match.
+void Worker::cache_prompt(LiveRequest& r) {
+  if (r.spec.prefix_blocks.empty() || r.spec.prefix_block_size <= 0) return;
+  PrefixMatch from;
+  from.node = r.cache_node;
+  from.tokens = r.shared_tokens;
+  from.blocks = r.shared_blocks;
+  const std::int64_t budget = r.kv_pages + kv_.free();
+  kv_.release(r.kv_pages);
+  private_pages_ -= r.kv_pages;
+  PrefixCache::InsertResult res = cache_.insert(r.spec, from, r.prefill_target, budget, now_);
+  cache_.lock(res.node, now_);
+  cache_.unlock(r.cache_node, now_);
+  r.cache_node = res.node;
+  r.shared_tokens = res.tokens;
+  r.shared_blocks = res.blocks;
+  r.kv_pages = res.private_pages;
+  SIM_CHECK(kv_.try_alloc(r.kv_pages), "worker {}: request {} lost its private pages while caching its prompt", id_,
+            r.spec.id);
+  private_pages_ += r.kv_pages;
+}
+
 void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
   SIM_CHECK(busy_, "worker {} finished an iteration it did not start", id_);
   busy_ = false;
+  now_ = now;
   bool any_finished = false;
   for (const Item& it : items_) {
     LiveRequest& r = table_[it.h];
     if (it.prefill) {
       r.computed += it.tokens;
+      context_tokens_ += it.tokens;
       pending_prefill_tokens_ -= it.tokens;
       stats_.prefill_tokens += it.tokens;
       if (r.computed < r.prefill_target) continue;
       r.phase = Phase::kDecode;
+      cache_prompt(r);
+      if (eviction_) evict_after_prefill(r);
     } else {
       stats_.decode_tokens += 1;
-      policy_->on_decode_tokens(r.spec.client, 1);
     }
     // The iteration that completes a prefill, and every decode step, yields one token.
     r.generated += 1;
+    context_tokens_ += 1;
+    policy_->on_decode_tokens(r.spec.client, 1);
+    if (observer_) observer_->on_output_tokens(r.spec.client, now, 1);
     if (!r.first_token) r.first_token = now;
     if (r.generated >= r.spec.output_tokens) {
       r.phase = Phase::kFinished;
-      kv_.release(r.kv_pages);
-      r.kv_pages = 0;
+      release_private(r);
+      context_tokens_ -= kv_tokens(r);
       stats_.finished++;
       policy_->on_finish(r.spec);
       done.push_back(it.h);
@@ -196,9 +333,15 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
 
 void Worker::check_invariants() const {
   SIM_CHECK(kv_.used() <= kv_.capacity(), "worker {}: KV used {} > capacity {}", id_, kv_.used(), kv_.capacity());
+  SIM_CHECK(kv_.used() == private_pages_ + cache_.pages(),
+            "worker {}: KV used {} != private {} + cached {} pages (a page leaked)", id_, kv_.used(), private_pages_,
+            cache_.pages());
   SIM_CHECK(static_cast<std::int64_t>(running_.size()) <= opt_.max_running, "worker {}: {} running > max {}", id_,
             running_.size(), opt_.max_running);
   SIM_CHECK(budget_ >= 0, "worker {}: token budget overdrawn ({})", id_, budget_);
+  SIM_CHECK(!running_.empty() || (context_tokens_ == 0 && private_pages_ == 0 && cache_.locked_pages() == 0),
+            "worker {}: nothing runs but {} context tokens / {} private pages / {} locked cache pages remain", id_,
+            context_tokens_, private_pages_, cache_.locked_pages());
 }
 
 }  // namespace servesim

@@ -15,16 +15,37 @@
 // finish_iteration() applies the results: chunks advance, the iteration that
 // completes a prefill produces the first token, each decode produces one
 // token, and requests that reach their output length finish and free their KV.
+//
+// Prefix cache (sim/prefix_cache.h; one KV capacity shared with running
+// requests): at admission a request locks its matched prefix and computes only
+// the rest (the cost model sees the match as context). When its prefill
+// completes, its prompt blocks join the cache (its private pages for them move
+// to the cache, or are freed where another request inserted the same blocks
+// first) and stay locked while it runs; at finish or preemption it unlocks
+// them (evictable, not lost). Generated tokens have no block ids, so nothing
+// could ever match them: their KV is freed at finish. Allocation evicts
+// unlocked cache leaves (LRU) before it preempts anyone.
+// KV eviction (optional, AnDPro; docs/simulation.md): when a request's
+// prefill completes it keeps kept_tokens(n) of its n context tokens as a
+// private compacted copy and frees the rest; its uncompressed prompt blocks
+// stay in the prefix cache, unlocked (shared, evictable). Decode steps then
+// read and grow the compacted copy.
+// Memory invariant (checked): pool use = private pages of running requests +
+// cache pages <= capacity.
 #pragma once
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "costmodel/attention_method.h"
 #include "costmodel/batch_shape.h"
 #include "costmodel/cost_model.h"
 #include "policies/local_policy.h"
 #include "sim/batching_options.h"
 #include "sim/kv_pool.h"
 #include "sim/live_request.h"
+#include "sim/prefix_cache.h"
+#include "sim/run_observer.h"
 #include "sim/worker_stats.h"
 
 namespace servesim {
@@ -32,7 +53,8 @@ namespace servesim {
 class Worker final : private AdmissionContext {
  public:
   Worker(WorkerId id, std::unique_ptr<LocalPolicy> policy, std::shared_ptr<const CostModel> cost,
-         BatchingOptions opt, std::int64_t kv_capacity_pages, std::int64_t page_size, RequestTable& table);
+         BatchingOptions opt, std::int64_t kv_capacity_pages, std::int64_t page_size, RequestTable& table,
+         RunObserver* observer = nullptr, std::optional<AndproParams> kv_eviction = std::nullopt);
 
   WorkerId id() const { return id_; }
   bool busy() const { return busy_; }
@@ -40,10 +62,13 @@ class Worker final : private AdmissionContext {
   std::int64_t waiting() const { return waiting_; }
   std::int64_t running() const override { return static_cast<std::int64_t>(running_.size()); }
   const KvPool& kv() const { return kv_; }
+  const PrefixCache& cache() const { return cache_; }
   const CostModel& cost_model() const { return *cost_; }
+  const LocalPolicy& policy() const { return *policy_; }
   const WorkerStats& stats() const { return stats_; }
   std::int64_t pending_prefill_tokens() const { return pending_prefill_tokens_; }
-  std::int64_t running_context_tokens() const;
+  // KV tokens of running requests (computed + generated), kept incrementally.
+  std::int64_t running_context_tokens() const { return context_tokens_; }
   // True when the request could run on this worker alone (else the engine rejects it).
   bool fits_alone(const RequestSpec& spec) const;
 
@@ -65,13 +90,26 @@ class Worker final : private AdmissionContext {
   // AdmissionContext
   Time now() const override { return now_; }
   AdmitResult try_admit(const QueuedRequest& r) override;
-  std::int64_t cached_tokens(const QueuedRequest& r) const override { return 0; }
+  std::int64_t cached_tokens(const QueuedRequest& r) const override;
+  std::uint64_t uncached_prefix_key(const QueuedRequest& r) const override;
+  bool has_room() const override {
+    return budget_ > 0 && static_cast<std::int64_t>(running_.size()) < opt_.max_running;
+  }
+  void running_requests(std::vector<RunningRequest>& out) const override;
+  bool preempt(RequestHandle h) override;
 
+  const PrefixMatch& refresh_match(RequestHandle h) const;
+  bool alloc(std::int64_t pages);          // evicts unlocked cache leaves if needed
+  void release_private(LiveRequest& r);    // frees private pages, unlocks the cache path
+  void cache_prompt(LiveRequest& r);       // at prefill completion: prompt blocks join the cache
+  void drop_from_batch(RequestHandle h);   // undoes h's item in the batch being built
   void schedule_decodes();
   void schedule_prefill_chunks();
   void add_prefill_chunk(RequestHandle h);
-  void preempt(RequestHandle h);
+  void preempt_now(RequestHandle h);
   std::int64_t private_tokens_after_step(const LiveRequest& r) const;
+  std::int64_t kv_tokens(const LiveRequest& r) const;  // context held: computed (or compressed) + generated
+  void evict_after_prefill(LiveRequest& r);             // KV eviction at prefill completion
   void check_invariants() const;
 
   WorkerId id_;
@@ -79,11 +117,16 @@ class Worker final : private AdmissionContext {
   std::shared_ptr<const CostModel> cost_;
   BatchingOptions opt_;
   KvPool kv_;
+  PrefixCache cache_;
   RequestTable& table_;
+  RunObserver* observer_;
+  std::optional<AndproParams> eviction_;  // KV eviction after prefill (AnDPro), if any
+  std::int64_t private_pages_ = 0;  // sum of running requests' kv_pages
 
   std::vector<RequestHandle> running_;  // admission order (the back is preempted first)
   std::int64_t waiting_ = 0;
   std::int64_t pending_prefill_tokens_ = 0;
+  std::int64_t context_tokens_ = 0;
   bool busy_ = false;
   Time now_ = 0;
   std::int64_t budget_ = 0;  // tokens left in the iteration being built

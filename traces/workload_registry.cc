@@ -6,6 +6,7 @@
 #include "traces/empirical_workload.h"
 #include "traces/session_workload.h"
 #include "traces/synthetic_workload.h"
+#include "traces/template_workload.h"
 #include "traces/trace_workload.h"
 
 namespace servesim {
@@ -14,6 +15,8 @@ const std::vector<WorkloadType>& workload_types() {
   static const std::vector<WorkloadType> types = {
       {"synthetic", "clients with Poisson/Gamma arrivals and fixed/uniform/lognormal lengths",
        parse_synthetic_workload},
+      {"templates", "clients sharing Zipf-popular prefix templates (prefix blocks), per-client rates, on/off phases",
+       parse_template_workload},
       {"trace", "replay of a trace file (azure, burstgpt, mooncake, vtc, native) with transformations",
        parse_trace_workload},
       {"empirical", "Poisson/Gamma arrivals with lengths resampled from a trace", parse_empirical_workload},

@@ -4,6 +4,14 @@
 //   servesim_engine_bench [--requests N] [--workers W] [--out DIR] [--repeat R]
 // Peak RSS should not grow with N (requests.csv is streamed; finished requests
 // are freed): compare --requests 250000 with the default.
+//
+// --templates: the same three clients (rates, own prompt and output lengths)
+// with shared-prefix templates (Zipf-popular system prompts and documents,
+// 64-token prefix blocks), so the prefix caches work.
+// --policies fcfs,lpm,dlpm,d2lpm,preble_e2: runs each scheduling system and
+// prints a wall-time table relative to the first (fcfs/lpm/dlpm route with
+// least_outstanding; d2lpm = global d2lpm + local dlpm; preble_e2 = global
+// preble_e2 + local preble_local).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -37,6 +45,43 @@ workload:
     - {name: batch, rate: 20, prompt: {dist: uniform, min: 200, max: 3000}, output: {dist: uniform, min: 50, max: 800}}
 )";
 
+const char* kTemplateScenario = R"(name: engine_bench_templates
+seed: 1
+model: llama-3-8b
+hardware: h100-sxm
+cluster: {workers: 16}
+policy: {local: fcfs, global: least_outstanding}
+cost_model: {backend: roofline}
+workload:
+  type: templates
+  requests: 1000000
+  block_size: 64
+  pools:
+    - {name: sys, count: 200, zipf: 1.0, tokens: {dist: lognormal, median: 400, sigma: 0.6, max: 3000}}
+    - {name: docs, count: 2000, zipf: 1.2, tokens: {dist: lognormal, median: 1200, sigma: 0.5, max: 5000}}
+  clients:
+    - {name: chat, rate: 180, pool: sys, prompt: {dist: lognormal, median: 300, sigma: 0.8, max: 3000},
+       output: {dist: lognormal, median: 150, sigma: 0.8, max: 2000}}
+    - {name: code, rate: 60, arrival: {process: gamma, cv: 3}, pool: docs,
+       prompt: {dist: lognormal, median: 300, sigma: 0.6, max: 2000},
+       output: {dist: lognormal, median: 30, sigma: 1.0, max: 1000}}
+    - {name: batch, rate: 20, pool: sys, template_share: 0.5, prompt: {dist: uniform, min: 200, max: 3000},
+       output: {dist: uniform, min: 50, max: 800}}
+)";
+
+// A scheduling system by name: (local, global).
+std::pair<std::string, std::string> system_policies(const std::string& name) {
+  if (name == "d2lpm") return {"dlpm", "d2lpm"};
+  if (name == "preble_e2") return {"preble_local", "preble_e2"};
+  return {name, "least_outstanding"};
+}
+
+std::string summary_value(const RunOutput& r, const std::string& key) {
+  for (const auto& [k, v] : r.summary)
+    if (k == key) return v;
+  return "";
+}
+
 double peak_rss_mb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -53,11 +98,51 @@ int main(int argc, char** argv) {
   app.add_option("--workers", workers, "workers");
   app.add_option("--repeat", repeat, "runs (min/median/max are printed)");
   app.add_option("--out", out, "run folder");
+  bool templates = false;
+  std::string policies;
+  app.add_flag("--templates", templates, "clients with shared-prefix templates (prefix caching at work)");
+  app.add_option("--policies", policies, "comma-separated systems to compare, e.g. fcfs,lpm,dlpm,d2lpm,preble_e2");
   CLI11_PARSE(app, argc, argv);
   try {
     std::vector<std::string> sets = {fmt::format("workload.requests={}", requests),
                                      fmt::format("cluster.workers={}", workers)};
-    YAML::Node root = YAML::Load(kScenario);
+    if (!policies.empty()) {
+      std::vector<std::string> names;
+      for (std::size_t a = 0; a <= policies.size();) {
+        const std::size_t b = std::min(policies.find(',', a), policies.size());
+        if (b > a) names.push_back(policies.substr(a, b - a));
+        a = b + 1;
+      }
+      fmt::print("engine_bench: {} requests, {} workers, {} workload, {} runs each\n", requests, workers,
+                 templates ? "shared-prefix template" : "synthetic", repeat);
+      fmt::print("  {:<10} {:>9} {:>9} {:>8} {:>9} {:>10} {:>9}\n", "system", "min_s", "median_s", "vs_first",
+                 "hit_rate", "e2e_mean_s", "events");
+      double first = 0;
+      for (const std::string& name : names) {
+        YAML::Node root = YAML::Load(templates ? kTemplateScenario : kScenario);
+        for (const auto& s : sets) apply_override(root, s);
+        const auto [local, global] = system_policies(name);
+        apply_override(root, "policy.local=" + local);
+        apply_override(root, "policy.global=" + global);
+        ScenarioConfig c = parse_scenario(root, "<engine_bench>");
+        std::vector<double> walls;
+        RunOutput r;
+        for (int i = 0; i < repeat; ++i) {
+          auto t0 = std::chrono::steady_clock::now();
+          r = execute_run(c, RunOptions{out, false});
+          walls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::sort(walls.begin(), walls.end());
+        const double med = walls[walls.size() / 2];
+        if (first == 0) first = med;
+        fmt::print("  {:<10} {:>9.2f} {:>9.2f} {:>7.2f}x {:>9} {:>10} {:>9}\n", name, walls.front(), med, med / first,
+                   summary_value(r, "cache_hit_rate"), summary_value(r, "e2e_mean_s"), r.totals.events);
+        std::fflush(stdout);
+      }
+      fmt::print("  peak RSS   {:.1f} MB\n", peak_rss_mb());
+      return 0;
+    }
+    YAML::Node root = YAML::Load(templates ? kTemplateScenario : kScenario);
     for (const auto& s : sets) apply_override(root, s);
     ScenarioConfig c = parse_scenario(root, "<engine_bench>");
     std::vector<double> walls;

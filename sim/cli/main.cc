@@ -14,6 +14,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "servesim 0.1.0");
   servesim::cli::add_run_command(app);
   servesim::cli::add_trace_commands(app);
+  servesim::cli::add_sweep_commands(app);
+  servesim::cli::add_plot_command(app);
+  servesim::cli::add_calibrate_commands(app);
+  servesim::cli::add_ltr_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,262 @@
+// Tests of the calibrated backend's configuration (backend auto and its
+// profile lookup, attention methods and their errors, Quest's KV metadata)
+// and of the visible effects of attention methods on small scenarios, with a
+// profile GENERATED from known formulas (costmodel/synthetic_profile.h).
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "configs/run_builder.h"
+#include "costmodel/synthetic_profile.h"
+
+using namespace servesim;
+namespace fs = std::filesystem;
+
+namespace {
+
+// One folder per process (CTest runs the cases of this file in parallel),
+// removed when the process ends.
+fs::path temp_dir() {
+  static const struct Dir {
+    fs::path path = fs::temp_directory_path() / ("servesim_calibrated_config_test_" + std::to_string(getpid()));
+    Dir() { fs::create_directories(path); }
+    ~Dir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } dir;
+  return dir.path;
+}
+
+// The synthetic profile, written once per test binary.
+std::string synthetic_profile_path() {
+  static const std::string path = [] {
+    fs::path p = temp_dir() / "synthetic_profile.csv";
+    SyntheticOptions o;
+    o.noise = 0.02;
+    std::ofstream(p) << synthetic_profile_csv(o);
+    return p.string();
+  }();
+  return path;
+}
+
+std::string scenario(const std::string& extra, const std::string& workload) {
+  return "name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: h100-sxm\ncluster: {workers: 1}\n"
+         "report: {requests_csv: false, timeline_interval_s: 0}\n" +
+         extra + "\nworkload:\n" + workload;
+}
+
+const char* kSmallWorkload = R"(  type: synthetic
+  requests: 20
+  clients:
+    - {name: a, rate: 5, prompt: {dist: fixed, value: 1000}, output: {dist: fixed, value: 20}}
+)";
+
+ScenarioConfig parse(const std::string& yaml) {
+  fs::path p = temp_dir() / "scenario.yaml";
+  std::ofstream(p) << yaml;
+  return load_scenario(p.string(), {});
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse(yaml);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string calibrated(const std::string& attention) {
+  return "cost_model: {backend: calibrated, profile: " + synthetic_profile_path() + "}\nattention: " + attention;
+}
+
+double summary_value(const RunOutput& out, const std::string& key) {
+  for (const auto& [k, v] : out.summary)
+    if (k == key) return std::stod(v);
+  FAIL("no summary field " << key);
+  return 0;
+}
+
+RunOutput run(const std::string& yaml, const std::string& name) {
+  ScenarioConfig c = parse(yaml);
+  RunOptions o;
+  o.out_dir = (temp_dir() / name).string();
+  o.progress = false;
+  return execute_run(c, o);
+}
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+}  // namespace
+
+TEST_CASE("backend auto is roofline and says uncalibrated while no measured profile exists") {
+  ScopedEnv env("SERVESIM_PROFILE_DIR", (temp_dir() / "empty_profiles").string());
+  ScenarioConfig c = parse(scenario("", kSmallWorkload));
+  CHECK(c.cost_model.backend == "roofline");
+  CHECK(c.cost_model.auto_selected);
+  CHECK(make_cost_model(c, c.workers[0])->identity().find("uncalibrated") != std::string::npos);
+}
+
+TEST_CASE("backend auto uses a measured profile found under the profile folder, and refuses a synthetic one") {
+  fs::path dir = temp_dir() / "profiles";
+  fs::create_directories(dir / "h100-sxm");
+  // A stand-in for a measured profile: the generated one without its synthetic
+  // flag (test only; real profiles come from servesim-kernels bench).
+  SyntheticOptions o;
+  std::string text = synthetic_profile_csv(o);
+  text.erase(text.find("# synthetic=true\n"), 17);
+  std::ofstream(dir / "h100-sxm" / "profile.csv") << text;
+  ScopedEnv env("SERVESIM_PROFILE_DIR", dir.string());
+  ScenarioConfig c = parse(scenario("", kSmallWorkload));
+  CHECK(c.cost_model.backend == "calibrated");
+  CHECK(c.workers[0].profile == fs::absolute(dir / "h100-sxm" / "profile.csv").lexically_normal().string());
+  auto m = make_cost_model(c, c.workers[0]);
+  CHECK(m->calibrated());
+  CHECK(m->identity().find("calibrated: profile") == 0);
+  CHECK(c.resolved()["cost_model"]["backend"].as<std::string>() == "calibrated");
+  std::ofstream(dir / "h100-sxm" / "profile.csv") << synthetic_profile_csv(o);
+  CHECK(error_of(scenario("", kSmallWorkload)).find("is a SYNTHETIC profile") != std::string::npos);
+}
+
+TEST_CASE("attention methods and their parameters are parsed, resolved and checked") {
+  ScenarioConfig c = parse(scenario(calibrated(R"({prefill: minference, decode: quest, kv: andpro,
+  quest: {budget: 1024}, minference: {patterns: {vs_30_2048: 0.5, bs_100: 0.5}, min_length: 16384},
+  andpro: {budget: 1024, window: 64}})"), kSmallWorkload));
+  const AttentionConfig& a = c.workers[0].attention;
+  CHECK(a.prefill == "minference");
+  CHECK(a.quest.budget == 1024);
+  CHECK(a.minference.patterns.size() == 2);
+  CHECK(a.minference.min_length == 16384);
+  CHECK(a.andpro.window == 64);
+  YAML::Node r = c.resolved();
+  CHECK(r["attention"]["minference"]["patterns"]["bs_100"].as<double>() == 0.5);
+  CHECK(r["attention"]["andpro"]["budget"].as<int>() == 1024);
+  CHECK(error_of(scenario(calibrated("{decode: sparse}"), kSmallWorkload))
+            .find("attention.decode: unknown attention method 'sparse'; known: dense, quest") != std::string::npos);
+  CHECK(error_of(scenario(calibrated("{minference: {patterns: {vs_30_2048: 0.5}}}"), kSmallWorkload))
+            .find("head shares must sum to 1") != std::string::npos);
+  CHECK(error_of(scenario(calibrated("{andpro: {budget: 1000}}"), kSmallWorkload))
+            .find("must be a multiple of block (16)") != std::string::npos);
+  CHECK(error_of(scenario(calibrated("{prefill: minference, minference: {patterns: vs_1000_6096}}"), kSmallWorkload))
+            .find("pattern 'vs_1000_6096' has no measured minf_attention rows") != std::string::npos);
+  CHECK(error_of(scenario("cost_model: {backend: roofline}\nattention: {decode: quest}", kSmallWorkload))
+            .find("only the calibrated backend prices") != std::string::npos);
+  CHECK(error_of(scenario("cost_model: {backend: calibrated, profile: nope.csv}", kSmallWorkload))
+            .find("nope.csv: cannot open kernel profile") != std::string::npos);
+}
+
+TEST_CASE("Quest's page metadata costs KV capacity; the other methods keep the pool") {
+  ScenarioConfig dense = parse(scenario(calibrated("{prefill: dense}"), kSmallWorkload));
+  ScenarioConfig quest = parse(scenario(calibrated("{decode: quest}"), kSmallWorkload));
+  ScenarioConfig andpro = parse(scenario(calibrated("{kv: andpro, prefill: minference}"), kSmallWorkload));
+  const double share = 30.0 / (32.0 * 16.0);  // 2 key vectors per page on 30 of 32 layers
+  CHECK(static_cast<double>(quest.workers[0].kv.pages) ==
+        doctest::Approx(static_cast<double>(dense.workers[0].kv.pages) / (1 + share)).epsilon(1e-4));
+  CHECK(andpro.workers[0].kv.pages == dense.workers[0].kv.pages);
+}
+
+TEST_CASE("visible effect: Quest lowers TPOT on long-context decode-heavy work") {
+  const std::string work = R"(  type: synthetic
+  requests: 24
+  clients:
+    - {name: a, rate: 2, prompt: {dist: fixed, value: 32000}, output: {dist: fixed, value: 400}}
+)";
+  const RunOutput dense = run(scenario(calibrated("{decode: dense}"), work), "quest_dense");
+  const RunOutput quest = run(scenario(calibrated("{decode: quest}"), work), "quest_sparse");
+  const double d = summary_value(dense, "tpot_mean_s"), q = summary_value(quest, "tpot_mean_s");
+  MESSAGE("TPOT mean: dense " << d * 1e3 << " ms, quest " << q * 1e3 << " ms");
+  CHECK(q < 0.8 * d);
+}
+
+TEST_CASE("visible effect: MInference lowers TTFT on long prompts and changes nothing on short ones") {
+  auto work = [](int prompt) {
+    return "  type: synthetic\n  requests: 12\n  clients:\n    - {name: a, rate: 0.5, prompt: {dist: fixed, value: " +
+           std::to_string(prompt) + "}, output: {dist: fixed, value: 8}}\n";
+  };
+  const RunOutput long_dense = run(scenario(calibrated("{prefill: dense}"), work(65536)), "minf_long_dense");
+  const RunOutput long_minf = run(scenario(calibrated("{prefill: minference}"), work(65536)), "minf_long_sparse");
+  const RunOutput short_dense = run(scenario(calibrated("{prefill: dense}"), work(4096)), "minf_short_dense");
+  const RunOutput short_minf = run(scenario(calibrated("{prefill: minference}"), work(4096)), "minf_short_sparse");
+  const double ld = summary_value(long_dense, "ttft_mean_s"), lm = summary_value(long_minf, "ttft_mean_s");
+  const double sd = summary_value(short_dense, "ttft_mean_s"), sm = summary_value(short_minf, "ttft_mean_s");
+  MESSAGE("TTFT mean 64K: dense " << ld * 1e3 << " ms, minference " << lm * 1e3 << " ms; 4K: dense " << sd * 1e3
+                                  << " ms, minference " << sm * 1e3 << " ms");
+  CHECK(lm < 0.7 * ld);
+  CHECK(sm == sd);  // below min_length MInference falls back to the dense kernel
+}
+
+TEST_CASE("visible effect: AnDPro fits more requests in memory and raises throughput under memory pressure") {
+  // memory_utilization 0.3 leaves about 45K KV tokens on one H100: three 12K
+  // prompts. After its prefill an AnDPro request keeps 2048 + 32 tokens.
+  const std::string memory = "batching: {memory_utilization: 0.3}\n";
+  const std::string work = R"(  type: synthetic
+  requests: 60
+  clients:
+    - {name: a, rate: 20, prompt: {dist: fixed, value: 12000}, output: {dist: fixed, value: 300}}
+)";
+  const RunOutput dense = run(scenario(memory + calibrated("{kv: none}"), work), "andpro_dense");
+  const RunOutput andpro = run(scenario(memory + calibrated("{kv: andpro}"), work), "andpro_evict");
+  const WorkerStats& d = dense.workers[0];
+  const WorkerStats& a = andpro.workers[0];
+  const double dt = summary_value(dense, "output_tokens_per_s"), at = summary_value(andpro, "output_tokens_per_s");
+  MESSAGE("peak running: dense " << d.peak_running << ", andpro " << a.peak_running << "; output tok/s: dense " << dt
+                                 << ", andpro " << at << "; preemptions: dense " << d.preemptions << ", andpro "
+                                 << a.preemptions << "; KV capacity " << d.kv_capacity_pages << " pages");
+  CHECK(summary_value(andpro, "finished") == 60);
+  CHECK(a.kv_evicted_tokens >= 60 * (12000 - 2080));  // more when a preempted request recomputes
+  CHECK(d.kv_evicted_tokens == 0);
+  CHECK(a.peak_running >= 2 * d.peak_running);
+  CHECK(at > 1.5 * dt);
+  CHECK(a.peak_kv_pages <= a.kv_capacity_pages);
+}
+
+TEST_CASE("estimate noise changes what policies see, not the simulated truth") {
+  const std::string work = R"(  type: synthetic
+  requests: 200
+  clients:
+    - {name: a, rate: 40, prompt: {dist: uniform, min: 100, max: 4000}, output: {dist: uniform, min: 10, max: 300}}
+)";
+  auto yaml = [&](const char* global, double noise) {
+    return "name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: h100-sxm\ncluster: {workers: 3}\n"
+           "report: {requests_csv: false, timeline_interval_s: 0}\npolicy: {global: " + std::string(global) +
+           "}\ncost_model: {backend: calibrated, profile: " + synthetic_profile_path() +
+           ", estimate_noise: " + std::to_string(noise) + "}\nworkload:\n" + work;
+  };
+  auto ttft = [&](const char* global, double noise, const char* name) {
+    return summary_value(run(yaml(global, noise), name), "ttft_mean_s");
+  };
+  // Round robin ignores estimates: identical runs. Least-load routes by them.
+  CHECK(ttft("round_robin", 0, "rr0") == ttft("round_robin", 0.5, "rr5"));
+  CHECK(ttft("least_load", 0, "ll0") != ttft("least_load", 0.5, "ll5"));
+  CHECK(parse(yaml("least_load", 0.5)).resolved()["cost_model"]["estimate_noise"].as<double>() == 0.5);
+}
+
+TEST_CASE("AnDPro keeps the uncompressed shared prefix in the prefix cache for later requests") {
+  // Three 8192-token prompts sharing all 16 blocks of 512 tokens, 5 s apart.
+  fs::path trace = temp_dir() / "shared_prefix.csv";
+  std::ofstream(trace) << "id,client,arrival_ns,prompt_tokens,output_tokens,prefix_block_size,prefix_blocks\n"
+                          "0,a,0,8192,50,512,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"
+                          "1,a,5000000000,8192,50,512,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"
+                          "2,a,10000000000,8192,50,512,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n";
+  const std::string work = "  type: trace\n  path: " + trace.string() + "\n";
+  const RunOutput dense = run(scenario(calibrated("{kv: none}"), work), "andpro_prefix_dense");
+  const RunOutput andpro = run(scenario(calibrated("{kv: andpro}"), work), "andpro_prefix_evict");
+  // Later prompts match 15 whole blocks (the last token is always computed), either way.
+  CHECK(andpro.workers[0].cached_tokens == 2 * 15 * 512);
+  CHECK(dense.workers[0].cached_tokens == andpro.workers[0].cached_tokens);
+  CHECK(andpro.workers[0].kv_evicted_tokens == 3 * (8192 - 2080));
+  CHECK(summary_value(andpro, "finished") == 3);
+}

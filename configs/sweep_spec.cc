@@ -1,0 +1,146 @@
+#include "configs/sweep_spec.h"
+
+#include <filesystem>
+
+#include <yaml-cpp/yaml.h>
+
+#include "configs/yaml_map.h"
+
+namespace servesim {
+namespace {
+
+std::string yaml_text(const YAML::Node& n) {
+  if (n.IsScalar()) return n.Scalar();
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  return e.c_str();
+}
+
+std::uint32_t fnv1a(const std::string& s) {
+  std::uint32_t h = 2166136261u;
+  for (unsigned char c : s) h = (h ^ c) * 16777619u;
+  return h;
+}
+
+std::vector<Override> read_map(const YAML::Node& n, const std::string& file, const std::string& where) {
+  std::vector<Override> out;
+  if (!n.IsDefined() || n.IsNull()) return out;
+  if (!n.IsMap())
+    throw InputError(fmt::format("{}:{}: {}: expected a map of key.path: value", file, n.Mark().line + 1, where));
+  for (auto it = n.begin(); it != n.end(); ++it) out.emplace_back(it->first.Scalar(), yaml_text(it->second));
+  return out;
+}
+
+// One dimension of the product: a list of alternative override sets.
+using Dimension = std::vector<std::vector<Override>>;
+
+Dimension list_dimension(const std::string& key, const YAML::Node& values, const std::string& file,
+                         const std::string& where) {
+  if (!values.IsSequence() || values.size() == 0)
+    throw InputError(fmt::format("{}:{}: {}.{}: expected a non-empty list of values", file, values.Mark().line + 1,
+                                 where, key));
+  Dimension d;
+  for (const auto& v : values) d.push_back({{key, yaml_text(v)}});
+  return d;
+}
+
+}  // namespace
+
+std::vector<std::string> SweepSpec::assignments(const SweepPoint& p) const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : fixed) out.push_back(k + "=" + v);
+  for (const auto& [k, v] : p.overrides) out.push_back(k + "=" + v);
+  return out;
+}
+
+SweepSpec load_sweep(const std::string& path) {
+  SweepSpec s;
+  s.file = path;
+  YamlMap m(load_yaml_file(path), path);
+  s.name = m.get<std::string>("name", std::filesystem::path(path).stem().string());
+  std::string base = m.require<std::string>("base");
+  std::filesystem::path bp(base);
+  if (bp.is_relative()) bp = std::filesystem::path(path).parent_path() / bp;
+  if (!std::filesystem::exists(bp)) m.fail("base", fmt::format("base scenario {} does not exist", bp.string()));
+  s.base = bp.lexically_normal().string();
+  s.fixed = read_map(m.raw("set"), path, "set");
+
+  std::vector<Dimension> dims;
+  YAML::Node grid = m.raw("grid");
+  if (grid.IsDefined() && !grid.IsNull()) {
+    if (!grid.IsMap()) m.fail("grid", "expected a map of key.path: [values]");
+    for (auto it = grid.begin(); it != grid.end(); ++it)
+      dims.push_back(list_dimension(it->first.Scalar(), it->second, path, "grid"));
+  }
+  YAML::Node zip = m.raw("zip");
+  if (zip.IsDefined() && !zip.IsNull()) {
+    if (!zip.IsMap()) m.fail("zip", "expected a map of key.path: [values] with lists of equal length");
+    Dimension z;
+    for (auto it = zip.begin(); it != zip.end(); ++it) {
+      Dimension d = list_dimension(it->first.Scalar(), it->second, path, "zip");
+      if (!z.empty() && d.size() != z.size())
+        m.fail("zip", fmt::format("list '{}' has {} values, the others {}", it->first.Scalar(), d.size(), z.size()));
+      if (z.empty()) z.resize(d.size());
+      for (std::size_t i = 0; i < d.size(); ++i) z[i].push_back(d[i][0]);
+    }
+    dims.push_back(z);
+  }
+  std::vector<std::vector<Override>> combos;
+  if (!dims.empty()) {
+    combos = {{}};
+    for (const Dimension& d : dims) {
+      std::vector<std::vector<Override>> next;
+      for (const auto& c : combos)
+        for (const auto& alt : d) {
+          auto x = c;
+          x.insert(x.end(), alt.begin(), alt.end());
+          next.push_back(std::move(x));
+        }
+      combos = std::move(next);
+    }
+  }
+  YAML::Node extra = m.raw("points");
+  if (extra.IsDefined() && !extra.IsNull()) {
+    if (!extra.IsSequence()) m.fail("points", "expected a list of maps of key.path: value");
+    for (std::size_t i = 0; i < extra.size(); ++i)
+      combos.push_back(read_map(extra[i], path, fmt::format("points[{}]", i)));
+  }
+  if (combos.empty()) m.fail_here("a sweep needs `grid`, `zip` or `points`");
+  m.finish();
+
+  for (std::size_t i = 0; i < combos.size(); ++i) {
+    SweepPoint p;
+    p.index = i;
+    p.overrides = combos[i];
+    std::string key;
+    for (const auto& [k, v] : p.overrides) {
+      key += k + "=" + v + ";";
+      if (std::find(s.swept_keys.begin(), s.swept_keys.end(), k) == s.swept_keys.end()) s.swept_keys.push_back(k);
+    }
+    p.id = fmt::format("p{:04}-{:08x}", i, fnv1a(key));
+    s.points.push_back(std::move(p));
+  }
+  return s;
+}
+
+std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, const std::string& shard) {
+  if (shard.empty()) return points;
+  auto slash = shard.find('/');
+  std::size_t i = 0, n = 0;
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    std::size_t a = 0, b = 0;
+    i = std::stoul(shard.substr(0, slash), &a);
+    n = std::stoul(shard.substr(slash + 1), &b);
+    if (a != slash || b != shard.size() - slash - 1) throw std::invalid_argument("junk");
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("--shard {}: expected I/N with 0 <= I < N, e.g. 3/16", shard));
+  }
+  if (n == 0 || i >= n) throw InputError(fmt::format("--shard {}: expected I/N with 0 <= I < N", shard));
+  std::vector<SweepPoint> out;
+  for (const auto& p : points)
+    if (p.index % n == i) out.push_back(p);
+  return out;
+}
+
+}  // namespace servesim

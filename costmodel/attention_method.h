@@ -1,0 +1,79 @@
+// AttentionMethods: which attention algorithm a worker runs in prefill, in
+// decode, and for KV eviction, with their parameters
+// (../shared/spec/simulation.md, "Attention methods"; docs/costmodel.md).
+//
+//   prefill: dense | minference  MInference (Jiang et al., NeurIPS'24): per-head
+//                                sparse patterns; dense below min_length.
+//   decode:  dense | quest       Quest (Tang et al., ICML'24): page min/max
+//                                metadata, top-k pages, sparse decode over
+//                                `budget` tokens; the first two layers dense.
+//   kv:      none  | andpro      AnDPro (seed 003): after prefill keep `budget`
+//                                tokens per KV head (+ the observation window).
+//
+// Time effects are priced by the calibrated cost model; memory effects by KV
+// accounting (kv_capacity.h for Quest's metadata, the engine for AnDPro).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace servesim {
+
+struct QuestParams {
+  std::int64_t budget = 2048;     // tokens attended per decode step (ceil(budget/16) pages)
+  std::int64_t dense_layers = 2;  // leading layers that stay dense (Quest paper, Sec. 4.2.4)
+};
+
+struct MInferenceParams {
+  // Share of query heads per pattern (the bench's names: ashape_1024_4096,
+  // vs_30_2048, vs_100_1800, vs_500_1500, vs_3000_200, bs_100); shares sum to 1.
+  std::vector<std::pair<std::string, double>> patterns = {{"vs_500_1500", 1.0}};
+  // A chunk whose attention span (cached context + chunk) is shorter runs the
+  // dense kernel: MInference is slower than dense on short prompts.
+  std::int64_t min_length = 32768;
+};
+
+struct AndproParams {
+  std::int64_t budget = 2048;  // tokens kept per KV head after prefill (a multiple of block)
+  std::int64_t window = 32;    // observation window: the last prompt tokens, always kept
+  std::int64_t block = 16;     // scoring block (tokens merged per selection unit)
+
+  // Tokens each KV head keeps of an n-token prompt: floor(budget/block) scored
+  // blocks (at most those that exist) + the tokens after the last whole block
+  // (window and remainder), as kernels/sparse/andpro_ref.h computes it.
+  std::int64_t kept_tokens(std::int64_t n) const {
+    if (n <= window) return n;
+    const std::int64_t region = (n - window) / block * block;
+    return std::min(region / block, budget / block) * block + (n - region);
+  }
+};
+
+struct AttentionMethods {
+  std::string prefill = "dense";  // dense | minference
+  std::string decode = "dense";   // dense | quest
+  std::string kv = "none";        // none | andpro
+  QuestParams quest;
+  MInferenceParams minference;
+  AndproParams andpro;
+
+  bool is_dense() const { return prefill == "dense" && decode == "dense" && kv == "none"; }
+  // "prefill=minference(vs_500_1500:1 min_length=32768) decode=quest(budget=2048) kv=none"
+  std::string describe() const {
+    std::string p = prefill;
+    if (prefill == "minference") {
+      p += "(";
+      for (const auto& [name, share] : minference.patterns) p += fmt::format("{}:{} ", name, share);
+      p += fmt::format("min_length={})", minference.min_length);
+    }
+    std::string d = decode == "quest" ? fmt::format("quest(budget={} dense_layers={})", quest.budget, quest.dense_layers)
+                                      : decode;
+    std::string k = kv == "andpro" ? fmt::format("andpro(budget={} window={})", andpro.budget, andpro.window) : kv;
+    return fmt::format("prefill={} decode={} kv={}", p, d, k);
+  }
+};
+
+}  // namespace servesim

@@ -1,0 +1,104 @@
+// CalibratedCostModel: iteration latency composed from kernel fits of a
+// measured profile (kernel_fits.h), for one model, TP degree, GPU and
+// attention method (docs/costmodel.md, "Composition"):
+//
+//   iteration = Σ_layers [ linear GEMMs(tokens) + elementwise(tokens) + TP all-reduce
+//                          + prefill attention(chunks) + layer_overhead ]
+//             + Σ_layers decode attention(contexts)      (Quest: 2 dense layers, the rest
+//                                                        estimate + top-k + sparse decode)
+//             + Σ_layers AnDPro scoring(completed prompts)
+//             + LM head GEMM(rows producing logits) + iteration_overhead
+//
+// Everything per layer is a fitted kernel of the profile except what the
+// bench does not measure, which is stated: elementwise kernels are priced at
+// the profile's measured copy bandwidth (norms, RoPE, SiLU, KV writes), the
+// TP all-reduce at the hardware datasheet's interconnect, and the two
+// overheads are options.
+//
+// Shapes the profile did not measure are resolved once, at construction:
+// attention of another head shape (TP shard, GQA group) uses the fit of the
+// nearest measured head shape with the same head_dim, evaluated at the
+// target's own bytes and FLOPs; a GEMM weight shape that was not measured
+// uses the nearest measured shape's curve scaled by n·k. Every such use is
+// listed in identity() (so every report shows it); with allow_scaling=false
+// it is an InputError instead. A family the attention method needs but the
+// profile lacks is an InputError naming the family and the bench command.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "costmodel/attention_method.h"
+#include "costmodel/cost_model.h"
+#include "costmodel/hardware_spec.h"
+#include "costmodel/kernel_fits.h"
+#include "costmodel/model_spec.h"
+
+namespace servesim {
+
+struct CalibratedOptions {
+  double iteration_overhead_us = 50;  // host work per iteration: scheduling, sampling (not measured by the bench)
+  double layer_overhead_us = 0;       // per layer, for launches the bench does not measure (0: CUDA graphs)
+  double allreduce_latency_us = 10;   // per TP all-reduce, plus bytes / hardware interconnect (datasheet)
+  bool allow_scaling = true;          // price unmeasured shapes by the scaling rules (false: reject)
+  int tp = 1;                         // tensor-parallel degree of the worker
+};
+
+class CalibratedCostModel final : public CostModel {
+ public:
+  // Throws InputError when the profile lacks a family or shape it needs.
+  CalibratedCostModel(std::shared_ptr<const KernelFits> fits, ModelSpec model, HardwareSpec hw,
+                      AttentionMethods attention, CalibratedOptions opt);
+
+  Time iteration_time(const BatchShape& batch) const override;
+  std::string identity() const override;
+  // A synthetic profile is not a calibration.
+  bool calibrated() const override { return !fits_->synthetic(); }
+
+  // One iteration's time by component, µs summed over layers.
+  struct Breakdown {
+    double linear = 0, elementwise = 0, allreduce = 0, prefill_attention = 0, decode_attention = 0, andpro = 0,
+           lm_head = 0, overhead = 0;
+    double total() const {
+      return linear + elementwise + allreduce + prefill_attention + decode_attention + andpro + lm_head + overhead;
+    }
+  };
+  Breakdown breakdown(const BatchShape& batch) const;
+  // Unmeasured shapes priced by a scaling rule (empty when all were measured).
+  const std::vector<std::string>& scaling_notes() const { return notes_; }
+
+ private:
+  struct Gemm {
+    const MonotoneCurve* curve = nullptr;
+    double factor = 1;  // n·k ratio when scaled from another shape
+    double operator()(double m) const { return factor * (*curve)(m); }
+  };
+  struct Pattern {
+    double share = 0;
+    const MinfFits* fits = nullptr;
+  };
+  const FeatureFit* resolve_attention(const std::map<HeadShape, FeatureFit>& fits, const char* family);
+  Gemm resolve_gemm(std::int64_t n, std::int64_t k, const std::string& layer);
+  void resolve_sparse();
+  double prefill_attention_us(const BatchShape& b) const;
+  double decode_attention_us(const BatchShape& b) const;
+  double andpro_us(const BatchShape& b) const;
+
+  std::shared_ptr<const KernelFits> fits_;
+  ModelSpec m_;
+  HardwareSpec hw_;
+  AttentionMethods attn_;
+  CalibratedOptions opt_;
+  HeadShape shape_;  // one GPU's share of the heads
+  const FeatureFit* decode_ = nullptr;
+  const FeatureFit* prefill_ = nullptr;
+  Gemm qkv_, o_, gate_up_, down_, lm_head_;
+  const QuestFits* quest_ = nullptr;
+  std::vector<Pattern> patterns_;
+  const AndproFits* andpro_ = nullptr;
+  double copy_gbps_ = 0;
+  double elementwise_bytes_per_token_ = 0;  // per layer
+  std::vector<std::string> notes_;
+};
+
+}  // namespace servesim

@@ -1,0 +1,185 @@
+// Tests of the calibrated backend's composition, attention methods, scaling
+// rules and errors, on a profile generated from known formulas.
+#include <doctest/doctest.h>
+
+#include "costmodel/calibrated_cost_model.h"
+#include "costmodel/noisy_cost_model.h"
+#include "costmodel/synthetic_profile.h"
+#include "sim/error.h"
+
+using namespace servesim;
+
+namespace {
+
+std::shared_ptr<const KernelFits> fits(bool quick = false) {
+  static std::shared_ptr<const KernelFits> full, small;
+  auto& slot = quick ? small : full;
+  if (!slot) {
+    SyntheticOptions o;
+    o.noise = 0;
+    o.quick = quick;
+    slot = std::make_shared<KernelFits>(KernelFits::fit(ProfileTable::parse(synthetic_profile_csv(o), "synth.csv")));
+  }
+  return slot;
+}
+
+ModelSpec llama8b() {
+  ModelSpec m;
+  m.name = "Llama-3-8B";
+  return m;
+}
+
+CalibratedCostModel model(AttentionMethods a = {}, CalibratedOptions o = {}, ModelSpec m = llama8b()) {
+  return CalibratedCostModel(fits(), std::move(m), HardwareSpec{}, std::move(a), o);
+}
+
+BatchShape decode_batch(std::int64_t n, std::int64_t ctx) {
+  BatchShape b;
+  b.decode_contexts.assign(static_cast<std::size_t>(n), ctx);
+  return b;
+}
+
+BatchShape prompt(std::int64_t tokens, std::int64_t context = 0, bool completes = true) {
+  BatchShape b;
+  b.prefills.push_back({tokens, context, completes});
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("calibrated iteration time is positive and monotone in every token count") {
+  const CalibratedCostModel c = model();
+  CHECK(c.iteration_time(BatchShape{}) == 0);
+  Time prev = 0;
+  for (std::int64_t n : {1, 2, 8, 64, 256}) {
+    const Time t = c.iteration_time(decode_batch(n, 2048));
+    CHECK(t > prev);
+    prev = t;
+  }
+  prev = 0;
+  for (std::int64_t ctx : {100, 1000, 10000, 100000}) {
+    const Time t = c.iteration_time(decode_batch(16, ctx));
+    CHECK(t > prev);
+    prev = t;
+  }
+  prev = 0;
+  for (std::int64_t n : {1, 100, 1000, 8192, 20000}) {
+    const Time t = c.iteration_time(prompt(n, 4096));
+    CHECK(t > prev);
+    prev = t;
+  }
+  CHECK(c.calibrated() == false);  // the profile is synthetic
+  CHECK(c.identity().find("SYNTHETIC") != std::string::npos);
+  CHECK(c.identity().find(',') == std::string::npos);
+  CHECK(c.scaling_notes().empty());
+}
+
+TEST_CASE("an iteration is the sum of per-layer kernels plus overheads") {
+  const CalibratedCostModel c = model();
+  const SyntheticTruth t;
+  const BatchShape b = decode_batch(8, 4095);  // 8 sequences reading 4096 KV tokens each
+  const auto parts = c.breakdown(b);
+  const double bytes = 8 * 4096 * 4.0 * 8 * 128;
+  const double decode_layer = t.decode_t0_us + t.decode_per_seq_us * 8 + bytes / (t.decode_bw_gbps * 1e3) +
+                              bytes / 8 / (t.decode_seq_bw_gbps * 1e3);
+  CHECK(parts.decode_attention == doctest::Approx(32 * decode_layer).epsilon(0.01));
+  CHECK(parts.overhead == doctest::Approx(50));
+  CHECK(parts.linear > 0);
+  CHECK(parts.lm_head > 0);
+  CHECK(parts.prefill_attention == 0);
+  CHECK(parts.allreduce == 0);
+  CHECK(time_to_seconds(c.iteration_time(b)) * 1e6 == doctest::Approx(parts.total()).epsilon(1e-6));
+}
+
+TEST_CASE("Quest makes long-context decode cheaper and leaves short contexts dense") {
+  AttentionMethods quest;
+  quest.decode = "quest";
+  const CalibratedCostModel dense = model(), sparse = model(quest);
+  const auto long_dense = dense.breakdown(decode_batch(8, 32768));
+  const auto long_quest = sparse.breakdown(decode_batch(8, 32768));
+  CHECK(long_quest.decode_attention < 0.4 * long_dense.decode_attention);
+  // Within the budget Quest selects nothing: dense decode plus its metadata update only.
+  const auto short_dense = dense.breakdown(decode_batch(8, 1000));
+  const auto short_quest = sparse.breakdown(decode_batch(8, 1000));
+  CHECK(short_quest.decode_attention >= short_dense.decode_attention);
+  CHECK(short_quest.decode_attention < 1.2 * short_dense.decode_attention);
+}
+
+TEST_CASE("MInference speeds up long prompts and falls back to dense below min_length") {
+  AttentionMethods minf;
+  minf.prefill = "minference";
+  const CalibratedCostModel dense = model(), sparse = model(minf);
+  CHECK(sparse.breakdown(prompt(65536)).prefill_attention < 0.5 * dense.breakdown(prompt(65536)).prefill_attention);
+  CHECK(sparse.iteration_time(prompt(4096)) == dense.iteration_time(prompt(4096)));
+  // A chunk is sparse when its span (cached context + chunk) reaches min_length.
+  CHECK(sparse.iteration_time(prompt(8192, 57344, false)) < dense.iteration_time(prompt(8192, 57344, false)));
+  CHECK(sparse.iteration_time(prompt(8192, 8192, false)) == dense.iteration_time(prompt(8192, 8192, false)));
+  // A head mix is priced as the share-weighted patterns.
+  minf.minference.patterns = {{"vs_30_2048", 0.5}, {"bs_100", 0.5}};
+  CHECK(model(minf).iteration_time(prompt(65536)) < dense.iteration_time(prompt(65536)));
+}
+
+TEST_CASE("AnDPro charges scoring once, when a long prompt completes") {
+  AttentionMethods andpro;
+  andpro.kv = "andpro";
+  const CalibratedCostModel dense = model(), evict = model(andpro);
+  CHECK(evict.breakdown(prompt(16384)).andpro > 0);
+  CHECK(evict.breakdown(prompt(8192, 8192, false)).andpro == 0);  // not the last chunk
+  CHECK(evict.breakdown(prompt(1000)).andpro == 0);                // shorter than budget + window: nothing to evict
+  CHECK(evict.breakdown(prompt(65536)).andpro < 0.05 * dense.breakdown(prompt(65536)).prefill_attention);
+  CHECK(andpro.andpro.kept_tokens(100000) == 2048 + 32 + (100000 - 32) % 16);
+  CHECK(andpro.andpro.kept_tokens(1000) == 1000);
+}
+
+TEST_CASE("unmeasured shapes are scaled and reported, or rejected when scaling is off") {
+  CalibratedOptions tp2;
+  tp2.tp = 2;
+  const CalibratedCostModel c = model({}, tp2);  // 16/4 heads per GPU were not measured
+  CHECK(!c.scaling_notes().empty());
+  CHECK(c.identity().find("scaled:") != std::string::npos);
+  CHECK(c.iteration_time(decode_batch(8, 4096)) < model().iteration_time(decode_batch(8, 4096)));
+  CHECK(c.breakdown(decode_batch(8, 4096)).allreduce > 0);
+  tp2.allow_scaling = false;
+  CHECK_THROWS_WITH_AS(model({}, tp2), doctest::Contains("no decode fit for head shape 16/4/128"), InputError);
+  ModelSpec odd = llama8b();
+  odd.head_dim = 64;
+  CHECK_THROWS_WITH_AS(model({}, {}, odd), doctest::Contains("no measured shape has head_dim 64"), InputError);
+  ModelSpec wide = llama8b();
+  wide.intermediate = 16384;  // a GEMM shape the bench never measured
+  CalibratedOptions strict;
+  strict.allow_scaling = false;
+  CHECK_THROWS_WITH_AS(model({}, strict, wide), doctest::Contains("no gemm rows for the gate_up layer"), InputError);
+  CHECK(model({}, {}, wide).scaling_notes().size() == 2);  // gate_up and down
+}
+
+TEST_CASE("an attention method whose kernels the profile lacks is a clear error") {
+  // The quick grid has no window 16; no grid has the paper's vs_1000_6096.
+  AttentionMethods a;
+  a.kv = "andpro";
+  a.andpro.window = 16;
+  CHECK_THROWS_WITH_AS(CalibratedCostModel(fits(true), llama8b(), {}, a, {}),
+                       doctest::Contains("andpro window 16 has no measured"), InputError);
+  AttentionMethods m;
+  m.prefill = "minference";
+  m.minference.patterns = {{"vs_1000_6096", 1.0}};
+  CHECK_THROWS_WITH_AS(CalibratedCostModel(fits(), llama8b(), {}, m, {}),
+                       doctest::Contains("pattern 'vs_1000_6096' has no measured"), InputError);
+}
+
+TEST_CASE("estimate noise is deterministic per batch and unbiased in the log") {
+  auto exact = std::make_shared<CalibratedCostModel>(model());
+  NoisyCostModel noisy(exact, 0.2, 9);
+  const BatchShape b = decode_batch(8, 4096);
+  CHECK(noisy.iteration_time(b) == noisy.iteration_time(b));
+  double log_sum = 0;
+  int differ = 0;
+  for (std::int64_t n = 1; n <= 200; ++n) {
+    const BatchShape x = decode_batch(n, 2048);
+    const double r = static_cast<double>(noisy.iteration_time(x)) / static_cast<double>(exact->iteration_time(x));
+    log_sum += std::log(r);
+    differ += r != 1.0;
+  }
+  CHECK(differ == 200);
+  CHECK(std::abs(log_sum / 200) < 0.05);
+  CHECK(NoisyCostModel(exact, 0, 9).iteration_time(b) == exact->iteration_time(b));
+}

@@ -1,0 +1,114 @@
+// KernelFits: every kernel family of a profile, fitted (kernel_features.h says
+// against what). Built once per profile in milliseconds; immutable and shared
+// by all workers (and cost models) that use the profile.
+//
+// Families and keys:
+//   decode, prefill           per head shape (heads/kv_heads/head_dim); prefill
+//                             uses variant fa2 (what the launcher runs)
+//   gemm                      per weight shape (n, k): a MonotoneCurve over M
+//   quest_*                   per variant (kvhead, qhead): estimate, topk, decode; the
+//                             metadata update (variant decode_step) is shared
+//   minf_*                    area (tiles vs n) per pattern and data (vs_30_2048/structured);
+//                             estimate, index and attention: one fit each over all
+//                             patterns (per-type terms; kernel_features.h)
+//   andpro_*                  per window (16, 32, 64): score, select, compact
+//   ceiling copy bandwidth    the best measured copy rate (elementwise kernels)
+// Rows of composite or baseline kernels (quest_e2e, minf_e2e, andpro_e2e, the
+// dense baselines inside the sparse families) are not fitted; predict() prices
+// them from the fitted parts, which is how validation checks composition.
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "costmodel/feature_fit.h"
+#include "costmodel/kernel_features.h"
+#include "costmodel/monotone_curve.h"
+#include "costmodel/profile_table.h"
+
+namespace servesim {
+
+struct GemmCurve {
+  MonotoneCurve curve;  // µs over M (tokens)
+  std::string labels;   // "llama3-8b/qkv/tp1 ..." (the shapes it was measured for)
+  RelativeError residuals;  // of the isotonic curve at the measured points
+};
+
+struct QuestFits {
+  HeadShape shape;  // head shape the rows were measured at
+  FeatureFit metadata, estimate, topk, decode;
+};
+
+// A MInference pattern: its own area; stage fits shared by every pattern.
+struct MinfFits {
+  HeadShape shape;
+  MinfPatternInfo info;          // type and selected lines (estimate/index features)
+  double band_width = 0;         // fitted tiles per row block (minf_band_tiles); 0 = none
+  RelativeError area_residuals;  // of the band against the measured tiles
+  FeatureFit estimate, index, attention;  // estimate/index empty for static patterns (A-shape)
+};
+
+struct AndproFits {
+  HeadShape shape;
+  std::int64_t budget = 0, block = 16;  // as measured
+  FeatureFit score, select, compact;
+};
+
+// One fitted model, for `servesim calibrate fit` reports.
+struct FitSummaryRow {
+  std::string family;  // decode, gemm, quest_topk, ...
+  std::string key;     // head shape, (n,k), variant
+  std::string form;    // coefficients or "monotone over M=1..16384"
+  RelativeError residuals;
+};
+
+class KernelFits {
+ public:
+  using RowFilter = std::function<bool(const ProfilePoint&)>;
+
+  // Fits every family present in `table`, using the rows `use` accepts (all
+  // when empty). Rows it cannot use for lack of a parameter are InputErrors
+  // naming the file and line.
+  static KernelFits fit(const ProfileTable& table, const RowFilter& use = {});
+
+  // The family a row is validated under ("" = not modelled: ceilings, forced
+  // tile-width diagnostics).
+  static std::string family_of(const ProfilePoint& p);
+  // The fits' prediction of a row's median (µs); nullopt when a needed fit is
+  // missing (e.g. the family was held out entirely).
+  std::optional<double> predict(const ProfilePoint& p) const;
+
+  const std::map<HeadShape, FeatureFit>& decode() const { return decode_; }
+  const std::map<HeadShape, FeatureFit>& prefill() const { return prefill_; }
+  const std::map<std::pair<std::int64_t, std::int64_t>, GemmCurve>& gemm() const { return gemm_; }
+  const std::map<std::string, QuestFits>& quest() const { return quest_; }          // by variant
+  const std::map<std::string, MinfFits>& minference() const { return minf_; }      // by "pattern/data"
+  const std::map<std::int64_t, AndproFits>& andpro() const { return andpro_; }    // by window
+  double copy_gbps() const { return copy_gbps_; }  // 0 when the profile has no ceiling rows
+  // Families present in the profile but not fitted (too few rows), with why.
+  const std::vector<std::string>& problems() const { return problems_; }
+
+  const std::string& file() const { return file_; }
+  const std::string& provenance() const { return provenance_; }
+  bool synthetic() const { return synthetic_; }
+  std::vector<FitSummaryRow> summary() const;
+
+ private:
+  std::map<HeadShape, FeatureFit> decode_, prefill_;
+  std::map<std::pair<std::int64_t, std::int64_t>, GemmCurve> gemm_;
+  std::map<std::string, QuestFits> quest_;
+  std::map<std::string, MinfFits> minf_;
+  std::map<std::int64_t, AndproFits> andpro_;
+  double copy_gbps_ = 0;
+  std::vector<std::string> problems_;
+  std::string file_, provenance_;
+  bool synthetic_ = false;
+};
+
+// Key of a MInference row: "<pattern>/<data>" (data defaults to structured).
+std::string minf_key(const ProfilePoint& p);
+
+}  // namespace servesim

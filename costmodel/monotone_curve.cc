@@ -1,0 +1,51 @@
+// Isotonic regression and monotone interpolation; see monotone_curve.h.
+#include "costmodel/monotone_curve.h"
+
+#include <algorithm>
+
+#include "sim/error.h"
+
+namespace servesim {
+
+std::vector<double> isotonic_non_decreasing(const std::vector<double>& ys) {
+  // Pool adjacent violators: blocks of (mean, count); merge while a block's
+  // mean is below its predecessor's.
+  std::vector<double> mean;
+  std::vector<std::size_t> count;
+  for (double y : ys) {
+    mean.push_back(y);
+    count.push_back(1);
+    while (mean.size() > 1 && mean[mean.size() - 2] > mean.back()) {
+      const std::size_t c = count[count.size() - 2] + count.back();
+      const double m = (mean[mean.size() - 2] * static_cast<double>(count[count.size() - 2]) +
+                        mean.back() * static_cast<double>(count.back())) /
+                       static_cast<double>(c);
+      mean.pop_back();
+      count.pop_back();
+      mean.back() = m;
+      count.back() = c;
+    }
+  }
+  std::vector<double> out;
+  for (std::size_t b = 0; b < mean.size(); ++b) out.insert(out.end(), count[b], mean[b]);
+  return out;
+}
+
+MonotoneCurve::MonotoneCurve(std::vector<double> xs, std::vector<double> ys) : xs_(std::move(xs)) {
+  SIM_CHECK(!xs_.empty() && xs_.size() == ys.size(), "curve needs matching non-empty xs/ys ({} vs {})", xs_.size(),
+            ys.size());
+  for (std::size_t i = 1; i < xs_.size(); ++i) SIM_CHECK(xs_[i] > xs_[i - 1], "curve xs not increasing at {}", i);
+  ys_ = isotonic_non_decreasing(ys);
+}
+
+double MonotoneCurve::operator()(double x) const {
+  if (x <= xs_.front()) return ys_.front();
+  if (x >= xs_.back()) return ys_.back() * x / xs_.back();
+  const auto it = std::upper_bound(xs_.begin(), xs_.end(), x);
+  const std::size_t hi = static_cast<std::size_t>(it - xs_.begin());
+  const std::size_t lo = hi - 1;
+  const double f = (x - xs_[lo]) / (xs_[hi] - xs_[lo]);
+  return ys_[lo] + f * (ys_[hi] - ys_[lo]);
+}
+
+}  // namespace servesim

@@ -1,0 +1,204 @@
+// Profile CSV reading; see profile_table.h and docs/kernels.md.
+#include "costmodel/profile_table.h"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "sim/error.h"
+
+namespace servesim {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t end = s.find(sep, start);
+    out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return out;
+    start = end + 1;
+  }
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+bool parse_double(const std::string& s, double& out) {
+  if (s.empty()) return false;
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && p == end && std::isfinite(out);
+}
+
+// Reads the cells of one data row into a point; `col` maps column name → index.
+class RowReader {
+ public:
+  RowReader(const std::string& file, long line, const std::vector<std::string>& cells,
+            const std::map<std::string, std::size_t>& col)
+      : file_(file), line_(line), cells_(cells), col_(col) {}
+
+  std::string text(const std::string& name) const { return cells_[col_.at(name)]; }
+  std::int64_t integer(const std::string& name) const {
+    const std::string c = trim(text(name));
+    if (c.empty()) return -1;
+    std::int64_t v = 0;
+    auto [p, ec] = std::from_chars(c.data(), c.data() + c.size(), v);
+    if (ec != std::errc() || p != c.data() + c.size() || v < 0) fail(name, "a non-negative integer", c);
+    return v;
+  }
+  double number(const std::string& name, bool positive) const {
+    const std::string c = trim(text(name));
+    double v = 0;
+    if (!parse_double(c, v) || v < 0 || (positive && v <= 0))
+      fail(name, positive ? "a number > 0" : "a number >= 0", c);
+    return v;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& name, const char* what, const std::string& got) const {
+    throw InputError(located(file_, line_, fmt::format("column '{}': expected {}, got '{}'", name, what, got)));
+  }
+  const std::string& file_;
+  long line_;
+  const std::vector<std::string>& cells_;
+  const std::map<std::string, std::size_t>& col_;
+};
+
+const std::vector<std::string> kRequiredColumns = {
+    "kernel", "variant", "batch",  "ctx",    "q_len",  "prefix",    "heads",  "kv_heads", "head_dim", "page_size",
+    "budget", "m",       "n",      "k",      "params", "median_us", "p10_us", "p90_us",   "bytes",    "flops"};
+
+}  // namespace
+
+std::optional<std::string> ProfilePoint::param(const std::string& key) const {
+  if (params.empty()) return std::nullopt;
+  for (const std::string& kv : split(params, ';')) {
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos && kv.substr(0, eq) == key) return kv.substr(eq + 1);
+  }
+  return std::nullopt;
+}
+
+double ProfilePoint::param_number(const std::string& key, double def, const std::string& file) const {
+  auto v = param(key);
+  if (!v) return def;
+  double x = 0;
+  if (!parse_double(*v, x))
+    throw InputError(located(file, line, fmt::format("column 'params': '{}' is not a number ('{}')", key, *v)));
+  return x;
+}
+
+ProfileTable ProfileTable::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open kernel profile", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path);
+}
+
+ProfileTable ProfileTable::parse(const std::string& text, const std::string& name) {
+  ProfileTable t;
+  t.file_ = name;
+  std::map<std::string, std::size_t> col;
+  std::size_t n_columns = 0;
+  std::istringstream in(text);
+  std::string line;
+  long line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (trim(line).empty()) continue;
+    if (line[0] == '#') {
+      if (n_columns > 0) throw InputError(located(name, line_no, "provenance line after the header row"));
+      const std::string body = trim(line.substr(1));
+      const auto eq = body.find('=');
+      if (eq == std::string::npos) throw InputError(located(name, line_no, "provenance line without key=value"));
+      t.provenance_.emplace_back(trim(body.substr(0, eq)), trim(body.substr(eq + 1)));
+      continue;
+    }
+    std::vector<std::string> cells = split(line, ',');
+    if (n_columns == 0) {  // header row: check provenance first, then the columns
+      if (t.provenance_value("format") != "servesim-kernel-profile")
+        throw InputError(located(name, line_no,
+                                 "not a servesim kernel profile (no '# format=servesim-kernel-profile' line before the "
+                                 "header); profiles are written by `servesim-kernels bench`"));
+      const std::string sv = t.provenance_value("schema_version");
+      if (sv != std::to_string(kSchemaVersion))
+        throw InputError(located(name, line_no, fmt::format("schema_version '{}' is not supported (this servesim reads "
+                                                            "schema_version {})", sv, kSchemaVersion)));
+      for (std::size_t i = 0; i < cells.size(); ++i) col[trim(cells[i])] = i;
+      for (const auto& c : kRequiredColumns)
+        if (!col.count(c)) throw InputError(located(name, line_no, fmt::format("header lacks column '{}'", c)));
+      n_columns = cells.size();
+      continue;
+    }
+    if (cells.size() != n_columns)
+      throw InputError(located(name, line_no, fmt::format("{} cells, the header has {}", cells.size(), n_columns)));
+    RowReader r(name, line_no, cells, col);
+    ProfilePoint p;
+    p.line = line_no;
+    p.kernel = trim(r.text("kernel"));
+    p.variant = trim(r.text("variant"));
+    if (p.kernel.empty()) throw InputError(located(name, line_no, "column 'kernel': empty"));
+    p.batch = r.integer("batch");
+    p.ctx = r.integer("ctx");
+    p.q_len = r.integer("q_len");
+    p.prefix = r.integer("prefix");
+    p.heads = r.integer("heads");
+    p.kv_heads = r.integer("kv_heads");
+    p.head_dim = r.integer("head_dim");
+    p.page_size = r.integer("page_size");
+    p.budget = r.integer("budget");
+    p.m = r.integer("m");
+    p.n = r.integer("n");
+    p.k = r.integer("k");
+    p.params = trim(r.text("params"));
+    p.median_us = r.number("median_us", true);
+    p.p10_us = r.number("p10_us", false);
+    p.p90_us = r.number("p90_us", false);
+    p.bytes = r.number("bytes", false);
+    p.flops = r.number("flops", false);
+    t.points_.push_back(std::move(p));
+  }
+  if (n_columns == 0) throw InputError(fmt::format("{}: no header row (empty kernel profile)", name));
+  if (t.points_.empty()) throw InputError(fmt::format("{}: the profile has no measured rows", name));
+  return t;
+}
+
+std::string ProfileTable::provenance_value(const std::string& key) const {
+  for (const auto& [k, v] : provenance_)
+    if (k == key) return v;
+  return "";
+}
+
+std::string ProfileTable::provenance_summary() const {
+  auto or_unknown = [&](const char* k) {
+    std::string v = provenance_value(k);
+    return v.empty() ? std::string("unknown") : v;
+  };
+  std::string s = fmt::format("gpu={} commit={} date={} mode={}", or_unknown("gpu"), or_unknown("git_commit"),
+                              or_unknown("date_utc"), or_unknown("mode"));
+  if (synthetic()) s = "SYNTHETIC (generated, not measured) " + s;
+  for (char& c : s)
+    if (c == ',') c = ';';  // report cells stay comma-free
+  return s;
+}
+
+std::vector<const ProfilePoint*> ProfileTable::rows(const std::string& kernel, const std::string& variant) const {
+  std::vector<const ProfilePoint*> out;
+  for (const auto& p : points_)
+    if (p.kernel == kernel && (variant.empty() || p.variant == variant)) out.push_back(&p);
+  return out;
+}
+
+}  // namespace servesim

@@ -1,0 +1,94 @@
+// Tests of reading kernel profile CSVs: provenance, cells, and clear errors.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "costmodel/profile_table.h"
+#include "costmodel/synthetic_profile.h"
+#include "sim/error.h"
+
+using namespace servesim;
+
+namespace {
+
+const std::string kHeader =
+    "kernel,variant,batch,ctx,q_len,prefix,heads,kv_heads,head_dim,page_size,budget,m,n,k,params,reps,median_us,p10_us,"
+    "p90_us,min_us,max_us,bytes,flops,gbps,tflops\n";
+const std::string kProvenance = "# format=servesim-kernel-profile\n# schema_version=1\n# gpu=Test GPU\n# future_key=x\n";
+const std::string kDecodeRow =
+    "decode,splitkv,4,1024,1,,32,8,128,16,,,,,model=llama3-8b;ragged=0;ctx_sum=4096,20,12.5,12.0,13.0,11.9,13.1,1e6,"
+    "2e6,80.0,0.16\n";
+
+std::string error_of(const std::string& text) {
+  try {
+    ProfileTable::parse(text, "p.csv");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a profile keeps its provenance and typed cells and ignores unknown provenance keys") {
+  ProfileTable t = ProfileTable::parse(kProvenance + kHeader + kDecodeRow, "p.csv");
+  CHECK(t.provenance_value("gpu") == "Test GPU");
+  CHECK(t.provenance_value("future_key") == "x");
+  CHECK_FALSE(t.synthetic());
+  REQUIRE(t.points().size() == 1);
+  const ProfilePoint& p = t.points()[0];
+  CHECK(p.kernel == "decode");
+  CHECK(p.batch == 4);
+  CHECK(p.prefix == -1);  // empty cell: not applicable
+  CHECK(p.median_us == 12.5);
+  CHECK(p.line == 6);
+  CHECK(p.param("model") == "llama3-8b");
+  CHECK(p.param_number("ctx_sum", 0, "p.csv") == 4096);
+  CHECK_FALSE(p.param("missing"));
+  CHECK(t.rows("decode", "splitkv").size() == 1);
+  CHECK(t.rows("prefill").empty());
+  CHECK(t.provenance_summary().find("gpu=Test GPU") != std::string::npos);
+}
+
+TEST_CASE("a file that is not a bench profile, or has another schema version, is rejected with the line") {
+  CHECK(error_of(kHeader + kDecodeRow).find("p.csv:1: not a servesim kernel profile") == 0);
+  std::string v2 = "# format=servesim-kernel-profile\n# schema_version=2\n" + kHeader + kDecodeRow;
+  CHECK(error_of(v2).find("schema_version '2' is not supported") != std::string::npos);
+}
+
+TEST_CASE("profile errors name the file, the line and the column") {
+  std::string bad = kDecodeRow;
+  bad.replace(bad.find("12.5"), 4, "abc");
+  CHECK(error_of(kProvenance + kHeader + bad) == "p.csv:6: column 'median_us': expected a number > 0, got 'abc'");
+  std::string neg = kDecodeRow;
+  neg.replace(neg.find(",4,1024"), 7, ",-4,1024");
+  CHECK(error_of(kProvenance + kHeader + neg).find("p.csv:6: column 'batch'") == 0);
+  CHECK(error_of(kProvenance + kHeader + "decode,splitkv,1\n").find("p.csv:6: 3 cells, the header has 25") == 0);
+  std::string no_col = kHeader;
+  no_col.replace(no_col.find("median_us"), 9, "med");
+  CHECK(error_of(kProvenance + no_col + kDecodeRow).find("header lacks column 'median_us'") != std::string::npos);
+  CHECK(error_of(kProvenance + kHeader).find("no measured rows") != std::string::npos);
+  CHECK(error_of(kProvenance + kHeader + "# late=1\n" + kDecodeRow).find("p.csv:6: provenance line after") == 0);
+}
+
+TEST_CASE("a missing profile file is an error naming the path") {
+  CHECK_THROWS_WITH_AS(ProfileTable::load("/nonexistent/profile.csv"),
+                       "/nonexistent/profile.csv: cannot open kernel profile", InputError);
+}
+
+TEST_CASE("the synthetic profile is in the bench schema, deterministic, and flagged as not measured") {
+  SyntheticOptions o;
+  o.quick = true;
+  const std::string a = synthetic_profile_csv(o);
+  CHECK(a == synthetic_profile_csv(o));
+  ProfileTable t = ProfileTable::parse(a, "synth.csv");
+  CHECK(t.synthetic());
+  CHECK(t.provenance_summary().find("SYNTHETIC") == 0);
+  CHECK(!t.rows("decode").empty());
+  CHECK(!t.rows("gemm").empty());
+  CHECK(!t.rows("quest_topk", "kvhead").empty());
+  CHECK(!t.rows("minf_attention", "vs_30_2048").empty());
+  CHECK(!t.rows("andpro_score", "w32").empty());
+  o.seed = 2;
+  CHECK(synthetic_profile_csv(o) != a);
+}

@@ -1,0 +1,93 @@
+// CacheAwarePolicy: SGLang's cache-aware router (sgl-router, "cache_aware"
+// policy): an approximate radix tree per worker of the prompts it routed
+// there, and a load-imbalance guard.
+//
+// For each request, with load = waiting + running requests per worker:
+//   - if the cluster is imbalanced — max load − min load > balance_abs and
+//     max load > balance_rel × min load — route to the least loaded worker;
+//   - else find the worker whose tree matches the longest prefix of the
+//     prompt; if that match covers more than cache_threshold of the prompt,
+//     route there (ties: lower load, then lower index);
+//   - else route to the worker with the smallest tree (most free cache).
+// The chosen worker's tree records the prompt at once (as the router inserts
+// the request text when it routes). Trees are bounded by each worker's KV
+// capacity (the router bounds its tree size and evicts LRU).
+// Defaults are the router's: cache_threshold 0.5, balance_abs 32,
+// balance_rel 1.0001. It knows nothing about clients: a client flooding one
+// long prefix gets that worker's whole attention (the fairness D²LPM adds).
+#pragma once
+#include <limits>
+
+#include "configs/yaml_map.h"
+#include "policies/global_policy.h"
+#include "policies/global_prefix_index.h"
+
+namespace servesim {
+
+struct CacheAwareOptions {
+  double cache_threshold = 0.5;
+  double balance_abs = 32;
+  double balance_rel = 1.0001;
+};
+
+class CacheAwarePolicy final : public GlobalPolicy {
+ public:
+  CacheAwarePolicy(CacheAwareOptions o, std::size_t workers) : o_(o), view_(workers) {}
+
+  WorkerId route(const RequestSpec& r, const ClusterView& c) override {
+    const std::size_t n = c.workers();
+    loads_.resize(n);
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = 0;
+    WorkerId least = 0;
+    for (WorkerId w = 0; w < n; ++w) {
+      const WorkerLoad l = c.load(w);
+      if (!sized_) view_.set_capacity(w, l.kv_capacity_pages * l.page_size);
+      loads_[w] = l.waiting + l.running;
+      if (loads_[w] < lo) {
+        lo = loads_[w];
+        least = w;
+      }
+      hi = std::max(hi, loads_[w]);
+    }
+    sized_ = true;
+    WorkerId pick = least;
+    const bool imbalanced = static_cast<double>(hi - lo) > o_.balance_abs &&
+                            static_cast<double>(hi) > o_.balance_rel * static_cast<double>(lo);
+    if (!imbalanced) {
+      view_.match(r, per_worker_);
+      WorkerId best = 0;
+      for (WorkerId w = 1; w < n; ++w)
+        if (per_worker_[w] > per_worker_[best] || (per_worker_[w] == per_worker_[best] && loads_[w] < loads_[best]))
+          best = w;
+      const double rate = static_cast<double>(per_worker_[best]) / static_cast<double>(r.prompt_tokens);
+      if (rate > o_.cache_threshold) {
+        pick = best;
+      } else {
+        pick = 0;
+        for (WorkerId w = 1; w < n; ++w)
+          if (view_.held_tokens(w) < view_.held_tokens(pick)) pick = w;
+      }
+    }
+    view_.record(r, pick);
+    return pick;
+  }
+
+ private:
+  CacheAwareOptions o_;
+  GlobalPrefixIndex view_;
+  std::vector<std::int64_t> loads_, per_worker_;
+  bool sized_ = false;
+};
+
+inline CacheAwareOptions parse_cache_aware_options(YamlMap& p) {
+  CacheAwareOptions o;
+  o.cache_threshold = p.get<double>("cache_threshold", o.cache_threshold);
+  if (o.cache_threshold < 0 || o.cache_threshold > 1) p.fail("cache_threshold", "must be in [0, 1]");
+  o.balance_abs = p.get<double>("balance_abs", o.balance_abs);
+  o.balance_rel = p.get<double>("balance_rel", o.balance_rel);
+  if (o.balance_abs < 0 || o.balance_rel < 1) p.fail_here("balance_abs must be >= 0 and balance_rel >= 1");
+  p.finish();
+  return o;
+}
+
+}  // namespace servesim

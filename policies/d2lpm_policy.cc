@@ -1,0 +1,88 @@
+// D²LPM global layer; see d2lpm_policy.h.
+#include "policies/d2lpm_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace servesim {
+
+std::vector<double>& D2lpmPolicy::counters(ClientId c, std::size_t workers) {
+  if (c >= q_.size()) q_.resize(c + 1);
+  if (q_[c].empty()) q_[c].assign(workers, 0.0);
+  return q_[c];
+}
+
+void D2lpmPolicy::apply_due(Time now) {
+  while (!pending_.empty() && pending_.front().at <= now) {
+    Update& u = pending_.front();
+    view_.record(u.prompt, u.worker);
+    counters(u.client, view_.workers())[u.worker] -= o_.w_out * static_cast<double>(u.output_tokens);
+    pending_.pop_front();
+  }
+}
+
+WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
+  const std::size_t n = c.workers();
+  if (!sized_) {
+    for (WorkerId w = 0; w < n; ++w) {
+      const WorkerLoad l = c.load(w);
+      view_.set_capacity(w, l.kv_capacity_pages * l.page_size);
+    }
+    sized_ = true;
+  }
+  apply_due(c.now());
+  std::vector<double>& q = counters(r.client, n);
+  if (std::all_of(q.begin(), q.end(), [](double x) { return x <= 0; })) {
+    double k = std::numeric_limits<double>::infinity();
+    for (double x : q) k = std::min(k, std::floor(-x / o_.quantum) + 1);
+    for (double& x : q) x += k * o_.quantum;
+  }
+  const GlobalPrefixIndex::Match m = view_.match(r, per_worker_);
+  WorkerId best = 0;
+  std::int64_t best_queue = std::numeric_limits<std::int64_t>::max();
+  bool found = false;
+  auto consider = [&](WorkerId w) {
+    const WorkerLoad l = c.load(w);
+    if (l.waiting + l.running < best_queue) {
+      best_queue = l.waiting + l.running;
+      best = w;
+      found = true;
+    }
+  };
+  if (m.tokens > 0)
+    for (WorkerId w = 0; w < n; ++w)
+      if (per_worker_[w] == m.tokens && q[w] > 0) consider(w);
+  if (!found)
+    for (WorkerId w = 0; w < n; ++w) consider(w);
+  q[best] -= o_.w_in * static_cast<double>(r.prompt_tokens - (o_.charge_extend ? per_worker_[best] : 0));
+  return best;
+}
+
+void D2lpmPolicy::on_finish(const RequestSpec& r, WorkerId w, Time now) {
+  Update u{now + o_.update_delay, w, r.client, r.output_tokens, RequestSpec{}};
+  u.prompt.prompt_tokens = r.prompt_tokens;
+  u.prompt.prefix_block_size = r.prefix_block_size;
+  u.prompt.prefix_blocks = r.prefix_blocks;
+  pending_.push_back(std::move(u));
+  apply_due(now);
+}
+
+D2lpmOptions parse_d2lpm_options(YamlMap& p) {
+  D2lpmOptions o;
+  o.quantum = p.positive("quantum", o.quantum);
+  o.w_in = p.get<double>("w_in", o.w_in);
+  o.w_out = p.get<double>("w_out", o.w_out);
+  if (o.w_in < 0 || o.w_out < 0) p.fail_here("w_in and w_out must be >= 0");
+  const std::string charge = p.get<std::string>("charge", "prompt");
+  if (charge != "extend" && charge != "prompt")
+    p.fail("charge", fmt::format("expected prompt (all prompt tokens) or extend (tokens the view lacks), got '{}'", charge));
+  o.charge_extend = charge == "extend";
+  const double delay = p.get<double>("update_delay_s", time_to_seconds(o.update_delay));
+  if (delay < 0) p.fail("update_delay_s", "must be >= 0");
+  o.update_delay = seconds_to_time(delay);
+  p.finish();
+  return o;
+}
+
+}  // namespace servesim

@@ -1,0 +1,86 @@
+// Deficit LPM; see dlpm_policy.h.
+#include "policies/dlpm_policy.h"
+
+#include <cmath>
+#include <limits>
+
+namespace servesim {
+
+void DlpmPolicy::grow(ClientId c) {
+  if (c >= deficit_.size()) {
+    deficit_.resize(c + 1, 0.0);
+    waiting_.resize(c + 1, 0);
+  }
+}
+
+void DlpmPolicy::enqueue(const QueuedRequest& r) {
+  grow(r.spec->client);
+  waiting_[r.spec->client]++;
+  queue_.push(r);
+}
+
+void DlpmPolicy::on_decode_tokens(ClientId c, std::int64_t tokens) {
+  grow(c);
+  deficit_[c] -= o_.w_out * static_cast<double>(tokens);
+}
+
+// Closed form of "add Q^u to every active client until one is positive".
+// REQUIRES: every active client has q_i <= 0 and at least one is active.
+void DlpmPolicy::refill() {
+  double k = std::numeric_limits<double>::infinity();
+  for (ClientId c = 0; c < deficit_.size(); ++c)
+    if (waiting_[c] > 0) k = std::min(k, std::floor(-deficit_[c] / o_.quantum) + 1);
+  for (ClientId c = 0; c < deficit_.size(); ++c)
+    if (o_.refill_all || waiting_[c] > 0) deficit_[c] += k * o_.quantum;
+  refills_ += static_cast<std::uint64_t>(k);
+}
+
+void DlpmPolicy::schedule(AdmissionContext& ctx) {
+  if (queue_.empty()) return;
+  queue_.refresh_by_match(ctx);
+  auto& es = queue_.entries();
+  std::size_t left = es.size();
+  for (;;) {
+    bool stopped = false;
+    for (auto& e : es) {
+      if (e.taken) continue;
+      const ClientId c = e.q.spec->client;
+      if (deficit_[c] <= 0) continue;
+      const std::int64_t cached = ctx.cached_tokens(e.q);  // now: earlier admissions may have evicted
+      if (ctx.try_admit(e.q) != AdmitResult::kAdmitted) {
+        stopped = true;
+        break;
+      }
+      e.taken = true;
+      --left;
+      waiting_[c]--;
+      if (!e.q.preempted) {
+        const std::int64_t input = o_.charge_extend ? e.q.prefill_tokens - cached : e.q.spec->prompt_tokens;
+        deficit_[c] -= o_.w_in * static_cast<double>(input);
+      }
+    }
+    if (stopped || left == 0 || !ctx.has_room()) break;
+    refill();  // every remaining request belongs to a client with q_i <= 0
+  }
+  queue_.compact();
+}
+
+DlpmOptions parse_dlpm_options(YamlMap& p) {
+  DlpmOptions o;
+  o.quantum = p.positive("quantum", o.quantum);
+  o.w_in = p.get<double>("w_in", o.w_in);
+  o.w_out = p.get<double>("w_out", o.w_out);
+  if (o.w_in < 0 || o.w_out < 0) p.fail_here("w_in and w_out must be >= 0");
+  const std::string charge = p.get<std::string>("charge", "extend");
+  if (charge != "extend" && charge != "prompt")
+    p.fail("charge", fmt::format("expected extend (uncached prompt tokens) or prompt (all), got '{}'", charge));
+  o.charge_extend = charge == "extend";
+  const std::string refill = p.get<std::string>("refill", "active");
+  if (refill != "active" && refill != "all")
+    p.fail("refill", fmt::format("expected active (clients with waiting requests) or all, got '{}'", refill));
+  o.refill_all = refill == "all";
+  p.finish();
+  return o;
+}
+
+}  // namespace servesim

@@ -1,0 +1,165 @@
+// A global scheduler's approximate prefix view; see global_prefix_index.h.
+#include "policies/global_prefix_index.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "sim/error.h"
+
+namespace servesim {
+
+GlobalPrefixIndex::GlobalPrefixIndex(std::size_t workers)
+    : head_(workers, kNil), tail_(workers, kNil), held_(workers, 0),
+      capacity_(workers, std::numeric_limits<std::int64_t>::max()) {
+  nodes_.emplace_back();
+  nodes_[0].alive = true;
+}
+
+IndexNodeId GlobalPrefixIndex::child(IndexNodeId parent, BlockHash h) const { return children_.find(parent, h); }
+
+std::uint32_t GlobalPrefixIndex::find_own(IndexNodeId n, WorkerId w) const {
+  for (std::uint32_t o : nodes_[n].owned_by)
+    if (owns_[o].worker == w) return o;
+  return kNil;
+}
+
+bool GlobalPrefixIndex::owns(IndexNodeId n, WorkerId w) const { return find_own(n, w) != kNil; }
+
+GlobalPrefixIndex::Match GlobalPrefixIndex::match(const RequestSpec& spec, std::vector<std::int64_t>& per_worker) const {
+  per_worker.assign(capacity_.size(), 0);
+  Match m;
+  if (spec.prefix_block_size <= 0) return m;
+  IndexNodeId n = 0;
+  for (std::size_t i = 0; i < spec.prefix_blocks.size(); ++i) {
+    const std::int64_t t = prompt_block_tokens(spec, i);
+    if (t <= 0) break;
+    const IndexNodeId c = child(n, spec.prefix_blocks[i]);
+    if (c == 0 || nodes_[c].tokens != t) break;
+    bool held = false;
+    for (std::uint32_t o : nodes_[c].owned_by) {
+      std::int64_t& mine = per_worker[owns_[o].worker];
+      if (mine == nodes_[n].path_tokens) {  // w holds the whole prefix down to here
+        mine = nodes_[c].path_tokens;
+        held = true;
+      }
+    }
+    if (!held) break;  // nobody holds this prefix whole; nobody can hold a longer one
+    n = c;
+    m.node = c;
+    m.tokens = nodes_[c].path_tokens;
+  }
+  return m;
+}
+
+IndexNodeId GlobalPrefixIndex::add_node(IndexNodeId parent, BlockHash h, std::int64_t tokens) {
+  IndexNodeId id;
+  if (!free_nodes_.empty()) {
+    id = free_nodes_.back();
+    free_nodes_.pop_back();
+  } else {
+    id = static_cast<IndexNodeId>(nodes_.size());
+    nodes_.emplace_back();
+  }
+  Node& x = nodes_[id];
+  x.parent = parent;
+  x.hash = h;
+  x.tokens = tokens;
+  x.path_tokens = nodes_[parent].path_tokens + tokens;
+  x.children = 0;
+  x.generation++;
+  x.alive = true;
+  x.owned_by.clear();
+  nodes_[parent].children++;
+  children_.insert(parent, h, id);
+  ++live_;
+  return id;
+}
+
+void GlobalPrefixIndex::unlink(std::uint32_t o) {
+  Own& e = owns_[o];
+  (e.prev == kNil ? head_[e.worker] : owns_[e.prev].next) = e.next;
+  (e.next == kNil ? tail_[e.worker] : owns_[e.next].prev) = e.prev;
+  e.prev = e.next = kNil;
+}
+
+void GlobalPrefixIndex::push_front(std::uint32_t o) {
+  Own& e = owns_[o];
+  e.prev = kNil;
+  e.next = head_[e.worker];
+  if (e.next != kNil) owns_[e.next].prev = o;
+  head_[e.worker] = o;
+  if (tail_[e.worker] == kNil) tail_[e.worker] = o;
+}
+
+void GlobalPrefixIndex::drop(std::uint32_t o) {
+  unlink(o);
+  const IndexNodeId n = owns_[o].node;
+  held_[owns_[o].worker] -= nodes_[n].tokens;
+  std::erase(nodes_[n].owned_by, o);
+  free_owns_.push_back(o);
+  // Delete nodes nobody holds and nothing hangs from, up the path.
+  for (IndexNodeId x = n; x != 0 && nodes_[x].owned_by.empty() && nodes_[x].children == 0;) {
+    Node& d = nodes_[x];
+    const IndexNodeId parent = d.parent;
+    children_.erase(parent, d.hash);
+    d.alive = false;
+    free_nodes_.push_back(x);
+    --live_;
+    nodes_[parent].children--;
+    x = parent;
+  }
+}
+
+void GlobalPrefixIndex::record(const RequestSpec& spec, WorkerId w) {
+  if (spec.prefix_block_size <= 0 || spec.prefix_blocks.empty()) return;
+  path_.clear();
+  IndexNodeId n = 0;
+  for (std::size_t i = 0; i < spec.prefix_blocks.size(); ++i) {
+    const std::int64_t t = prompt_block_tokens(spec, i);
+    if (t <= 0) break;
+    IndexNodeId c = child(n, spec.prefix_blocks[i]);
+    if (c != 0 && nodes_[c].tokens != t) break;  // same id, other length: not the same content
+    if (c == 0) c = add_node(n, spec.prefix_blocks[i], t);
+    path_.push_back(c);
+    n = c;
+  }
+  // Deepest first, so ancestors end up more recent than descendants.
+  for (auto it = path_.rbegin(); it != path_.rend(); ++it) {
+    std::uint32_t o = find_own(*it, w);
+    if (o != kNil) {
+      unlink(o);
+    } else {
+      if (!free_owns_.empty()) {
+        o = free_owns_.back();
+        free_owns_.pop_back();
+      } else {
+        o = static_cast<std::uint32_t>(owns_.size());
+        owns_.emplace_back();
+      }
+      owns_[o] = Own{*it, w, kNil, kNil};
+      nodes_[*it].owned_by.push_back(o);
+      held_[w] += nodes_[*it].tokens;
+    }
+    push_front(o);
+  }
+  while (held_[w] > capacity_[w] && tail_[w] != kNil) drop(tail_[w]);
+}
+
+void GlobalPrefixIndex::check_invariants() const {
+  std::vector<std::int64_t> held(capacity_.size(), 0);
+  for (WorkerId w = 0; w < capacity_.size(); ++w) {
+    for (std::uint32_t o = head_[w]; o != kNil; o = owns_[o].next) {
+      const Own& e = owns_[o];
+      SIM_CHECK(e.worker == w && nodes_[e.node].alive, "holding {} of worker {} is corrupt", o, w);
+      held[w] += nodes_[e.node].tokens;
+      const IndexNodeId p = nodes_[e.node].parent;
+      SIM_CHECK(p == 0 || owns(p, w), "worker {} holds node {} but not its parent {}", w, e.node, p);
+    }
+    SIM_CHECK(held[w] == held_[w], "worker {} holds {} tokens, tracked {}", w, held[w], held_[w]);
+  }
+  std::size_t live = 0;
+  for (IndexNodeId n = 1; n < nodes_.size(); ++n) live += nodes_[n].alive ? 1 : 0;
+  SIM_CHECK(live == live_ && children_.size() == live_, "index node counts disagree");
+}
+
+}  // namespace servesim

@@ -1,0 +1,116 @@
+// GlobalPrefixIndex: a global scheduler's OWN view of which workers cache
+// which prompt prefixes — a radix tree over prefix block ids whose nodes list
+// the workers believed to hold them. It is what SGLang's cache-aware router,
+// Preble's global scheduler (E2) and D²LPM's global layer keep: an
+// approximation, updated when the policy decides to (at routing, or when a
+// request finishes, possibly late), never read from the workers' real caches.
+//
+// Per worker the view keeps an LRU list of the nodes it holds and a capacity
+// in tokens (the worker's KV capacity); recording more than that evicts the
+// least recently recorded nodes from the worker's entry — the router's guess
+// of what the worker's own LRU cache evicted. Recording touches a path from
+// its deepest node up, so a node is always more recent than its descendants:
+// eviction takes descendants first and each worker's holding stays
+// prefix-closed. A node nobody holds and without children is deleted, so the
+// tree's size is bounded by the workers' capacities.
+//
+// Deterministic: no output depends on hash-map iteration order.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "sim/child_index.h"
+#include "sim/request.h"
+
+namespace servesim {
+
+using IndexNodeId = std::uint32_t;
+
+class GlobalPrefixIndex {
+ public:
+  explicit GlobalPrefixIndex(std::size_t workers);
+
+  void set_capacity(WorkerId w, std::int64_t tokens) { capacity_[w] = tokens; }
+  std::int64_t capacity(WorkerId w) const { return capacity_[w]; }
+  std::int64_t held_tokens(WorkerId w) const { return held_[w]; }
+  std::size_t workers() const { return capacity_.size(); }
+
+  struct Match {
+    IndexNodeId node = 0;     // deepest node of the prompt held (as a whole prefix) by some worker; 0 = none
+    std::int64_t tokens = 0;  // its prefix length in tokens
+  };
+  // per_worker[w] = tokens of the longest prompt prefix worker w holds in this view.
+  Match match(const RequestSpec& spec, std::vector<std::int64_t>& per_worker) const;
+  bool owns(IndexNodeId n, WorkerId w) const;
+
+  // From now on worker w holds spec's prompt blocks (nodes created as needed,
+  // w's LRU touched), then w's least recent nodes beyond its capacity are dropped.
+  void record(const RequestSpec& spec, WorkerId w);
+  // The nodes of the prompt the last record() call walked, root side first.
+  // Valid until the next record(); entries may have been dropped by it.
+  const std::vector<IndexNodeId>& last_path() const { return path_; }
+  bool alive(IndexNodeId n) const { return nodes_[n].alive; }
+
+  // Visits w's nodes from the least recently recorded while the tokens visited
+  // so far are < `tokens`: f(node id, node tokens).
+  template <class F>
+  void visit_lru(WorkerId w, std::int64_t tokens, F&& f) const {
+    std::int64_t seen = 0;
+    for (std::uint32_t o = tail_[w]; o != kNil && seen < tokens; o = owns_[o].prev) {
+      const Node& x = nodes_[owns_[o].node];
+      f(owns_[o].node, x.tokens);
+      seen += x.tokens;
+    }
+  }
+
+  std::uint32_t generation(IndexNodeId n) const { return nodes_[n].generation; }
+  std::size_t nodes() const { return live_; }
+  std::size_t slots() const { return nodes_.size(); }
+
+  // Checks the structure (owner lists, held sums, prefix-closed holdings); O(size).
+  void check_invariants() const;
+
+ private:
+  static constexpr std::uint32_t kNil = 0xFFFFFFFFu;
+  struct Node {
+    IndexNodeId parent = 0;
+    BlockHash hash = 0;
+    std::int64_t tokens = 0;
+    std::int64_t path_tokens = 0;
+    std::int32_t children = 0;
+    std::uint32_t generation = 0;
+    bool alive = false;
+    std::vector<std::uint32_t> owned_by;  // entries in owns_ (one per holding worker)
+  };
+  struct Own {  // one (node, worker) holding, linked in the worker's LRU list
+    IndexNodeId node = 0;
+    WorkerId worker = 0;
+    std::uint32_t prev = kNil, next = kNil;
+  };
+  IndexNodeId child(IndexNodeId parent, BlockHash h) const;
+  IndexNodeId add_node(IndexNodeId parent, BlockHash h, std::int64_t tokens);
+  std::uint32_t find_own(IndexNodeId n, WorkerId w) const;
+  void unlink(std::uint32_t o);
+  void push_front(std::uint32_t o);
+  void drop(std::uint32_t o);  // removes a holding; deletes nodes left empty
+
+  std::vector<Node> nodes_;  // [0] is the root
+  std::vector<IndexNodeId> free_nodes_;
+  std::vector<Own> owns_;
+  std::vector<std::uint32_t> free_owns_;
+  ChildIndex children_;
+  std::vector<std::uint32_t> head_, tail_;  // per worker: most / least recent holding
+  std::vector<std::int64_t> held_, capacity_;
+  std::vector<IndexNodeId> path_;
+  std::size_t live_ = 0;
+};
+
+// Token count of block i of a prompt (0 past its end); the same rule as the
+// workers' caches (sim/prefix_cache.h).
+inline std::int64_t prompt_block_tokens(const RequestSpec& s, std::size_t i) {
+  const std::int64_t b = s.prefix_block_size, start = static_cast<std::int64_t>(i) * b;
+  const std::int64_t left = s.prompt_tokens - start;
+  return left <= 0 ? 0 : (left < b ? left : b);
+}
+
+}  // namespace servesim

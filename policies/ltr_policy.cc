@@ -1,0 +1,236 @@
+#include "policies/ltr_policy.h"
+
+#include <algorithm>
+
+#include "policies/kendall_tau.h"
+#include "sim/error.h"
+
+namespace servesim {
+
+LtrPolicy::LtrPolicy(LtrOptions o, std::uint64_t seed) : o_(std::move(o)), seed_(seed) {
+  if (o_.ranker == LtrOptions::Ranker::kNoisyOracle) {
+    oracle_ = std::make_unique<NoisyOracle>(o_.tau, seed);
+  } else {
+    model_ = o_.loaded;
+    SIM_CHECK(model_ || o_.warmup > 0, "ltr ranker: learned needs a model or a warm-up window");
+  }
+}
+
+LtrPolicy::Known& LtrPolicy::know(const RequestSpec& spec) {
+  auto [it, fresh] = known_.try_emplace(spec.id);
+  if (fresh) {
+    it->second.spec = &spec;
+    it->second.seq = next_seq_++;
+    rank(it->second, spec);
+  }
+  return it->second;
+}
+
+void LtrPolicy::rank(Known& k, const RequestSpec& spec) {
+  if (oracle_) {
+    k.score = oracle_->score(spec);
+    k.ranked = true;
+  } else if (model_) {
+    k.score = model_->score(spec);
+    k.ranked = true;
+  }
+}
+
+void LtrPolicy::insert(const QueuedRequest& r, Known& k, std::int64_t since) {
+  const Key key = k.key();
+  ranked_.emplace(key, r.handle);
+  waiting_[r.handle] = Waiting{r, key, since};
+  if (key.tier == 1) {
+    aging_.emplace(since, k.seq);
+    by_seq_[k.seq] = r.handle;
+  }
+}
+
+void LtrPolicy::erase(std::map<Key, RequestHandle>::iterator it) {
+  const Waiting& w = waiting_.at(it->second);
+  if (it->first.tier == 1) {
+    aging_.erase({w.since, it->first.seq});
+    by_seq_.erase(it->first.seq);
+  }
+  waiting_.erase(it->second);
+  ranked_.erase(it);
+}
+
+void LtrPolicy::enqueue(const QueuedRequest& r) {
+  Known& k = know(*r.spec);
+  promoted_running_.erase(r.spec->id);  // preempted while promoted: waits with its quantum left
+  insert(r, k, iter_);
+}
+
+void LtrPolicy::promote_starving() {
+  if (o_.starvation_threshold <= 0) return;
+  while (!aging_.empty() && iter_ - aging_.begin()->first >= o_.starvation_threshold) {
+    const std::uint64_t seq = aging_.begin()->second;
+    const RequestHandle h = by_seq_.at(seq);
+    Waiting w = waiting_.at(h);
+    erase(ranked_.find(w.key));
+    Known& k = known_.at(w.q.spec->id);
+    k.quantum_left = std::max<std::int64_t>(o_.priority_quantum, 1);
+    k.promoted_order = next_promotion_++;
+    ++promotions_;
+    insert(w.q, k, iter_);
+  }
+}
+
+bool LtrPolicy::preempt_behind(AdmissionContext& ctx, const Key& candidate) {
+  ctx.running_requests(running_);
+  const RunningRequest* victim = nullptr;
+  Key worst{};
+  for (const RunningRequest& r : running_) {
+    auto it = known_.find(r.spec->id);
+    if (it == known_.end()) continue;
+    const Key key = it->second.key();
+    if (key.tier == 0 || it->second.was_victim || !(candidate < key)) continue;  // promoted, preempted once, or ahead
+    if (!victim || worst < key) {
+      victim = &r;
+      worst = key;
+    }
+  }
+  if (!victim) return false;
+  known_.at(victim->spec->id).was_victim = true;
+  return ctx.preempt(victim->handle);
+}
+
+void LtrPolicy::schedule(AdmissionContext& ctx) {
+  ++iter_;
+  for (auto it = promoted_running_.begin(); it != promoted_running_.end();) {
+    Known& k = known_.at(*it);
+    it = --k.quantum_left > 0 ? std::next(it) : promoted_running_.erase(it);
+  }
+  promote_starving();
+  while (!ranked_.empty()) {
+    auto it = ranked_.begin();
+    const QueuedRequest q = waiting_.at(it->second).q;
+    const AdmitResult res = ctx.try_admit(q);
+    if (res == AdmitResult::kAdmitted) {
+      erase(it);
+      Known& k = known_.at(q.spec->id);
+      if (k.quantum_left > 0 && --k.quantum_left > 0) promoted_running_.insert(q.spec->id);
+      continue;
+    }
+    // The candidate is ranked_.begin() still (a preemption re-queues only requests ranked behind it).
+    if (o_.preemptive && res == AdmitResult::kNoMemory && preempt_behind(ctx, it->first)) continue;
+    return;
+  }
+}
+
+void LtrPolicy::on_finish(const RequestSpec& spec) {
+  auto it = known_.find(spec.id);
+  if (it != known_.end()) {
+    if (it->second.ranked) {
+      eval_pred_.push_back(-it->second.score);
+      eval_truth_.push_back(static_cast<double>(spec.output_tokens));
+    }
+    known_.erase(it);
+  }
+  promoted_running_.erase(spec.id);
+  if (!model_ && !oracle_ && static_cast<std::int64_t>(warmup_set_.size()) < o_.warmup) {
+    warmup_set_.push_back(spec);  // its output length is known now that it finished
+    if (static_cast<std::int64_t>(warmup_set_.size()) == o_.warmup) train_from_warmup();
+  }
+}
+
+void LtrPolicy::train_from_warmup() {
+  LtrTrainOptions t;
+  t.loss = o_.loss;
+  t.seed = seed_;
+  model_ = std::make_shared<const LtrModel>(train_ltr_model(warmup_set_, t));
+  warmup_set_.clear();
+  warmup_set_.shrink_to_fit();
+  // Score everything live: running requests (for preemption; they were not
+  // ranked by the model, so their τ is not counted) and the queue, re-ranked.
+  for (auto& [id, k] : known_) k.score = model_->score(*k.spec);
+  std::vector<Waiting> queue;
+  queue.reserve(waiting_.size());
+  for (const auto& [key, h] : ranked_) queue.push_back(waiting_.at(h));
+  ranked_.clear();
+  aging_.clear();
+  by_seq_.clear();
+  waiting_.clear();
+  for (const Waiting& w : queue) {
+    Known& k = known_.at(w.q.spec->id);
+    k.ranked = true;
+    insert(w.q, k, w.since);  // keeps its idle count
+  }
+}
+
+double LtrPolicy::achieved_tau() const { return kendall_tau_b(eval_pred_, eval_truth_); }
+
+void LtrPolicy::metrics(std::vector<PolicyMetric>& out) const {
+  const auto n = static_cast<double>(eval_pred_.size());
+  out.push_back({"ltr_kendall_tau", achieved_tau(), n, PolicyMetric::Merge::kMean});
+  out.push_back({"ltr_tau_requests", n, 1, PolicyMetric::Merge::kSum});
+  out.push_back({"ltr_promotions", static_cast<double>(promotions_), 1, PolicyMetric::Merge::kSum});
+}
+
+LtrOptions parse_ltr_options(YamlMap& p) {
+  LtrOptions o;
+  const std::string ranker = p.get<std::string>("ranker", "learned");
+  if (ranker == "learned")
+    o.ranker = LtrOptions::Ranker::kLearned;
+  else if (ranker == "noisy_oracle")
+    o.ranker = LtrOptions::Ranker::kNoisyOracle;
+  else
+    p.fail("ranker", fmt::format("unknown ranker '{}'; expected learned or noisy_oracle", ranker));
+  const bool learned = o.ranker == LtrOptions::Ranker::kLearned;
+  if (p.has("tau")) {
+    if (learned) p.fail("tau", "tau sets the noisy oracle's quality; it needs ranker: noisy_oracle");
+    o.tau = p.get<double>("tau", o.tau);
+    if (!(o.tau >= 0 && o.tau <= 1)) p.fail("tau", fmt::format("must be in [0, 1], got {}", o.tau));
+  }
+  for (const char* key : {"model", "warmup", "loss"})
+    if (!learned && p.has(key)) p.fail(key, fmt::format("{} applies to ranker: learned", key));
+  o.model = p.get<std::string>("model", "");
+  if (!o.model.empty() && p.has("warmup"))
+    p.fail("warmup", "give either model: (trained offline) or warmup: (trained online), not both");
+  o.warmup = p.get<std::int64_t>("warmup", learned && o.model.empty() ? kDefaultWarmup : 0);
+  if (learned && o.model.empty() && o.warmup < 1)
+    p.fail("warmup", fmt::format("must be >= 1 (finished requests to train on), got {}", o.warmup));
+  if (p.has("loss")) {
+    const std::string loss = p.get<std::string>("loss", "listmle");
+    if (loss != "listmle" && loss != "pairwise") p.fail("loss", fmt::format("expected listmle or pairwise, got '{}'", loss));
+    o.loss = parse_ltr_loss(loss);
+  }
+  o.starvation_threshold = p.get<std::int64_t>("starvation_threshold", o.starvation_threshold);
+  if (o.starvation_threshold < 0)
+    p.fail("starvation_threshold", fmt::format("must be >= 0 (0 = off), got {}", o.starvation_threshold));
+  o.priority_quantum = p.get<std::int64_t>("priority_quantum", o.priority_quantum);
+  if (o.priority_quantum < 1) p.fail("priority_quantum", fmt::format("must be >= 1, got {}", o.priority_quantum));
+  o.preemptive = p.get<bool>("preemptive", o.preemptive);
+  p.finish();
+  if (!o.model.empty()) {
+    try {
+      o.loaded = std::make_shared<const LtrModel>(load_ltr_model(o.model));
+    } catch (const InputError& e) {
+      p.fail("model", e.what());
+    }
+  }
+  return o;
+}
+
+YAML::Node ltr_options_yaml(const LtrOptions& o) {
+  YAML::Node n;
+  n["name"] = "ltr";
+  const bool learned = o.ranker == LtrOptions::Ranker::kLearned;
+  n["ranker"] = learned ? "learned" : "noisy_oracle";
+  if (learned) {
+    if (!o.model.empty()) n["model"] = o.model;
+    if (o.warmup > 0) {
+      n["warmup"] = o.warmup;
+      n["loss"] = ltr_loss_name(o.loss);
+    }
+  } else {
+    n["tau"] = o.tau;
+  }
+  n["starvation_threshold"] = o.starvation_threshold;
+  n["priority_quantum"] = o.priority_quantum;
+  n["preemptive"] = o.preemptive;
+  return n;
+}
+
+}  // namespace servesim

@@ -1,0 +1,264 @@
+// Behaviour tests: the effects the scheduling papers claim, on small
+// deterministic workloads (Llama-3-8B on H100 with the roofline cost model;
+// KV memory shrunk through memory_utilization so that caches matter). Each
+// test prints its measured values (MESSAGE) and asserts the stated
+// inequality with a clear margin.
+#include <doctest/doctest.h>
+
+#include "policies/policy_test_util.h"
+
+using namespace servesim;
+using namespace servesim::testing;
+
+namespace {
+
+std::string fmt_s(double s) { return fmt::format("{:.2f} s", s); }
+
+// 1. Many requests sharing a few long prefixes; the cache (~27K tokens) holds
+// only about half of the 16 templates (~3K tokens each).
+const char* kSharedPrefixes = R"(name: shared_prefixes
+seed: 7
+model: llama-3-8b
+hardware: h100-sxm
+cluster: {workers: 1}
+batching: {memory_utilization: 0.27}
+policy: {local: fcfs, global: round_robin}
+workload:
+  type: templates
+  requests: 1200
+  block_size: 16
+  pools:
+    - {name: docs, count: 16, zipf: 0, tokens: {dist: uniform, min: 2500, max: 3500}}
+  clients:
+    - {name: a, rate: 40, pool: docs, prompt: {dist: uniform, min: 20, max: 200}, output: {dist: uniform, min: 20, max: 200}}
+report: {requests_csv: false}
+)";
+
+// 2/3. Client `flood` sends far more than the worker can serve, all sharing one
+// 4000-token document; client `modest` sends unique 1.5-2.5K-token prompts.
+const char* kFlood = R"(name: flood
+seed: 3
+model: llama-3-8b
+hardware: h100-sxm
+cluster: {workers: 1}
+batching: {memory_utilization: 0.3}
+policy: {local: fcfs, global: round_robin}
+workload:
+  type: templates
+  duration_s: 60
+  block_size: 16
+  pools:
+    - {name: a_doc, count: 1, tokens: 4000}
+  clients:
+    - {name: flood, rate: 60, pool: a_doc, prompt: {dist: uniform, min: 20, max: 100}, output: {dist: uniform, min: 50, max: 150}}
+    - {name: modest, rate: 3, prompt: {dist: uniform, min: 1500, max: 2500}, output: {dist: uniform, min: 50, max: 150}}
+report: {requests_csv: false}
+)";
+
+// 4a. Four workers, 60 Zipf-popular system prompts; each worker's KV holds ~75K
+// tokens, about half of all templates.
+const char* kZipfTemplates = R"(name: zipf_templates
+seed: 11
+model: llama-3-8b
+hardware: h100-sxm
+cluster: {workers: 4}
+batching: {memory_utilization: 0.35}
+policy: {local: lpm, global: round_robin}
+workload:
+  type: templates
+  requests: 6000
+  block_size: 16
+  pools:
+    - {name: sys, count: 60, zipf: 1.1, tokens: {dist: uniform, min: 2000, max: 4000}}
+  clients:
+    - {name: a, rate: 60, pool: sys, prompt: {dist: lognormal, median: 150, sigma: 0.7, max: 2000},
+       output: {dist: lognormal, median: 120, sigma: 0.7, max: 1000}}
+    - {name: b, rate: 40, pool: sys, prompt: {dist: lognormal, median: 150, sigma: 0.7, max: 2000},
+       output: {dist: lognormal, median: 120, sigma: 0.7, max: 1000}}
+report: {requests_csv: false}
+)";
+
+// 4b. Four workers; `flood` overloads the cluster with two long shared
+// documents, `b` (own templates) and `c` (unique prompts) send modest traffic.
+const char* kMultiTenant = R"(name: multi_tenant
+seed: 5
+horizon_s: 30
+model: llama-3-8b
+hardware: h100-sxm
+cluster: {workers: 4}
+batching: {memory_utilization: 0.35}
+policy: {local: lpm, global: cache_aware}
+workload:
+  type: templates
+  duration_s: 30
+  block_size: 16
+  pools:
+    - {name: a_doc, count: 2, zipf: 0, tokens: 4000}
+    - {name: b_doc, count: 20, zipf: 1.0, tokens: {dist: uniform, min: 500, max: 1500}}
+  clients:
+    - {name: flood, rate: 250, pool: a_doc, prompt: {dist: uniform, min: 20, max: 100}, output: {dist: uniform, min: 50, max: 150}}
+    - {name: b, rate: 8, pool: b_doc, prompt: {dist: uniform, min: 500, max: 1500}, output: {dist: uniform, min: 50, max: 150}}
+    - {name: c, rate: 8, prompt: {dist: uniform, min: 1000, max: 2000}, output: {dist: uniform, min: 50, max: 150}}
+report: {requests_csv: false}
+)";
+
+// 5. One worker with 8 running slots near saturation; heavy-tailed outputs.
+const char* kHeavyTail = R"(name: heavy_tail
+seed: 9
+model: llama-3-8b
+hardware: h100-sxm
+cluster: {workers: 1}
+batching: {max_running: 8}
+policy: {local: fcfs, global: round_robin}
+workload:
+  type: synthetic
+  requests: 3000
+  clients:
+    - {name: a, rate: 5.5, prompt: {dist: lognormal, median: 300, sigma: 0.5, max: 2000},
+       output: {dist: lognormal, median: 60, sigma: 1.5, max: 4000}}
+report: {requests_csv: false}
+)";
+
+double share(const RunResult& r, std::size_t client, const char* col) {
+  double total = 0;
+  for (std::size_t c = 0; c < r.clients.size(); ++c) total += r.client(c, col);
+  return r.client(client, col) / total;
+}
+
+}  // namespace
+
+TEST_CASE("1: with many requests sharing a few long prefixes LPM's hit rate and throughput clearly beat FCFS") {
+  RunResult fcfs = run_yaml(kSharedPrefixes, {"policy.local=fcfs"}, "b1_fcfs");
+  RunResult lpm = run_yaml(kSharedPrefixes, {"policy.local=lpm"}, "b1_lpm");
+  MESSAGE(fmt::format("FCFS: hit {:.3f}, throughput {:.2f} req/s, e2e mean {}", fcfs.num("cache_hit_rate"),
+                      fcfs.num("throughput_rps"), fmt_s(fcfs.num("e2e_mean_s"))));
+  MESSAGE(fmt::format("LPM:  hit {:.3f}, throughput {:.2f} req/s, e2e mean {}", lpm.num("cache_hit_rate"),
+                      lpm.num("throughput_rps"), fmt_s(lpm.num("e2e_mean_s"))));
+  CHECK(lpm.num("cache_hit_rate") > fcfs.num("cache_hit_rate") + 0.2);
+  CHECK(lpm.num("throughput_rps") > 1.5 * fcfs.num("throughput_rps"));
+}
+
+TEST_CASE("2: a flooding client starves a modest one under LPM while VTC and DLPM keep the backlogged difference bounded") {
+  // Latency and backlogged differences over the whole run; shares of service in the contended first 60 s.
+  const double qu = 2048;          // DLPM's default Q^u
+  const double max_cost = 2500 + 2 * 150;  // largest request: w_in · 2500 extend + w_out · 150 output
+  struct Row {
+    const char* name;
+    std::string local;
+    RunResult full, window, longer;
+  };
+  std::vector<Row> rows = {{"LPM", "lpm", {}, {}, {}}, {"VTC", "vtc", {}, {}, {}}, {"DLPM", "dlpm", {}, {}, {}}};
+  for (Row& r : rows) {
+    r.full = run_yaml(kFlood, {"policy.local=" + r.local}, std::string("b2_full_") + r.local);
+    r.window = run_yaml(kFlood, {"policy.local=" + r.local, "horizon_s=60"}, std::string("b2_win_") + r.local);
+    r.longer = run_yaml(kFlood, {"policy.local=" + r.local, "workload.duration_s=120"}, std::string("b2_long_") + r.local);
+    MESSAGE(fmt::format(
+        "{:<4}: modest's share of service in 0-60 s {:.3f} (extend {:.3f}); modest e2e mean {} p99 {}; backlogged "
+        "diff max {:.0f} (extend {:.0f}), mean {:.0f} (extend {:.0f}); with 120 s of arrivals: diff max {:.0f} (extend {:.0f})",
+        r.name, share(r.window, 1, "service"), share(r.window, 1, "extend_service"),
+        fmt_s(r.full.client(1, "e2e_mean_s")), fmt_s(r.full.client(1, "e2e_p99_s")), r.full.num("service_diff_max"),
+        r.full.num("extend_service_diff_max"), r.full.num("service_diff_mean"), r.full.num("extend_service_diff_mean"),
+        r.longer.num("service_diff_max"), r.longer.num("extend_service_diff_max")));
+  }
+  const Row &lpm = rows[0], &vtc = rows[1], &dlpm = rows[2];
+  MESSAGE(fmt::format("DLPM extend diff max / (Q^u + largest request cost) = {:.0f} / ({:.0f} + {:.0f}) = {:.2f}",
+                      dlpm.full.num("extend_service_diff_max"), qu, max_cost,
+                      dlpm.full.num("extend_service_diff_max") / (qu + max_cost)));
+  // LPM: the modest client's share collapses and its latency explodes.
+  CHECK(share(lpm.window, 1, "extend_service") < 0.25 * share(vtc.window, 1, "extend_service"));
+  CHECK(share(lpm.window, 1, "extend_service") < 0.25 * share(dlpm.window, 1, "extend_service"));
+  CHECK(lpm.full.client(1, "e2e_mean_s") > 5 * vtc.full.client(1, "e2e_mean_s"));
+  CHECK(lpm.full.client(1, "e2e_mean_s") > 5 * dlpm.full.client(1, "e2e_mean_s"));
+  // VTC (charging all prompt tokens) bounds the service difference, DLPM (charging
+  // extend tokens) the extend-service difference, both far below LPM's ...
+  CHECK(vtc.full.num("service_diff_max") < 0.05 * lpm.full.num("service_diff_max"));
+  CHECK(dlpm.full.num("extend_service_diff_max") < 0.05 * lpm.full.num("extend_service_diff_max"));
+  // ... within a few (Q^u + largest request cost) ...
+  CHECK(dlpm.full.num("extend_service_diff_max") < 8 * (qu + max_cost));
+  // ... and they do not grow with the length of the contention, while LPM's does.
+  CHECK(lpm.longer.num("extend_service_diff_max") > 1.6 * lpm.full.num("extend_service_diff_max"));
+  CHECK(dlpm.longer.num("extend_service_diff_max") < 1.3 * dlpm.full.num("extend_service_diff_max"));
+  CHECK(vtc.longer.num("service_diff_max") < 1.3 * vtc.full.num("service_diff_max"));
+}
+
+TEST_CASE("3: sweeping Q^u moves DLPM from VTC-like fairness to LPM-like throughput") {
+  const std::vector<double> qus = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+  std::vector<RunResult> runs;
+  std::string table = "\n     Q^u  throughput_rps  hit_rate  extend_diff_max  extend_diff_mean  modest_share\n";
+  for (double q : qus) {
+    runs.push_back(run_yaml(kFlood, {fmt::format("policy.local={{name: dlpm, quantum: {}}}", q), "horizon_s=60"},
+                            fmt::format("b3_{}", q)));
+    const RunResult& r = runs.back();
+    table += fmt::format("{:>8g}  {:>14.2f}  {:>8.4f}  {:>15.0f}  {:>16.0f}  {:>12.3f}\n", q, r.num("throughput_rps"),
+                         r.num("cache_hit_rate"), r.num("extend_service_diff_max"), r.num("extend_service_diff_mean"),
+                         share(r, 1, "extend_service"));
+  }
+  RunResult vtc = run_yaml(kFlood, {"policy.local=vtc", "horizon_s=60"}, "b3_vtc");
+  RunResult lpm = run_yaml(kFlood, {"policy.local=lpm", "horizon_s=60"}, "b3_lpm");
+  for (const auto& [name, r] : {std::pair<const char*, const RunResult*>{"VTC", &vtc}, {"LPM", &lpm}})
+    table += fmt::format("{:>8}  {:>14.2f}  {:>8.4f}  {:>15.0f}  {:>16.0f}  {:>12.3f}\n", name, r->num("throughput_rps"),
+                         r->num("cache_hit_rate"), r->num("extend_service_diff_max"),
+                         r->num("extend_service_diff_mean"), share(*r, 1, "extend_service"));
+  MESSAGE(table);
+  // Monotone within noise: each step keeps throughput (1%) and unfairness (30%).
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    CAPTURE(qus[i]);
+    CHECK(runs[i].num("throughput_rps") >= 0.99 * runs[i - 1].num("throughput_rps"));
+    CHECK(runs[i].num("extend_service_diff_mean") >= 0.7 * runs[i - 1].num("extend_service_diff_mean"));
+    CHECK(share(runs[i], 1, "extend_service") <= share(runs[i - 1], 1, "extend_service") + 0.02);
+  }
+  // End points: VTC-like at the small end, LPM-like at the large end.
+  const RunResult &small = runs.front(), &large = runs.back();
+  CHECK(large.num("throughput_rps") > 1.1 * small.num("throughput_rps"));
+  CHECK(large.num("extend_service_diff_mean") > 10 * small.num("extend_service_diff_mean"));
+  CHECK(std::abs(share(small, 1, "extend_service") - share(vtc, 1, "extend_service")) < 0.1);
+  CHECK(std::abs(share(large, 1, "extend_service") - share(lpm, 1, "extend_service")) < 0.1);
+}
+
+TEST_CASE("4a: on four workers with Zipf-popular templates Preble E2 beats round robin + LPM on mean and p99 latency") {
+  RunResult rr = run_yaml(kZipfTemplates, {"policy.global=round_robin", "policy.local=lpm"}, "b4_rr");
+  RunResult preble = run_yaml(kZipfTemplates, {"policy.global=preble_e2", "policy.local=preble_local"}, "b4_preble");
+  for (const auto& [name, r] : {std::pair<const char*, const RunResult*>{"RR+LPM", &rr}, {"Preble E2", &preble}})
+    MESSAGE(fmt::format("{:<9}: e2e mean {} p99 {}, ttft mean {} p99 {}, hit {:.3f}, throughput {:.2f} req/s", name,
+                        fmt_s(r->num("e2e_mean_s")), fmt_s(r->num("e2e_p99_s")), fmt_s(r->num("ttft_mean_s")),
+                        fmt_s(r->num("ttft_p99_s")), r->num("cache_hit_rate"), r->num("throughput_rps")));
+  CHECK(preble.num("e2e_mean_s") < 0.8 * rr.num("e2e_mean_s"));
+  CHECK(preble.num("e2e_p99_s") < 0.8 * rr.num("e2e_p99_s"));
+  CHECK(preble.num("cache_hit_rate") > rr.num("cache_hit_rate"));
+}
+
+TEST_CASE("4b: D2LPM keeps per-client fairness that cache-aware routing with LPM loses") {
+  RunResult ca = run_yaml(kMultiTenant, {"policy.global=cache_aware", "policy.local=lpm"}, "b4b_ca");
+  RunResult d2 = run_yaml(kMultiTenant, {"policy.global=d2lpm", "policy.local=dlpm"}, "b4b_d2");
+  for (const auto& [name, r] : {std::pair<const char*, const RunResult*>{"cache_aware+LPM", &ca}, {"D2LPM", &d2}}) {
+    std::string per_client;
+    for (std::size_t c = 0; c < r->clients.size(); ++c)
+      per_client += fmt::format(" {} {:.0f}/{:.0f}", r->clients[c].at("client"), r->client(c, "finished"),
+                                r->client(c, "requests"));
+    MESSAGE(fmt::format("{:<15}: finished{}; extend diff max {:.0f} mean {:.0f}; Jain (extend) {:.3f}; "
+                        "throughput {:.2f} req/s, hit {:.3f}",
+                        name, per_client, r->num("extend_service_diff_max"), r->num("extend_service_diff_mean"),
+                        r->num("jain_extend_service_rate"), r->num("throughput_rps"), r->num("cache_hit_rate")));
+  }
+  for (std::size_t c : {1, 2}) {
+    const double ca_done = ca.client(c, "finished") / ca.client(c, "requests");
+    const double d2_done = d2.client(c, "finished") / d2.client(c, "requests");
+    CHECK(d2_done > 2 * ca_done);
+  }
+  CHECK(d2.num("extend_service_diff_mean") < 0.5 * ca.num("extend_service_diff_mean"));
+  CHECK(d2.num("jain_extend_service_rate") > ca.num("jain_extend_service_rate") + 0.2);
+}
+
+TEST_CASE("5: SJF beats FCFS on mean end-to-end latency under load with heavy-tailed output lengths") {
+  RunResult fcfs = run_yaml(kHeavyTail, {"policy.local=fcfs"}, "b5_fcfs");
+  RunResult sjf = run_yaml(kHeavyTail, {"policy.local=sjf"}, "b5_sjf");
+  RunResult srtf = run_yaml(kHeavyTail, {"policy.local={name: sjf, srtf: true}"}, "b5_srtf");
+  for (const auto& [name, r] :
+       {std::pair<const char*, const RunResult*>{"FCFS", &fcfs}, {"SJF", &sjf}, {"SRTF", &srtf}})
+    MESSAGE(fmt::format("{:<4}: e2e mean {} p50 {} p99 {}, preemptions {}, oracle {}", name, fmt_s(r->num("e2e_mean_s")),
+                        fmt_s(r->num("e2e_p50_s")), fmt_s(r->num("e2e_p99_s")), r->summary.at("preemptions"),
+                        r->summary.at("oracle")));
+  CHECK(sjf.num("e2e_mean_s") < 0.8 * fcfs.num("e2e_mean_s"));
+  CHECK(sjf.summary.at("oracle") == "true");
+  CHECK(fcfs.summary.at("oracle") == "false");
+}

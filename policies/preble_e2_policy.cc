@@ -1,0 +1,163 @@
+// Preble's E2 global scheduler; see preble_e2_policy.h.
+#include "policies/preble_e2_policy.h"
+
+#include <limits>
+
+namespace servesim {
+
+namespace {
+constexpr double kLatencyWeight = 0.1;
+constexpr std::uint32_t kMinSamples = 8;
+}  // namespace
+
+PrebleE2Policy::PrebleE2Policy(PrebleE2Options o, std::size_t workers)
+    : o_(o), view_(workers), load_(workers, 0.0), prefill_rate_(workers, 0.0) {}
+
+PrebleE2Policy::NodeStats& PrebleE2Policy::stats(IndexNodeId n) {
+  if (n >= node_stats_.size()) node_stats_.resize(view_.slots());
+  NodeStats& s = node_stats_[n];
+  if (s.generation != view_.generation(n)) s = NodeStats{view_.generation(n)};
+  return s;
+}
+
+void PrebleE2Policy::expire(Time now) {
+  while (!history_.empty() && history_.front().at + o_.window <= now) {
+    load_[history_.front().worker] -= history_.front().load_s;
+    history_.pop_front();
+    ++history_base_;
+  }
+}
+
+WorkerId PrebleE2Policy::explore(const RequestSpec& r, const ClusterView& c, IndexNodeId exclude_holders_of) {
+  WorkerId best = 0;
+  double best_cost = std::numeric_limits<double>::infinity();
+  const Time now = c.now();
+  for (WorkerId w = 0; w < c.workers(); ++w) {
+    if (exclude_holders_of != 0 && view_.owns(exclude_holders_of, w)) continue;
+    const std::int64_t missed = r.prompt_tokens - per_worker_[w];
+    const double p = est_.prefill_s(c.cost_model(w), missed, per_worker_[w]);
+    double m = 0;
+    const std::int64_t overflow = view_.held_tokens(w) + missed - view_.capacity(w);
+    if (overflow > 0) {
+      view_.visit_lru(w, overflow, [&](IndexNodeId n, std::int64_t tokens) {
+        const NodeStats& s = stats(n);
+        const double hits = now - s.hits_since < o_.window ? static_cast<double>(s.hits) : 0.0;
+        m += prefill_rate_[w] * static_cast<double>(tokens) * hits;
+      });
+    }
+    const double cost = load_[w] + m + p;
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = w;
+    }
+  }
+  return best;
+}
+
+WorkerId PrebleE2Policy::route(const RequestSpec& r, const ClusterView& c) {
+  const std::size_t n = c.workers();
+  const Time now = c.now();
+  if (!sized_) {
+    for (WorkerId w = 0; w < n; ++w) {
+      const WorkerLoad l = c.load(w);
+      view_.set_capacity(w, l.kv_capacity_pages * l.page_size);
+      prefill_rate_[w] = est_.prefill_s(c.cost_model(w), 1024, 0) / 1024;
+    }
+    sized_ = true;
+  }
+  expire(now);
+  const GlobalPrefixIndex::Match m = view_.match(r, per_worker_);
+  const std::int64_t missed = r.prompt_tokens - m.tokens;
+  WorkerId pick = 0;
+  IndexNodeId exploited = 0;
+  if (m.tokens > missed) {
+    double best = std::numeric_limits<double>::infinity();
+    for (WorkerId w = 0; w < n; ++w)
+      if (per_worker_[w] == m.tokens && load_[w] < best) {
+        best = load_[w];
+        pick = w;
+      }
+    exploited = m.node;
+    NodeStats& s = stats(m.node);
+    double lightest = load_[0];
+    for (WorkerId w = 1; w < n; ++w) lightest = std::min(lightest, load_[w]);
+    bool all_hold = true;
+    for (WorkerId w = 0; w < n; ++w) all_hold = all_hold && per_worker_[w] == m.tokens;
+    if (o_.replicate && s.replicate && !all_hold) {
+      pick = explore(r, c, m.node);
+      s.replicate = false;
+      s.lowest = s.latency;
+      s.lowest_since = now;
+      counts_.replicated++;
+    } else if (o_.rebalance && load_[pick] > o_.rebalance_ratio * lightest) {
+      pick = explore(r, c, 0);
+      counts_.rebalanced++;
+    } else {
+      counts_.exploit++;
+    }
+  } else {
+    pick = explore(r, c, 0);
+    counts_.explore++;
+  }
+  // Book the work on the chosen worker, and record its new holding.
+  const WorkerLoad l = c.load(pick);
+  const CostModel& model = c.cost_model(pick);
+  const double tok_s = est_.decode_token_s(model, l.running + 1, l.running > 0 ? l.running_context_tokens / l.running : 0);
+  const double load_s =
+      est_.prefill_s(model, r.prompt_tokens - per_worker_[pick], per_worker_[pick]) + out_.mean() * tok_s;
+  history_.push_back(WindowEntry{now, pick, load_s});
+  load_[pick] += load_s;
+  const std::uint32_t gen = exploited != 0 ? view_.generation(exploited) : 0;
+  routed_[r.id] = Routed{pick, history_base_ + history_.size() - 1, tok_s, out_.mean(), exploited, gen};
+  view_.record(r, pick);
+  for (IndexNodeId x : view_.last_path()) {
+    if (!view_.alive(x)) continue;
+    NodeStats& s = stats(x);
+    if (now - s.hits_since >= o_.window) {
+      s.hits = 0;
+      s.hits_since = now;
+    }
+    s.hits++;
+  }
+  return pick;
+}
+
+void PrebleE2Policy::on_finish(const RequestSpec& r, WorkerId, Time now) {
+  out_.add(r.output_tokens);
+  auto it = routed_.find(r.id);
+  if (it == routed_.end()) return;
+  const Routed d = it->second;
+  routed_.erase(it);
+  // Correct the window load with the true decode length.
+  if (d.entry >= history_base_) {
+    const double delta = (static_cast<double>(r.output_tokens) - d.est_output) * d.decode_token_s;
+    history_[d.entry - history_base_].load_s += delta;
+    load_[d.worker] += delta;
+  }
+  // Latency of requests that exploited a prefix node: replicate when it doubles.
+  if (d.node == 0 || !r.parents.empty() || !view_.alive(d.node) || view_.generation(d.node) != d.generation) return;
+  NodeStats& s = stats(d.node);
+  const double latency = time_to_seconds(now - r.arrival);
+  s.latency = s.samples == 0 ? latency : (1 - kLatencyWeight) * s.latency + kLatencyWeight * latency;
+  if (++s.samples < kMinSamples) return;
+  if (s.samples == kMinSamples || now - s.lowest_since >= o_.window || s.latency < s.lowest) {
+    s.lowest = s.latency;
+    s.lowest_since = now;
+  }
+  if (s.latency >= o_.replicate_factor * s.lowest) s.replicate = true;
+}
+
+PrebleE2Options parse_preble_e2_options(YamlMap& p) {
+  PrebleE2Options o;
+  o.window = seconds_to_time(p.positive("window_s", time_to_seconds(o.window)));
+  o.rebalance = p.get<bool>("rebalance", o.rebalance);
+  o.rebalance_ratio = p.get<double>("rebalance_ratio", o.rebalance_ratio);
+  if (o.rebalance_ratio < 1) p.fail("rebalance_ratio", "must be >= 1");
+  o.replicate = p.get<bool>("replicate", o.replicate);
+  o.replicate_factor = p.get<double>("replicate_factor", o.replicate_factor);
+  if (o.replicate_factor <= 1) p.fail("replicate_factor", "must be > 1");
+  p.finish();
+  return o;
+}
+
+}  // namespace servesim

@@ -1,0 +1,64 @@
+// WorkEstimator: turns token counts into seconds with a worker's cost model,
+// for global policies that weigh work (least_load, Preble E2's L/M/P terms).
+// It asks CostModel::iteration_time for small synthetic batches, so it prices
+// work exactly as the engine will (same backend, same calibration).
+//
+// OutputLengthEstimate: the mean output length of the requests that finished
+// so far (what a real router can know), with a prior until the first finish.
+// Non-oracle policies use it instead of RequestSpec::output_tokens.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <tuple>
+
+#include "costmodel/cost_model.h"
+
+namespace servesim {
+
+class WorkEstimator {
+ public:
+  // Seconds to compute `tokens` prompt tokens after `context` cached ones, as one
+  // iteration (a chunked prefill costs a little more per-iteration overhead).
+  double prefill_s(const CostModel& m, std::int64_t tokens, std::int64_t context) {
+    if (tokens <= 0) return 0;
+    shape_.clear();
+    shape_.prefills.push_back(PrefillChunk{tokens, context, true});
+    return time_to_seconds(m.iteration_time(shape_));
+  }
+  // Seconds per generated token when `batch` requests with mean context `ctx`
+  // decode together. Memoized per (model, batch, ctx rounded to 256 tokens),
+  // since a batch of B requests costs O(B) to price.
+  double decode_token_s(const CostModel& m, std::int64_t batch, std::int64_t ctx) {
+    batch = std::max<std::int64_t>(1, batch);
+    const std::int64_t bucket = (std::max<std::int64_t>(0, ctx) + 128) / 256;
+    auto key = std::make_tuple(&m, batch, bucket);
+    if (auto it = decode_memo_.find(key); it != decode_memo_.end()) return it->second;
+    shape_.clear();
+    shape_.decode_contexts.assign(static_cast<std::size_t>(batch), bucket * 256);
+    const double s = time_to_seconds(m.iteration_time(shape_)) / static_cast<double>(batch);
+    decode_memo_.emplace(key, s);
+    return s;
+  }
+
+ private:
+  BatchShape shape_;
+  std::map<std::tuple<const CostModel*, std::int64_t, std::int64_t>, double> decode_memo_;
+};
+
+class OutputLengthEstimate {
+ public:
+  explicit OutputLengthEstimate(double prior = 256) : prior_(prior) {}
+  void add(std::int64_t output_tokens) {
+    sum_ += static_cast<double>(output_tokens);
+    ++n_;
+  }
+  double mean() const { return n_ == 0 ? prior_ : sum_ / static_cast<double>(n_); }
+
+ private:
+  double prior_;
+  double sum_ = 0;
+  std::uint64_t n_ = 0;
+};
+
+}  // namespace servesim

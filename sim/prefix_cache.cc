@@ -1,0 +1,265 @@
+// Radix prefix cache; see prefix_cache.h for the contracts.
+#include "sim/prefix_cache.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "sim/error.h"
+
+namespace servesim {
+
+PrefixCache::PrefixCache(KvPool& kv) : kv_(kv) {
+  nodes_.emplace_back();
+  nodes_[kCacheRoot].alive = true;
+}
+
+std::int64_t PrefixCache::block_tokens(const RequestSpec& spec, std::size_t i) {
+  const std::int64_t b = spec.prefix_block_size;
+  const std::int64_t start = static_cast<std::int64_t>(i) * b;
+  return std::clamp<std::int64_t>(spec.prompt_tokens - start, 0, b);
+}
+
+CacheNodeId PrefixCache::child(CacheNodeId parent, BlockHash h) const { return children_.find(parent, h); }
+
+void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t cap) const {
+  if (spec.prefix_blocks.empty() || spec.prefix_block_size <= 0) {
+    m = PrefixMatch{};
+    m.final = true;
+    m.cap = cap;
+    return;
+  }
+  const bool intact = m.cap == cap && nodes_[m.node].alive && nodes_[m.node].generation == m.generation;
+  if (!intact) {
+    m = PrefixMatch{};
+    m.cap = cap;
+  } else if (m.final || nodes_[m.node].child_stamp <= m.stamp) {
+    return;  // nothing below m.node changed since the last walk
+  }
+  m.stamp = stamp_;
+  CacheNodeId n = m.node;
+  std::size_t i = static_cast<std::size_t>(m.blocks);
+  for (; i < spec.prefix_blocks.size(); ++i) {
+    const std::int64_t t = block_tokens(spec, i);
+    if (t <= 0) break;
+    CacheNodeId c = child(n, spec.prefix_blocks[i]);
+    if (c == kCacheRoot) break;
+    if (nodes_[c].tokens != t) break;  // same id, different length: not the same content
+    if (m.tokens + t > cap) {
+      m.final = true;  // the cap (prompt - 1: one token must be computed) stops the match here
+      break;
+    }
+    n = c;
+    m.tokens += t;
+  }
+  if (i >= spec.prefix_blocks.size() || block_tokens(spec, i) <= 0) m.final = true;
+  m.node = n;
+  m.blocks = nodes_[n].depth;
+  m.generation = nodes_[n].generation;
+}
+
+bool PrefixCache::current(const LruEntry& e) const {
+  const Node& x = nodes_[e.id];
+  return x.alive && x.generation == e.generation && x.locks == 0 && x.children == 0 && x.last_access == e.at;
+}
+
+void PrefixCache::push_lru(CacheNodeId n) {
+  if (lru_.size() > 2 * live_nodes_ + 1024) {  // mostly stale: rebuild from the live leaves
+    std::erase_if(lru_, [this](const LruEntry& e) { return !current(e); });
+    std::make_heap(lru_.begin(), lru_.end(), std::greater<>());
+  }
+  lru_.push_back({nodes_[n].last_access, n, nodes_[n].generation});
+  std::push_heap(lru_.begin(), lru_.end(), std::greater<>());
+}
+
+void PrefixCache::maybe_evictable(CacheNodeId n) {
+  const Node& x = nodes_[n];
+  if (n != kCacheRoot && x.alive && x.locks == 0 && x.children == 0) push_lru(n);
+}
+
+void PrefixCache::touch(CacheNodeId n, Time now) {
+  Node& x = nodes_[n];
+  if (x.last_access == now) return;
+  x.last_access = now;
+  maybe_evictable(n);
+}
+
+void PrefixCache::lock(CacheNodeId n, Time now) {
+  for (; n != kCacheRoot; n = nodes_[n].parent) {
+    Node& x = nodes_[n];
+    if (x.locks == 0) locked_pages_ += x.pages;  // its eviction entry goes stale
+    x.locks++;
+    x.last_access = now;
+  }
+}
+
+void PrefixCache::unlock(CacheNodeId n, Time now) {
+  for (; n != kCacheRoot; n = nodes_[n].parent) {
+    Node& x = nodes_[n];
+    SIM_CHECK(x.locks > 0, "prefix cache node {} unlocked more often than locked", n);
+    x.locks--;
+    x.last_access = now;
+    if (x.locks == 0) {
+      locked_pages_ -= x.pages;
+      maybe_evictable(n);
+    }
+  }
+}
+
+CacheNodeId PrefixCache::new_node(CacheNodeId parent, BlockHash h, std::int64_t tokens, Time now) {
+  CacheNodeId id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+  } else {
+    id = static_cast<CacheNodeId>(nodes_.size());
+    nodes_.emplace_back();
+  }
+  Node& p = nodes_[parent];
+  p.children++;
+  p.child_stamp = ++stamp_;
+  Node& x = nodes_[id];
+  const std::uint32_t gen = x.generation + 1;
+  x = Node{};
+  x.parent = parent;
+  x.hash = h;
+  x.tokens = static_cast<std::int32_t>(tokens);
+  x.path_tokens = nodes_[parent].path_tokens + tokens;
+  x.pages = static_cast<std::int32_t>(kv_.pages_for(tokens));
+  x.depth = nodes_[parent].depth + 1;
+  x.generation = gen;
+  x.last_access = now;
+  x.alive = true;
+  SIM_CHECK(kv_.try_alloc(x.pages), "prefix cache insert of {} pages does not fit ({} free)", x.pages, kv_.free());
+  pages_ += x.pages;
+  ++live_nodes_;
+  children_.insert(parent, h, id);
+  return id;
+}
+
+PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const PrefixMatch& from, std::int64_t kv_tokens,
+                                              std::int64_t page_budget, Time now) {
+  InsertResult best{from.node, from.tokens, from.blocks, kv_.pages_for(kv_tokens - from.tokens)};
+  if (spec.prefix_blocks.empty() || spec.prefix_block_size <= 0) return best;
+  // Plan: walk existing nodes, then count the pages of new ones; keep the
+  // longest prefix whose total fits the budget.
+  std::int64_t new_pages = 0, tokens = from.tokens;
+  CacheNodeId n = from.node;
+  std::size_t i = static_cast<std::size_t>(from.blocks), best_end = i;
+  plan_.clear();
+  bool existing = true;
+  for (; i < spec.prefix_blocks.size(); ++i) {
+    const std::int64_t t = block_tokens(spec, i);
+    if (t <= 0) break;
+    if (existing) {
+      CacheNodeId c = child(n, spec.prefix_blocks[i]);
+      if (c != kCacheRoot && nodes_[c].tokens != t) break;  // a different block under the same id
+      if (c != kCacheRoot) {
+        n = c;
+      } else {
+        existing = false;
+      }
+    }
+    plan_.push_back(existing ? n : kCacheRoot);
+    if (!existing) new_pages += kv_.pages_for(t);
+    tokens += t;
+    const std::int64_t priv = kv_.pages_for(kv_tokens - tokens);
+    if (new_pages + priv <= page_budget) {
+      best_end = i + 1;
+      best.private_pages = priv;
+    }
+  }
+  // Apply: reuse or create up to best_end.
+  n = from.node;
+  tokens = from.tokens;
+  for (i = static_cast<std::size_t>(from.blocks); i < best_end; ++i) {
+    const std::int64_t t = block_tokens(spec, i);
+    CacheNodeId c = plan_[i - static_cast<std::size_t>(from.blocks)];
+    if (c == kCacheRoot) c = new_node(n, spec.prefix_blocks[i], t, now);
+    touch(c, now);
+    n = c;
+    tokens += t;
+  }
+  best.node = n;
+  best.tokens = tokens;
+  best.blocks = nodes_[n].depth;
+  return best;
+}
+
+void PrefixCache::evict_leaf(CacheNodeId n) {
+  Node& x = nodes_[n];
+  SIM_CHECK(x.alive && x.locks == 0 && x.children == 0, "evicting prefix cache node {} that is locked or not a leaf",
+            n);
+  children_.erase(x.parent, x.hash);
+  kv_.release(x.pages);
+  pages_ -= x.pages;
+  evicted_pages_ += x.pages;
+  ++evicted_nodes_;
+  --live_nodes_;
+  x.alive = false;
+  x.generation++;
+  free_.push_back(n);
+  Node& p = nodes_[x.parent];
+  p.children--;
+  maybe_evictable(x.parent);
+}
+
+bool PrefixCache::make_room(std::int64_t pages) {
+  while (kv_.free() < pages && !lru_.empty()) {
+    std::pop_heap(lru_.begin(), lru_.end(), std::greater<>());
+    const LruEntry e = lru_.back();
+    lru_.pop_back();
+    if (current(e)) evict_leaf(e.id);
+  }
+  return kv_.free() >= pages;
+}
+
+std::vector<CacheNodeId> PrefixCache::live_nodes() const {
+  std::vector<CacheNodeId> out;
+  for (CacheNodeId n = 1; n < nodes_.size(); ++n)
+    if (nodes_[n].alive) out.push_back(n);
+  return out;
+}
+
+std::vector<BlockHash> PrefixCache::path_blocks(CacheNodeId n) const {
+  std::vector<BlockHash> out;
+  for (; n != kCacheRoot; n = nodes_[n].parent) out.push_back(nodes_[n].hash);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+void PrefixCache::check_invariants() const {
+  std::vector<std::int32_t> locks_from_children(nodes_.size(), 0), children(nodes_.size(), 0);
+  std::int64_t pages = 0, locked = 0;
+  std::size_t leaves = 0, live = 0;
+  for (CacheNodeId n = 1; n < nodes_.size(); ++n) {
+    const Node& x = nodes_[n];
+    if (!x.alive) continue;
+    ++live;
+    SIM_CHECK(nodes_[x.parent].alive, "node {} has a dead parent {}", n, x.parent);
+    children[x.parent]++;
+    if (x.parent != kCacheRoot) locks_from_children[x.parent] = std::max(locks_from_children[x.parent], x.locks);
+    pages += x.pages;
+    if (x.locks > 0) locked += x.pages;
+    SIM_CHECK(x.path_tokens == nodes_[x.parent].path_tokens + x.tokens, "node {} path tokens inconsistent", n);
+    SIM_CHECK(children_.find(x.parent, x.hash) == n, "node {} missing from the child index", n);
+  }
+  for (CacheNodeId n = 1; n < nodes_.size(); ++n) {
+    const Node& x = nodes_[n];
+    if (!x.alive) continue;
+    SIM_CHECK(x.children == children[n], "node {} child count {} != {}", n, x.children, children[n]);
+    SIM_CHECK(x.locks >= locks_from_children[n], "node {} has fewer locks than a child (path locking broken)", n);
+    const bool leaf = x.locks == 0 && x.children == 0;
+    leaves += leaf ? 1 : 0;
+  }
+  std::set<CacheNodeId> queued;
+  for (const LruEntry& e : lru_)
+    if (current(e)) queued.insert(e.id);
+  SIM_CHECK(leaves == queued.size(), "eviction heap holds {} current entries for {} unlocked leaves", queued.size(),
+            leaves);
+  SIM_CHECK(pages == pages_ && locked == locked_pages_, "page sums {} / {} != tracked {} / {}", pages, locked, pages_,
+            locked_pages_);
+  SIM_CHECK(live == live_nodes_ && children_.size() == live_nodes_, "node counts disagree");
+}
+
+}  // namespace servesim

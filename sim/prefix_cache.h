@@ -1,0 +1,157 @@
+// PrefixCache: one worker's radix prefix cache (SGLang RadixAttention,
+// Zheng et al., "SGLang: Efficient Execution of Structured Language Model
+// Programs", 2024), over the prefix block ids that requests carry.
+//
+// Shape: a tree whose edges are prefix blocks. A node is one block of one
+// prompt position: it is reached from its parent by the block's id, and it
+// covers that block's tokens (a full block, or the partial last block of a
+// prompt). Two prompts share a node exactly when they share the whole chain
+// of block ids from the root to it. A block of B tokens occupies
+// ceil(B / page_size) KV pages: exact when B is a multiple of the page size
+// (a 512-token Mooncake block = 32 pages of 16); otherwise each block rounds
+// up to whole pages (set page_size to divide the trace's block size).
+//
+// Memory: cached nodes hold pages of the worker's KvPool — the SAME pool as
+// running requests' private KV (one capacity). Pages are allocated when a node
+// is inserted and released when it is evicted.
+//
+// Locking: a running request locks the path root..its node (lock counts).
+// Locked nodes are never evicted. Because a lock covers a whole path, an
+// unlocked node has no locked descendant, so every unlocked page is
+// evictable: evictable_pages() = pages() - locked pages.
+//
+// Eviction: unlocked leaves, least recently used first (ties: lower node id),
+// as many as needed; a parent that becomes an unlocked leaf joins the queue
+// with its own last-access time.
+//
+// Matching is incremental: a PrefixMatch remembers its deepest node, that
+// node's generation and the cache's insertion stamp. It stays valid while the
+// node is alive (its ancestors then are too: only leaves are evicted), and
+// only needs to walk on from that node when a child was added there since.
+// So re-asking every waiting request's match every step costs O(1) each.
+#pragma once
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "sim/child_index.h"
+#include "sim/kv_pool.h"
+#include "sim/request.h"
+
+namespace servesim {
+
+using CacheNodeId = std::uint32_t;
+inline constexpr CacheNodeId kCacheRoot = 0;
+
+// A request's match against one worker's cache (memo; see refresh()).
+struct PrefixMatch {
+  CacheNodeId node = kCacheRoot;  // deepest matched node (root: no match)
+  std::uint32_t generation = 0;   // of `node`, to detect eviction and slot reuse
+  std::uint64_t stamp = 0;        // cache insertion stamp when last walked
+  std::int64_t tokens = 0;        // matched tokens (path length of `node`)
+  std::int32_t blocks = 0;        // matched blocks (depth of `node`)
+  std::int64_t cap = -1;          // max tokens this memo was computed for (-1: never)
+  bool final = false;             // cannot grow (all blocks matched, or the cap reached)
+};
+
+class PrefixCache {
+ public:
+  explicit PrefixCache(KvPool& kv);
+
+  // Brings `m` up to date for `spec`'s blocks, matching at most `cap` tokens.
+  // REQUIRES: m was last refreshed for the same spec (or is default).
+  void refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t cap) const;
+
+  // Adds one lock on every node of the path root..n. The root is never locked.
+  void lock(CacheNodeId n, Time now);
+  void unlock(CacheNodeId n, Time now);
+
+  // Inserts `spec`'s prompt blocks below `from` (the node of its first
+  // `from.blocks` blocks), reusing nodes that exist, for a request whose KV
+  // holds `kv_tokens` tokens (the cached path included). The request hands over
+  // `page_budget` pages (its private pages plus any free ones); the inserted
+  // prefix is the longest one whose new nodes' pages plus the request's
+  // remaining private pages, pages_for(kv_tokens - path tokens), fit in it, so
+  // no eviction is needed. Allocates the new nodes' pages from the pool (the
+  // caller must have released its private pages first). The new path is NOT
+  // locked by this call.
+  struct InsertResult {
+    CacheNodeId node = kCacheRoot;
+    std::int64_t tokens = 0;         // path tokens of `node`
+    std::int32_t blocks = 0;         // depth of `node`
+    std::int64_t private_pages = 0;  // pages_for(kv_tokens - tokens): the request's share after
+  };
+  InsertResult insert(const RequestSpec& spec, const PrefixMatch& from, std::int64_t kv_tokens,
+                      std::int64_t page_budget, Time now);
+
+  // Evicts unlocked leaves (LRU) until the pool has `pages` free pages.
+  // Returns false (having evicted everything evictable) if impossible.
+  bool make_room(std::int64_t pages);
+
+  std::int64_t pages() const { return pages_; }
+  std::int64_t locked_pages() const { return locked_pages_; }
+  std::int64_t evictable_pages() const { return pages_ - locked_pages_; }
+  std::size_t nodes() const { return live_nodes_; }
+  std::uint64_t evicted_nodes() const { return evicted_nodes_; }
+  std::int64_t evicted_pages() const { return evicted_pages_; }
+
+  // Token count of block `i` of `spec` (0 if the block lies past the prompt).
+  static std::int64_t block_tokens(const RequestSpec& spec, std::size_t i);
+
+  // Test hooks: structural invariants (lock counts, page sums, LRU set = the
+  // unlocked leaves) checked with SIM_CHECK; O(nodes).
+  void check_invariants() const;
+  bool alive(CacheNodeId n) const { return n < nodes_.size() && nodes_[n].alive; }
+  std::vector<CacheNodeId> live_nodes() const;
+  std::vector<BlockHash> path_blocks(CacheNodeId n) const;  // root..n block ids
+  std::int64_t path_tokens(CacheNodeId n) const { return nodes_[n].path_tokens; }
+  std::int32_t lock_count(CacheNodeId n) const { return nodes_[n].locks; }
+
+ private:
+  struct alignas(64) Node {  // one cache line
+    BlockHash hash = 0;
+    std::int64_t path_tokens = 0;   // tokens root..this node
+    std::uint64_t child_stamp = 0;  // stamp of the last child insertion
+    Time last_access = 0;
+    CacheNodeId parent = kCacheRoot;
+    std::uint32_t generation = 0;
+    std::int32_t tokens = 0;        // tokens of this block
+    std::int32_t pages = 0;
+    std::int32_t depth = 0;         // blocks root..this node
+    std::int32_t locks = 0;
+    std::int32_t children = 0;
+    bool alive = false;
+  };
+  CacheNodeId child(CacheNodeId parent, BlockHash h) const;
+  CacheNodeId new_node(CacheNodeId parent, BlockHash h, std::int64_t tokens, Time now);
+  void evict_leaf(CacheNodeId n);
+  void maybe_evictable(CacheNodeId n);  // enters the LRU set if an unlocked leaf
+  void touch(CacheNodeId n, Time now);  // last access = now, keeping the LRU set ordered
+
+  KvPool& kv_;
+  std::vector<Node> nodes_;  // [0] is the root
+  std::vector<CacheNodeId> free_;
+  ChildIndex children_;
+  std::vector<CacheNodeId> plan_;  // insert(): existing nodes on the path (0 = new)
+  // Eviction order: a min-heap of (last access, id, generation) entries,
+  // pushed whenever a node becomes an unlocked leaf or is touched as one.
+  // Entries go stale (the node changed since) and are dropped when popped;
+  // the heap is rebuilt from the live leaves when stale entries pile up.
+  struct LruEntry {
+    Time at;
+    CacheNodeId id;
+    std::uint32_t generation;
+    bool operator>(const LruEntry& o) const { return at != o.at ? at > o.at : id > o.id; }
+  };
+  bool current(const LruEntry& e) const;  // still the node's evictable entry
+  void push_lru(CacheNodeId n);
+  std::vector<LruEntry> lru_;
+  std::uint64_t stamp_ = 1;
+  std::int64_t pages_ = 0;
+  std::int64_t locked_pages_ = 0;
+  std::size_t live_nodes_ = 0;
+  std::uint64_t evicted_nodes_ = 0;
+  std::int64_t evicted_pages_ = 0;
+};
+
+}  // namespace servesim

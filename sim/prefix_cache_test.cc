@@ -1,0 +1,242 @@
+// Prefix cache tests: the radix cache (with its incremental match memos)
+// against a naive reference matcher, its invariants under random operations,
+// and the engine's hit counts against a naive replay.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "sim/prefix_cache.h"
+#include "sim/rng.h"
+#include "sim/test_harness.h"
+
+using namespace servesim;
+using namespace servesim::testing;
+
+namespace {
+
+// Random prompts: one of a few templates (a shared block chain, used up to a
+// random length) followed by unique blocks; the last block may be partial.
+RequestSpec random_prompt(Rng& rng, RequestId id, std::int32_t block, int templates) {
+  RequestSpec r = req(id, 0, 1, 1);
+  r.prefix_block_size = block;
+  const auto t = static_cast<BlockHash>(rng.below(static_cast<std::uint64_t>(templates)));
+  const auto shared = static_cast<std::int64_t>(rng.below(12));
+  const auto unique = static_cast<std::int64_t>(rng.below(4));
+  for (std::int64_t i = 0; i < shared; ++i) r.prefix_blocks.push_back(1000 * (t + 1) + static_cast<BlockHash>(i));
+  for (std::int64_t i = 0; i < unique; ++i) r.prefix_blocks.push_back(rng.next_u64());
+  if (r.prefix_blocks.empty()) r.prefix_blocks.push_back(rng.next_u64());
+  const auto n = static_cast<std::int64_t>(r.prefix_blocks.size());
+  r.prompt_tokens = (n - 1) * block + 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(block)));
+  // A partial last block is different content from the full block (as with
+  // content hashes): give it its own id.
+  const std::int64_t last = r.prompt_tokens - (n - 1) * block;
+  if (last < block) r.prefix_blocks.back() ^= 0x5bd1e995ull * static_cast<BlockHash>(last);
+  return r;
+}
+
+// Naive reference: every live node's full path of block ids (and its token
+// count), rebuilt from scratch; a match is the longest chain of the request's
+// blocks equal to some live path (token lengths equal too), capped at `cap`.
+using PathSet = std::map<std::vector<BlockHash>, std::int64_t>;
+
+PathSet live_paths(const PrefixCache& c) {
+  PathSet paths;
+  for (CacheNodeId n : c.live_nodes()) paths[c.path_blocks(n)] = c.path_tokens(n);
+  return paths;
+}
+
+std::int64_t naive_match(const PathSet& paths, const RequestSpec& r, std::int64_t cap) {
+  std::int64_t best = 0, tokens = 0;
+  std::vector<BlockHash> prefix;
+  for (std::size_t i = 0; i < r.prefix_blocks.size(); ++i) {
+    prefix.push_back(r.prefix_blocks[i]);
+    tokens += PrefixCache::block_tokens(r, i);
+    auto it = paths.find(prefix);
+    if (it == paths.end() || it->second != tokens || tokens > cap) break;
+    best = tokens;
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("radix matches equal a naive matcher and locked nodes survive eviction under random operations") {
+  for (std::int32_t block : {16, 64, 40}) {
+    KvPool kv(400, 16);
+    PrefixCache cache(kv);
+    Rng rng(11 + static_cast<std::uint64_t>(block));
+    struct Held {
+      CacheNodeId node;
+      std::vector<BlockHash> path;
+      std::int64_t pages;
+    };
+    std::vector<Held> held;  // "running requests": locked paths with private pages
+    std::vector<std::pair<RequestSpec, PrefixMatch>> waiting;
+    for (RequestId i = 0; i < 40; ++i) waiting.emplace_back(random_prompt(rng, i, block, 4), PrefixMatch{});
+    std::int64_t hits = 0, naive_hits = 0;
+    for (int step = 0; step < 2500; ++step) {
+      const Time now = step;
+      // Every waiting request's memo is refreshed each step (as LPM does).
+      const PathSet paths = live_paths(cache);
+      for (auto& [spec, memo] : waiting) {
+        cache.refresh(memo, spec, spec.prompt_tokens - 1);
+        REQUIRE(memo.tokens == naive_match(paths, spec, spec.prompt_tokens - 1));
+      }
+      const auto op = rng.below(3);
+      if (op < 2 && !waiting.empty()) {
+        // Admit one: lock its match, take private pages (evicting), insert its prompt.
+        const auto k = static_cast<std::size_t>(rng.below(waiting.size()));
+        auto [spec, memo] = waiting[k];
+        hits += memo.tokens;
+        naive_hits += naive_match(paths, spec, spec.prompt_tokens - 1);
+        cache.lock(memo.node, now);
+        const std::int64_t need = kv.pages_for(spec.prompt_tokens - memo.tokens);
+        if (kv.free() + cache.evictable_pages() < need) {
+          cache.unlock(memo.node, now);
+        } else {
+          REQUIRE(cache.make_room(need));
+          REQUIRE(kv.try_alloc(need));
+          const std::int64_t budget = need + kv.free();
+          kv.release(need);
+          auto res = cache.insert(spec, memo, spec.prompt_tokens, budget, now);
+          cache.lock(res.node, now);
+          cache.unlock(memo.node, now);
+          REQUIRE(kv.try_alloc(res.private_pages));
+          held.push_back({res.node, cache.path_blocks(res.node), res.private_pages});
+          waiting[k] = {random_prompt(rng, 1000 + static_cast<RequestId>(step), block, 4), PrefixMatch{}};
+        }
+      } else if (!held.empty()) {
+        // Finish one: unlock, free private pages.
+        const auto k = static_cast<std::size_t>(rng.below(held.size()));
+        cache.unlock(held[k].node, now);
+        kv.release(held[k].pages);
+        held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
+      }
+      // Invariants: capacity, structure, and every locked path still cached.
+      REQUIRE(kv.used() <= kv.capacity());
+      if (step % 50 == 0) cache.check_invariants();
+      for (const Held& h : held) {
+        if (h.node == kCacheRoot) continue;
+        REQUIRE(cache.alive(h.node));
+        REQUIRE(cache.lock_count(h.node) > 0);
+        REQUIRE(cache.path_blocks(h.node) == h.path);
+      }
+    }
+    cache.check_invariants();
+    MESSAGE("block " << block << ": hit tokens radix " << hits << " naive " << naive_hits << ", evicted "
+                     << cache.evicted_nodes() << " nodes");
+    CHECK(hits == naive_hits);
+    CHECK(hits > 0);
+    CHECK(cache.evicted_nodes() > 0);
+  }
+}
+
+TEST_CASE("one request at a time the engine's cache hits equal a naive replay of earlier prompts") {
+  // Capacity far above the workload: nothing is evicted, so request k's match is
+  // the longest block chain it shares with any earlier prompt (capped at prompt - 1).
+  for (std::int32_t block : {16, 64}) {
+    Rng rng(5);
+    std::vector<RequestSpec> v;
+    for (RequestId i = 0; i < 400; ++i) {
+      RequestSpec r = random_prompt(rng, i, block, 5);
+      r.arrival = seconds_to_time(0.05 * static_cast<double>(i));
+      r.output_tokens = 1 + static_cast<std::int64_t>(rng.below(5));
+      v.push_back(r);
+    }
+    std::int64_t naive = 0;
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      std::int64_t best = 0;
+      for (std::size_t j = 0; j < k; ++j) {
+        std::int64_t tokens = 0;
+        for (std::size_t i = 0; i < v[k].prefix_blocks.size() && i < v[j].prefix_blocks.size(); ++i) {
+          if (v[k].prefix_blocks[i] != v[j].prefix_blocks[i]) break;
+          const std::int64_t t = PrefixCache::block_tokens(v[k], i);
+          if (t != PrefixCache::block_tokens(v[j], i) || tokens + t > v[k].prompt_tokens - 1) break;
+          tokens += t;
+        }
+        best = std::max(best, tokens);
+      }
+      naive += best;
+    }
+    TinyCluster c;
+    c.batching.max_running = 1;
+    c.kv_pages = 1 << 16;
+    VectorSource src(v);
+    CollectingObserver obs;
+    Simulation sim(make_setup(c), src, obs);
+    CHECK(sim.run().finished == v.size());
+    const WorkerStats& s = sim.worker_list()[0]->stats();
+    MESSAGE("block " << block << ": engine cached tokens " << s.cached_tokens << ", naive " << naive);
+    CHECK(s.cached_tokens == naive);
+    CHECK(naive > 0);
+  }
+}
+
+TEST_CASE("cached prefixes need no prefill compute and are seen as context by the cost model") {
+  // Two requests with the same 4-block prefix; the second runs after the first.
+  TinyCluster c;
+  c.cost = FixedCostOptions{kNsPerMs, kNsPerUs, 0};  // 1 ms + 1 us per prefill token
+  RequestSpec a = req(0, 0, 100, 2), b = req(1, 1.0, 100, 2);
+  for (RequestSpec* r : {&a, &b}) {
+    r->prefix_block_size = 16;
+    r->prefix_blocks = {1, 2, 3, 4, 5, 6, 7};
+  }
+  b.prefix_blocks[5] = 99;  // shares blocks 0..4 = 80 tokens
+  VectorSource src({a, b});
+  CollectingObserver obs;
+  Simulation sim(make_setup(c), src, obs);
+  sim.run();
+  const WorkerStats& s = sim.worker_list()[0]->stats();
+  CHECK(s.cached_tokens == 80);
+  CHECK(s.prefill_tokens == 100 + 20);
+  // b's prefill iteration computes 20 tokens: 1 ms + 20 us.
+  CHECK(obs.by_id[1].first_token.value() - obs.by_id[1].arrival.value() == kNsPerMs + 20 * kNsPerUs);
+  // Both prompts stay cached after finishing (evictable, not lost): 7 + 2 nodes of 1 page... in pages:
+  CHECK(sim.worker_list()[0]->cache().pages() == 7 + 2);
+  CHECK(sim.worker_list()[0]->cache().locked_pages() == 0);
+}
+
+TEST_CASE("requests without prefix blocks never hit the cache") {
+  TinyCluster c;
+  std::vector<RequestSpec> v;
+  for (RequestId i = 0; i < 20; ++i) v.push_back(req(i, 0.01 * static_cast<double>(i), 64, 3));
+  VectorSource src(v);
+  CollectingObserver obs;
+  Simulation sim(make_setup(c), src, obs);
+  sim.run();
+  CHECK(sim.worker_list()[0]->stats().cached_tokens == 0);
+  CHECK(sim.worker_list()[0]->cache().pages() == 0);
+}
+
+TEST_CASE("under memory pressure with shared prefixes the pool never exceeds capacity and nothing leaks") {
+  TinyCluster c;
+  c.workers = 2;
+  c.kv_pages = 120;
+  c.batching.reservation_ratio = 0.0;
+  Rng rng(3);
+  std::vector<RequestSpec> v;
+  for (RequestId i = 0; i < 300; ++i) {
+    RequestSpec r = random_prompt(rng, i, 16, 3);
+    r.arrival = seconds_to_time(0.002 * static_cast<double>(i));
+    r.output_tokens = 1 + static_cast<std::int64_t>(rng.below(300));
+    v.push_back(r);
+  }
+  VectorSource src(v);
+  CollectingObserver obs;
+  Simulation sim(make_setup(c), src, obs);
+  CHECK(sim.run().finished == 300);
+  std::int64_t preemptions = 0, cached = 0;
+  for (const auto& w : sim.worker_list()) {
+    CHECK(w->stats().peak_kv_pages <= w->kv().capacity());
+    CHECK(w->kv().used() == w->cache().pages());  // only the (unlocked) cache remains
+    CHECK(w->cache().locked_pages() == 0);
+    w->cache().check_invariants();
+    preemptions += w->stats().preemptions;
+    cached += w->stats().cached_tokens;
+  }
+  MESSAGE("preemptions " << preemptions << ", cached tokens " << cached);
+  CHECK(preemptions > 0);
+  CHECK(cached > 0);
+}
