@@ -3,28 +3,24 @@
 
 namespace servesim {
 
-double ArrivalSpec::gap_s(Rng& rng) const {
+double ArrivalProcess::gap_s(double rate, Rng& rng) const {
   const double mean = 1.0 / rate;
   if (!gamma) return rng.exponential(mean);
   const double shape = 1.0 / (cv * cv);  // a Gamma(k, theta) gap has CV 1/sqrt(k)
   return rng.gamma(shape, mean / shape);
 }
 
-void ArrivalSpec::resolve_into(YAML::Node& n, const std::string& count_key) const {
-  n["rate"] = rate;
+void ArrivalProcess::resolve_into(YAML::Node& n) const {
   if (gamma) {
     n["arrival"]["process"] = "gamma";
     n["arrival"]["cv"] = cv;
   } else {
     n["arrival"] = "poisson";
   }
-  if (count) n[count_key] = *count;
-  if (duration_s) n["duration_s"] = *duration_s;
 }
 
-ArrivalSpec parse_arrival_spec(YamlMap& m, const std::string& count_key, double default_rate) {
-  ArrivalSpec a;
-  a.rate = m.positive("rate", default_rate);
+ArrivalProcess parse_arrival_process(YamlMap& m) {
+  ArrivalProcess a;
   if (m.has("arrival") && m.node()["arrival"].IsMap()) {
     YamlMap am = m.map("arrival");
     std::string p = am.get<std::string>("process", "poisson");
@@ -39,6 +35,20 @@ ArrivalSpec parse_arrival_spec(YamlMap& m, const std::string& count_key, double 
     std::string p = m.get<std::string>("arrival", "poisson");
     if (p != "poisson") m.fail("arrival", fmt::format("expected poisson or {{process: gamma, cv: X}}, got '{}'", p));
   }
+  return a;
+}
+
+void ArrivalSpec::resolve_into(YAML::Node& n, const std::string& count_key) const {
+  n["rate"] = rate;
+  process.resolve_into(n);
+  if (count) n[count_key] = *count;
+  if (duration_s) n["duration_s"] = *duration_s;
+}
+
+ArrivalSpec parse_arrival_spec(YamlMap& m, const std::string& count_key, double default_rate) {
+  ArrivalSpec a;
+  a.rate = m.positive("rate", default_rate);
+  a.process = parse_arrival_process(m);
   if (auto c = m.optional<std::int64_t>(count_key)) {
     if (*c <= 0) m.fail(count_key, "must be a positive integer");
     a.count = *c;

@@ -16,14 +16,28 @@
 
 namespace servesim {
 
+// A renewal arrival process: Poisson (exponential gaps) or Gamma gaps with a
+// coefficient of variation (cv > 1 is burstier than Poisson). YAML, under the
+// key `arrival`: `poisson` (default) or `{process: gamma, cv: 3}`. Shared by
+// every generator (synthetic, templates, sessions, agents, empirical).
+struct ArrivalProcess {
+  bool gamma = false;
+  double cv = 1.0;  // gamma only
+
+  double gap_s(double rate, Rng& rng) const;  // next gap in seconds at `rate` arrivals/s
+  void resolve_into(YAML::Node& n) const;     // writes n["arrival"]
+};
+
+// Reads the `arrival` key of `m`.
+ArrivalProcess parse_arrival_process(YamlMap& m);
+
 struct ArrivalSpec {
   double rate = 1.0;  // per second
-  bool gamma = false;
-  double cv = 1.0;    // gamma only: coefficient of variation of the gaps
+  ArrivalProcess process;
   std::optional<std::int64_t> count;  // stop after this many arrivals
   std::optional<double> duration_s;   // stop at the first arrival at or after this time
 
-  double gap_s(Rng& rng) const;  // next inter-arrival gap in seconds
+  double gap_s(Rng& rng) const { return process.gap_s(rate, rng); }
   // True if an arrival number `index` (0-based) at `t_s` is within the stop rule.
   bool within(std::int64_t index, double t_s) const {
     return (!count || index < *count) && (!duration_s || t_s < *duration_s);

@@ -43,12 +43,7 @@ class SyntheticSource final : public RequestSource {
     double next_arrival_s;
     ClientId client;
   };
-  static double gap(const SyntheticClient& c, Rng& rng, double scale) {
-    const double mean = 1.0 / (c.rate * scale);
-    if (!c.gamma) return rng.exponential(mean);
-    const double shape = 1.0 / (c.cv * c.cv);  // CV of Gamma(k, θ) is 1/sqrt(k)
-    return rng.gamma(shape, mean / shape);
-  }
+  static double gap(const SyntheticClient& c, Rng& rng, double scale) { return c.arrival.gap_s(c.rate * scale, rng); }
 
   const SyntheticSpec& spec_;
   std::vector<State> states_;
@@ -67,12 +62,7 @@ YAML::Node SyntheticWorkload::resolved() const {
     YAML::Node cn;
     cn["name"] = c.name;
     cn["rate"] = c.rate;
-    if (c.gamma) {
-      cn["arrival"]["process"] = "gamma";
-      cn["arrival"]["cv"] = c.cv;
-    } else {
-      cn["arrival"]["process"] = "poisson";
-    }
+    c.arrival.resolve_into(cn);
     cn["prompt"] = c.prompt.resolved();
     cn["output"] = c.output.resolved();
     n["clients"].push_back(cn);
@@ -106,20 +96,7 @@ std::unique_ptr<Workload> parse_synthetic_workload(YamlMap& m) {
     for (const auto& prev : spec.clients)
       if (prev.name == c.name) cm.fail("name", fmt::format("duplicate client name '{}'", c.name));
     c.rate = cm.positive("rate", 1.0);
-    if (cm.has("arrival") && cm.node()["arrival"].IsMap()) {
-      YamlMap am = cm.map("arrival");
-      std::string p = am.get<std::string>("process", "poisson");
-      if (p == "gamma") {
-        c.gamma = true;
-        c.cv = am.positive("cv", 1.0);
-      } else if (p != "poisson") {
-        am.fail("process", fmt::format("unknown arrival process '{}'; expected poisson or gamma", p));
-      }
-      am.finish();
-    } else {
-      std::string p = cm.get<std::string>("arrival", "poisson");
-      if (p != "poisson") cm.fail("arrival", fmt::format("expected poisson or {{process: gamma, cv: X}}, got '{}'", p));
-    }
+    c.arrival = parse_arrival_process(cm);
     c.prompt = parse_length(cm, "prompt", def_prompt);
     c.output = parse_length(cm, "output", def_output);
     cm.finish();

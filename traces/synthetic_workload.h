@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "traces/arrival_spec.h"
 #include "traces/length_distribution.h"
 #include "traces/workload.h"
 
@@ -29,8 +30,7 @@ namespace servesim {
 struct SyntheticClient {
   std::string name;
   double rate = 1.0;     // requests/s
-  double cv = 1.0;       // inter-arrival coefficient of variation (1 = Poisson)
-  bool gamma = false;    // false: Poisson (exponential gaps)
+  ArrivalProcess arrival;  // Poisson or Gamma(cv) gaps
   LengthDistribution prompt;
   LengthDistribution output;
 };

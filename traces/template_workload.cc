@@ -97,12 +97,7 @@ class TemplateSource final : public RequestSource {
     return c.phase_s + cycles * (c.on_s + c.off_s) + (a - cycles * c.on_s);
   }
 
-  static double gap(const TemplateClient& c, Rng& rng) {
-    const double mean = 1.0 / c.rate;
-    if (!c.gamma) return rng.exponential(mean);
-    const double shape = 1.0 / (c.cv * c.cv);
-    return rng.gamma(shape, mean / shape);
-  }
+  static double gap(const TemplateClient& c, Rng& rng) { return c.arrival.gap_s(c.rate, rng); }
 
   // Chained block ids: template blocks depend only on the template; any block
   // that reaches past it depends on the request too.
@@ -125,23 +120,6 @@ class TemplateSource final : public RequestSource {
   std::uint64_t emitted_ = 0;
 };
 
-void read_arrival(YamlMap& cm, TemplateClient& c) {
-  if (cm.has("arrival") && cm.node()["arrival"].IsMap()) {
-    YamlMap am = cm.map("arrival");
-    const std::string p = am.get<std::string>("process", "poisson");
-    if (p == "gamma") {
-      c.gamma = true;
-      c.cv = am.positive("cv", 1.0);
-    } else if (p != "poisson") {
-      am.fail("process", fmt::format("unknown arrival process '{}'; expected poisson or gamma", p));
-    }
-    am.finish();
-  } else {
-    const std::string p = cm.get<std::string>("arrival", "poisson");
-    if (p != "poisson") cm.fail("arrival", fmt::format("expected poisson or {{process: gamma, cv: X}}, got '{}'", p));
-  }
-}
-
 }  // namespace
 
 YAML::Node TemplateWorkload::resolved() const {
@@ -162,8 +140,7 @@ YAML::Node TemplateWorkload::resolved() const {
     YAML::Node cn;
     cn["name"] = c.name;
     cn["rate"] = c.rate;
-    cn["arrival"]["process"] = c.gamma ? "gamma" : "poisson";
-    if (c.gamma) cn["arrival"]["cv"] = c.cv;
+    c.arrival.resolve_into(cn);
     if (c.pool) cn["pool"] = spec_.pools[*c.pool].name;
     cn["template_share"] = c.template_share;
     cn["prompt"] = c.prompt.resolved();
@@ -218,7 +195,7 @@ std::unique_ptr<Workload> parse_template_workload(YamlMap& m) {
     for (const auto& prev : spec.clients)
       if (prev.name == c.name) cm.fail("name", fmt::format("duplicate client name '{}'", c.name));
     c.rate = cm.positive("rate", c.rate);
-    read_arrival(cm, c);
+    c.arrival = parse_arrival_process(cm);
     if (cm.has("pool")) {
       const std::string pool = cm.get<std::string>("pool", "");
       for (std::size_t p = 0; p < spec.pools.size(); ++p)

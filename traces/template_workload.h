@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "traces/arrival_spec.h"
 #include "traces/length_distribution.h"
 #include "traces/workload.h"
 
@@ -53,8 +54,7 @@ struct TemplatePool {
 struct TemplateClient {
   std::string name;
   double rate = 1.0;
-  bool gamma = false;
-  double cv = 1.0;
+  ArrivalProcess arrival;  // Poisson or Gamma(cv) gaps
   std::optional<std::size_t> pool;  // index into pools
   double template_share = 1.0;
   LengthDistribution prompt, output;
