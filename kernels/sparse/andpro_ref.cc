@@ -1,20 +1,11 @@
 #include "kernels/sparse/andpro_ref.h"
+#include "kernels/sparse/sparse_ref_util.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace servesim::kernels::sparse {
-
-namespace {
-
-double dot(const float* a, const float* b, int d) {
-  double s = 0;
-  for (int i = 0; i < d; ++i) s += static_cast<double>(a[i]) * b[i];
-  return s;
-}
-
-}  // namespace
 
 void andpro_token_scores_ref(const float* q_win, const float* y_win, const float* lse_win,
                              const KvCacheF32& kv, std::span<const int32_t> page_table,

@@ -9,16 +9,6 @@
 
 namespace servesim::kernels::sparse {
 
-namespace {
-
-double dot(const float* a, const float* b, int d) {
-  double s = 0;
-  for (int i = 0; i < d; ++i) s += static_cast<double>(a[i]) * b[i];
-  return s;
-}
-
-}  // namespace
-
 void vs_estimate_ref(const float* q, const float* k, int64_t n, int num_q_heads,
                      int num_kv_heads, int head_dim, float scale, int head, float* vertical,
                      float* slash) {

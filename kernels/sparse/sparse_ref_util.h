@@ -22,6 +22,13 @@
 
 namespace servesim::kernels::sparse {
 
+// q·k over d floats, accumulated in double (the CPU references' precision).
+inline double dot(const float* a, const float* b, int d) {
+  double s = 0;
+  for (int i = 0; i < d; ++i) s += static_cast<double>(a[i]) * b[i];
+  return s;
+}
+
 // Top-k selection contract shared by every family (CPU and GPU agree on it exactly):
 // keeps min(k, n) indices with the largest scores; NaN counts as -inf; ties are broken
 // towards the smaller index; the result is sorted by ascending index (not by score).

@@ -82,6 +82,18 @@ std::string summary_value(const RunOutput& r, const std::string& key) {
   return "";
 }
 
+// Runs `c` `repeat` times; `walls` gets the sorted wall times; returns the last run.
+RunOutput timed_runs(const ScenarioConfig& c, const std::string& out, int repeat, std::vector<double>& walls) {
+  RunOutput r;
+  for (int i = 0; i < repeat; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    r = execute_run(c, RunOptions{out, false});
+    walls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(walls.begin(), walls.end());
+  return r;
+}
+
 double peak_rss_mb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -126,13 +138,7 @@ int main(int argc, char** argv) {
         apply_override(root, "policy.global=" + global);
         ScenarioConfig c = parse_scenario(root, "<engine_bench>");
         std::vector<double> walls;
-        RunOutput r;
-        for (int i = 0; i < repeat; ++i) {
-          auto t0 = std::chrono::steady_clock::now();
-          r = execute_run(c, RunOptions{out, false});
-          walls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        }
-        std::sort(walls.begin(), walls.end());
+        RunOutput r = timed_runs(c, out, repeat, walls);
         const double med = walls[walls.size() / 2];
         if (first == 0) first = med;
         fmt::print("  {:<10} {:>9.2f} {:>9.2f} {:>7.2f}x {:>9} {:>10} {:>9}\n", name, walls.front(), med, med / first,
@@ -146,13 +152,7 @@ int main(int argc, char** argv) {
     for (const auto& s : sets) apply_override(root, s);
     ScenarioConfig c = parse_scenario(root, "<engine_bench>");
     std::vector<double> walls;
-    RunOutput r;
-    for (int i = 0; i < repeat; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      r = execute_run(c, RunOptions{out, false});
-      walls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(walls.begin(), walls.end());
+    RunOutput r = timed_runs(c, out, repeat, walls);
     const double med = walls[walls.size() / 2];
     fmt::print("engine_bench: {} requests, {} workers, {} finished, {:.0f} s simulated\n", r.totals.requests, workers,
                r.totals.finished, time_to_seconds(r.totals.end_time));
