@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace servesim {
 
@@ -29,6 +30,33 @@ inline std::array<GemmShape, 5> gemm_shapes(const LinearDims& d, std::int64_t tp
            {"gate_up", 2 * d.intermediate / tp, d.hidden},
            {"down", d.hidden, d.intermediate / tp},
            {"lm_head", (d.vocab + tp - 1) / tp, d.hidden}}};
+}
+
+// M values (tokens) of the bench's GEMM grid, up to max_m: powers of two to
+// 64 (decode batches; small-M kernels), every 64 to 1,024 and every 256 to
+// 4,096 (prefill chunks: one point per output-tile row of 64 or 256, so a tile
+// or wave step never falls between two measured M the cost model interpolates
+// across; gemm_guide.h), then powers of two (steps are a few % of the time
+// there). kernels/gemm (the bench) and the synthetic profile both use it.
+inline std::vector<std::int64_t> gemm_token_grid(std::int64_t max_m) {
+  std::vector<std::int64_t> ms;
+  for (std::int64_t m = 1; m <= 64; m *= 2) ms.push_back(m);
+  for (std::int64_t m = 128; m <= 1024; m += 64) ms.push_back(m);
+  for (std::int64_t m = 1280; m <= 4096; m += 256) ms.push_back(m);
+  for (std::int64_t m = 8192; m <= max_m; m *= 2) ms.push_back(m);
+  std::erase_if(ms, [&](std::int64_t m) { return m > max_m; });
+  return ms;
+}
+
+// Off-grid M values ("probes") the bench also measures, marked probe=1 in
+// the row's params: token counts a simulation asks for that fall between grid
+// points. `servesim calibrate validate` holds out exactly these GEMM rows, so
+// its GEMM error is the error of interpolating between grid points -- what a
+// simulation does -- and not of a grid with a point missing.
+inline std::vector<std::int64_t> gemm_probe_tokens(std::int64_t max_m) {
+  std::vector<std::int64_t> ms = {3, 24, 48, 100, 200, 333, 520, 777, 1000, 1500, 2222, 3333, 6000, 12000};
+  std::erase_if(ms, [&](std::int64_t m) { return m > max_m; });
+  return ms;
 }
 
 }  // namespace servesim

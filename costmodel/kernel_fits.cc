@@ -233,6 +233,20 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
 
   fit_head_shapes(kDecodeFeatureNames, dec, "decode", f.decode_, f.problems_);
   fit_head_shapes(kPrefillFeatureNames, pre, "prefill", f.prefill_, f.problems_);
+  if (!gemm.empty()) {
+    const std::string sms_text = table.provenance_value("gpu_sms");
+    int sms = 0;
+    try {
+      sms = sms_text.empty() ? 0 : std::stoi(sms_text);
+    } catch (const std::exception&) {
+    }
+    if (sms < 1) {
+      sms = 0;
+      f.problems_.push_back(fmt::format("{}: no usable '# gpu_sms=<SM count>' provenance line (found '{}'); GEMM "
+                                        "curves are not tried with wave-quantized guides", file, sms_text));
+    }
+    f.gemm_guide_ = select_gemm_guide(gemm, sms);
+  }
   for (const auto& [key, points] : gemm) {
     std::vector<double> xs, ys;
     for (const auto& [m, t] : points) {
@@ -241,7 +255,10 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     }
     std::string labels;
     for (const auto& l : gemm_labels[key]) labels += (labels.empty() ? "" : " ") + l;
-    MonotoneCurve curve(xs, ys);
+    MonotoneCurve::Guide guide;
+    if (auto g = f.gemm_guide_.guides.find(key); g != f.gemm_guide_.guides.end())
+      guide = [gg = g->second](double m) { return gg(m); };
+    MonotoneCurve curve(xs, ys, guide);
     f.gemm_[key] = GemmCurve{curve, labels, relative_error(curve.ys(), ys)};
   }
   const FeatureFit meta = fit_or_note(kQuestMetadataNames, quest_meta, "quest metadata", f.problems_);
@@ -360,7 +377,9 @@ std::vector<FitSummaryRow> KernelFits::summary() const {
   for (const auto& [h, fit] : prefill_) add("prefill", h.label(), fit);
   for (const auto& [key, g] : gemm_) {
     out.push_back({"gemm", fmt::format("n={} k={} ({})", key.first, key.second, g.labels),
-                   fmt::format("monotone over M={}..{}", g.curve.min_x(), g.curve.max_x()), g.residuals});
+                   fmt::format("monotone over M={}..{}; {}", g.curve.min_x(), g.curve.max_x(),
+                               g.curve.guided() ? gemm_guide_.best().name + " guide between points" : "linear between points"),
+                   g.residuals});
   }
   if (!quest_.empty()) add("quest_metadata", "all variants", quest_.begin()->second.metadata);
   for (const auto& [v, q] : quest_) {

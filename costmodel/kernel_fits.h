@@ -5,7 +5,8 @@
 // Families and keys:
 //   decode, prefill           per head shape (heads/kv_heads/head_dim); prefill
 //                             uses variant fa2 (what the launcher runs)
-//   gemm                      per weight shape (n, k): a MonotoneCurve over M
+//   gemm                      per weight shape (n, k): a MonotoneCurve over M, shaped
+//                             between measured M by the selected guide (gemm_guide.h)
 //   quest_*                   per variant (kvhead, qhead): estimate, topk, decode; the
 //                             metadata update (variant decode_step) is shared
 //   minf_*                    area (tiles vs n) per pattern and data (vs_30_2048/structured);
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "costmodel/feature_fit.h"
+#include "costmodel/gemm_guide.h"
 #include "costmodel/kernel_features.h"
 #include "costmodel/monotone_curve.h"
 #include "costmodel/profile_table.h"
@@ -84,6 +86,7 @@ class KernelFits {
   const std::map<HeadShape, FeatureFit>& decode() const { return decode_; }
   const std::map<HeadShape, FeatureFit>& prefill() const { return prefill_; }
   const std::map<std::pair<std::int64_t, std::int64_t>, GemmCurve>& gemm() const { return gemm_; }
+  const GemmGuideSelection& gemm_guide() const { return gemm_guide_; }
   const std::map<std::string, QuestFits>& quest() const { return quest_; }          // by variant
   const std::map<std::string, MinfFits>& minference() const { return minf_; }      // by "pattern/data"
   const std::map<std::int64_t, AndproFits>& andpro() const { return andpro_; }    // by window
@@ -99,6 +102,7 @@ class KernelFits {
  private:
   std::map<HeadShape, FeatureFit> decode_, prefill_;
   std::map<std::pair<std::int64_t, std::int64_t>, GemmCurve> gemm_;
+  GemmGuideSelection gemm_guide_;
   std::map<std::string, QuestFits> quest_;
   std::map<std::string, MinfFits> minf_;
   std::map<std::int64_t, AndproFits> andpro_;

@@ -31,20 +31,31 @@ std::vector<double> isotonic_non_decreasing(const std::vector<double>& ys) {
   return out;
 }
 
-MonotoneCurve::MonotoneCurve(std::vector<double> xs, std::vector<double> ys) : xs_(std::move(xs)) {
+MonotoneCurve::MonotoneCurve(std::vector<double> xs, std::vector<double> ys, Guide guide)
+    : xs_(std::move(xs)), guide_(std::move(guide)) {
   SIM_CHECK(!xs_.empty() && xs_.size() == ys.size(), "curve needs matching non-empty xs/ys ({} vs {})", xs_.size(),
             ys.size());
   for (std::size_t i = 1; i < xs_.size(); ++i) SIM_CHECK(xs_[i] > xs_[i - 1], "curve xs not increasing at {}", i);
   ys_ = isotonic_non_decreasing(ys);
+  if (guide_) {
+    for (double x : xs_) gx_.push_back(guide_(x));
+    for (std::size_t i = 0; i < gx_.size(); ++i)
+      SIM_CHECK(gx_[i] > 0 && (i == 0 || gx_[i] >= gx_[i - 1]), "curve guide not positive and non-decreasing at x={}",
+                xs_[i]);
+  }
 }
 
 double MonotoneCurve::operator()(double x) const {
   if (x <= xs_.front()) return ys_.front();
-  if (x >= xs_.back()) return ys_.back() * x / xs_.back();
+  if (x >= xs_.back()) {
+    if (guide_) return ys_.back() * std::max(1.0, guide_(x) / gx_.back());
+    return ys_.back() * x / xs_.back();
+  }
   const auto it = std::upper_bound(xs_.begin(), xs_.end(), x);
   const std::size_t hi = static_cast<std::size_t>(it - xs_.begin());
   const std::size_t lo = hi - 1;
-  const double f = (x - xs_[lo]) / (xs_[hi] - xs_[lo]);
+  double f = (x - xs_[lo]) / (xs_[hi] - xs_[lo]);
+  if (guide_ && gx_[hi] > gx_[lo]) f = std::clamp((guide_(x) - gx_[lo]) / (gx_[hi] - gx_[lo]), 0.0, 1.0);
   return ys_[lo] + f * (ys_[hi] - ys_[lo]);
 }
 

@@ -4,11 +4,17 @@
 //
 // Fitting: measured medians are made non-decreasing in M by isotonic regression
 // (pool adjacent violators; noise can make M=2 measure faster than M=1), then
-// the curve interpolates linearly between measured M. Below the smallest M it
-// holds the first value (a GEMM is never cheaper than its weights read once);
-// above the largest M it grows proportionally to M (compute bound: time per
-// token constant), so it stays monotone everywhere.
+// the curve interpolates between measured M: linearly in M, or, when a guide
+// g (a non-decreasing model of the same curve, gemm_guide.h) is given,
+// linearly in g(M) -- y = y_lo + (y_hi - y_lo)(g(M) - g(M_lo))/(g(M_hi) - g(M_lo))
+// -- so measured points are kept exactly and the steps between them follow the
+// guide (linear in M where the guide is flat across the interval). Below the
+// smallest M it holds the first value (a GEMM is never cheaper than its weights
+// read once); above the largest M it grows proportionally to M, or to g(M) with
+// a guide (compute bound: time per token constant up to wave steps). Every
+// piece is non-decreasing, so the curve is monotone everywhere.
 #pragma once
+#include <functional>
 #include <vector>
 
 namespace servesim {
@@ -16,8 +22,10 @@ namespace servesim {
 class MonotoneCurve {
  public:
   MonotoneCurve() = default;
-  // REQUIRES: xs strictly increasing, xs.size() == ys.size() >= 1, ys > 0.
-  MonotoneCurve(std::vector<double> xs, std::vector<double> ys);
+  using Guide = std::function<double(double)>;
+  // REQUIRES: xs strictly increasing, xs.size() == ys.size() >= 1, ys > 0;
+  // guide, when given, non-decreasing and > 0.
+  MonotoneCurve(std::vector<double> xs, std::vector<double> ys, Guide guide = {});
 
   double operator()(double x) const;
   bool empty() const { return xs_.empty(); }
@@ -25,10 +33,13 @@ class MonotoneCurve {
   double max_x() const { return xs_.back(); }
   const std::vector<double>& xs() const { return xs_; }
   const std::vector<double>& ys() const { return ys_; }  // after isotonic regression
+  bool guided() const { return static_cast<bool>(guide_); }
 
  private:
   std::vector<double> xs_;
   std::vector<double> ys_;
+  Guide guide_;
+  std::vector<double> gx_;  // guide at xs_
 };
 
 // Isotonic (non-decreasing) least-squares fit of ys with equal weights.

@@ -35,14 +35,20 @@ double row_draw(const ProfilePoint& p, std::uint64_t seed) {
   return static_cast<double>(h >> 11) * 0x1.0p-53;
 }
 
+bool is_gemm_probe(const ProfilePoint& p) { return p.param("probe").value_or("0") == "1"; }
+
 }  // namespace
 
 ValidationResult validate_profile(const ProfileTable& table, const ValidationOptions& o) {
   SIM_CHECK(o.holdout > 0 && o.holdout < 1, "holdout {} outside (0, 1)", o.holdout);
-  // GEMM curve ends (per weight shape) stay in the training set.
+  // GEMM: the off-grid probe rows when the profile has them (all of them, and
+  // no grid row); else a random share of the grid, curve ends (per weight
+  // shape) staying in the training set.
+  bool probes = false;
   std::map<std::pair<std::int64_t, std::int64_t>, std::pair<std::int64_t, std::int64_t>> m_range;
   for (const ProfilePoint& p : table.points()) {
     if (KernelFits::family_of(p) != "gemm") continue;
+    probes = probes || is_gemm_probe(p);
     auto [it, fresh] = m_range.try_emplace({p.n, p.k}, p.m, p.m);
     it->second.first = std::min(it->second.first, p.m);
     it->second.second = std::max(it->second.second, p.m);
@@ -52,6 +58,10 @@ ValidationResult validate_profile(const ProfileTable& table, const ValidationOpt
     const std::string fam = KernelFits::family_of(p);
     if (fam.empty() || is_composite(fam)) continue;
     if (fam == "gemm") {
+      if (probes) {
+        if (is_gemm_probe(p)) held.insert(&p);
+        continue;
+      }
       const auto& r = m_range.at({p.n, p.k});
       if (p.m == r.first || p.m == r.second) continue;
     }
@@ -83,7 +93,7 @@ ValidationResult validate_profile(const ProfileTable& table, const ValidationOpt
   for (const auto& [fam, pm] : by_family) {
     FamilyValidation v;
     v.family = fam;
-    v.kind = is_composite(fam) ? "composite" : "held-out";
+    v.kind = is_composite(fam) ? "composite" : (fam == "gemm" && probes) ? "off-grid" : "held-out";
     v.fitted = fitted[fam];
     v.error = relative_error(pm.first, pm.second);
     r.families.push_back(v);

@@ -3,9 +3,12 @@
 //
 // Split: each row of a fitted family is held out when a hash of (seed, its
 // kernel, variant, shape cells, params) falls below `holdout`; the split is
-// deterministic and independent of row order. GEMM rows at the smallest and
-// largest M of their weight shape are never held out (the curve would be
-// extrapolating, which the simulator only does beyond the bench grid). The
+// deterministic and independent of row order. GEMM rows are the exception:
+// when the profile has off-grid probe rows (params probe=1; gemm_shapes.h)
+// exactly those are held out, so the GEMM error is that of interpolating
+// between grid points, as a simulation does (kind "off-grid"); an older
+// profile without probes holds out a share of its grid, except the smallest
+// and largest M of a weight shape (the curve would be extrapolating). The
 // fits are built from the remaining rows, then every held-out row is
 // predicted. Composite and baseline rows (quest_e2e, minf_e2e, andpro_e2e,
 // the dense baselines of the sparse families) are never fitted, so all of them
@@ -36,7 +39,7 @@ struct ValidationPoint {
 
 struct FamilyValidation {
   std::string family;
-  std::string kind;    // "held-out" (fitted family) or "composite" (predicted from parts)
+  std::string kind;    // "held-out" (fitted family), "off-grid" (GEMM probes) or "composite" (from parts)
   std::size_t fitted = 0;  // rows the family's fits were built from
   RelativeError error;     // over the predicted rows
   bool meets_target() const { return error.median <= 0.05 && error.p90 <= 0.10; }

@@ -1,11 +1,14 @@
 // GEMM family: cuBLASLt bf16 linear layers of Llama-3-8B and Llama-3-70B at TP 1/2/4/8
-// (linear_shapes.h) over M = tokens in 1, 2, 4, ..., 16384. Rows: kernel "gemm",
-// variant "cublaslt", m/n/k, params "model=..;layer=..;tp=..". A (m, n, k) shared by two
+// (linear_shapes.h) over the token grid M = 1 ... 16384 (costmodel/gemm_shapes.h) plus
+// off-grid probe M (params probe=1, what `servesim calibrate validate` holds out). Rows:
+// kernel "gemm", variant "cublaslt", m/n/k, params "model=..;layer=..;tp=..". A (m, n, k) shared by two
 // labels (e.g. the same matrix in two models) is measured once and reported under both.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <tuple>
 
+#include "costmodel/gemm_shapes.h"
 #include "kernels/bench/check_report.h"
 #include "kernels/bench/gpu_timer.cuh"
 #include "kernels/bench/profile_csv.h"
@@ -46,8 +49,14 @@ void bench_gemm(const BenchOptions& opts, ProfileWriter& out) {
   GpuTimer timer;
   LtGemm gemm;
   const int64_t max_m = opts.quick ? 1024 : 16384;
-  std::vector<int64_t> ms = gemm_token_counts(max_m);
-  if (opts.quick) ms = {1, 64, 1024};
+  std::vector<int64_t> ms = gemm_token_counts(max_m), probes;
+  if (opts.quick) {
+    ms = {1, 64, 1024};
+  } else {
+    probes = servesim::gemm_probe_tokens(max_m);  // off-grid M for validation (params probe=1)
+    ms.insert(ms.end(), probes.begin(), probes.end());
+    std::sort(ms.begin(), ms.end());
+  }
   std::vector<ModelDims> models = {llama3_8b()};
   std::vector<int> tps = {1};
   if (!opts.quick) {
@@ -80,7 +89,8 @@ void bench_gemm(const BenchOptions& opts, ProfileWriter& out) {
           row.m = m;
           row.n = shape.n;
           row.k = shape.k;
-          row.params = "model=" + shape.model + ";layer=" + shape.layer + ";tp=" + std::to_string(tp);
+          row.params = "model=" + shape.model + ";layer=" + shape.layer + ";tp=" + std::to_string(tp) +
+                       (std::count(probes.begin(), probes.end(), m) ? ";probe=1" : "");
           row.bytes = 2.0 * (double(m) * shape.k + double(shape.n) * shape.k + double(m) * shape.n);
           row.flops = 2.0 * double(m) * shape.n * shape.k;
           fill_timing(row, measured[key]);

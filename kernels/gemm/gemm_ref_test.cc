@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "kernels/gemm/linear_shapes.h"
 
 using namespace servesim::kernels;
@@ -32,6 +34,9 @@ TEST_CASE("tensor parallelism splits column-parallel N and row-parallel K and re
   CHECK(s[4].n == 128256 / 8);
   const auto e = linear_layer_shapes(llama3_8b(), 8);
   CHECK(e[0].n == (4 + 2) * 128);
-  CHECK(gemm_token_counts(16384).size() == 15);
+  CHECK(gemm_token_counts(16384).size() == 36);  // 7 powers of two, 15 + 12 tile rows, 8192, 16384
+  CHECK(gemm_token_counts(1024).back() == 1024);
+  const auto grid = gemm_token_counts(16384);
+  CHECK(std::is_sorted(grid.begin(), grid.end()));
   CHECK(gemm_token_counts(16384).back() == 16384);
 }

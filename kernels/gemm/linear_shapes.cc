@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "costmodel/gemm_shapes.h"
+
 namespace servesim::kernels {
 
 ModelDims llama3_8b() { return {"llama3-8b", 4096, 32, 8, 128, 14336, 128256}; }
@@ -20,10 +22,6 @@ std::vector<LinearShape> linear_layer_shapes(const ModelDims& m, int tp) {
   };
 }
 
-std::vector<int64_t> gemm_token_counts(int64_t max_m) {
-  std::vector<int64_t> ms;
-  for (int64_t m = 1; m <= max_m; m *= 2) ms.push_back(m);
-  return ms;
-}
+std::vector<int64_t> gemm_token_counts(int64_t max_m) { return servesim::gemm_token_grid(max_m); }
 
 }  // namespace servesim::kernels
