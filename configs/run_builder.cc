@@ -14,7 +14,7 @@
 namespace servesim {
 namespace {
 
-// Forwards engine callbacks to the report and the progress bar.
+// Forwards engine callbacks to the report, the timeline and the progress bar.
 class RunObservers final : public RunObserver {
  public:
   RunObservers(RunReport& report, ProgressBar* progress, TimelineWriter* timeline)
@@ -28,7 +28,10 @@ class RunObservers final : public RunObserver {
   std::optional<Time> sample_interval() const override {
     return timeline_ ? std::optional<Time>(timeline_->interval()) : std::nullopt;
   }
-  void on_sample(Time t, const ClusterView& c) override { timeline_->sample(t, c); }
+  void on_sample(Time t, const ClusterView& c) override {
+    timeline_->sample(t, c);
+    report_.sample_service(t);
+  }
   void on_progress(Time now, std::uint64_t reported, std::uint64_t) override {
     if (progress_) progress_->update(now, reported);
   }
@@ -128,7 +131,7 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   out.cost_identity = setup.workers.front().cost->identity();
   out.calibrated = setup.workers.front().cost->calibrated();
 
-  RunReport report(ReportOptions{out.out_dir, c.w_in, c.w_out, c.write_requests});
+  RunReport report(ReportOptions{out.out_dir, c.w_in, c.w_out, c.write_requests, c.timeline_interval.has_value()});
   std::optional<std::uint64_t> total;
   if (auto* s = dynamic_cast<const SyntheticWorkload*>(c.workload.get()); s && !s->spec().duration_s)
     total = s->spec().requests;

@@ -3,10 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 
 #include "configs/run_builder.h"
+#include "reports/csv_reader.h"
 
 using namespace servesim;
 namespace fs = std::filesystem;
@@ -133,7 +135,8 @@ TEST_CASE("the same config and seed give byte-identical output files") {
   fs::remove_all(base);
   execute_run(c, RunOptions{(base / "a").string(), false});
   execute_run(c, RunOptions{(base / "b").string(), false});
-  for (const char* f : {"requests.csv", "clients.csv", "workers.csv", "summary.csv", "config.resolved.yaml"}) {
+  for (const char* f : {"requests.csv", "clients.csv", "workers.csv", "summary.csv", "timeline.csv",
+                        "client_service.csv", "config.resolved.yaml"}) {
     CAPTURE(f);
     CHECK(slurp(base / "a" / f) == slurp(base / "b" / f));
   }
@@ -153,4 +156,45 @@ TEST_CASE("requests.csv has one row per input request and the resolved config re
   ScenarioConfig again = load_scenario((base / "a" / "config.resolved.yaml").string(), {});
   execute_run(again, RunOptions{(base / "b").string(), false});
   CHECK(slurp(base / "a" / "requests.csv") == slurp(base / "b" / "requests.csv"));
+}
+
+TEST_CASE("client_service.csv follows each client's service as the fairness measures count it") {
+  // Input credited at first admission, output per token: the series is
+  // non-decreasing, rows appear only on change, and the last row of each client
+  // equals its service in clients.csv. With the timeline off there is no file.
+  ScenarioConfig c = load_scenario(write_temp("ok.yaml", kBase), {"report.timeline_interval_s=0.5"});
+  fs::path base = fs::temp_directory_path() / "servesim_service_series";
+  fs::remove_all(base);
+  execute_run(c, RunOptions{(base / "a").string(), false});
+  const CsvTable svc = read_csv((base / "a" / "client_service.csv").string());
+  REQUIRE(svc.header == std::vector<std::string>{"time_s", "client", "service", "extend_service", "backlogged"});
+  std::map<int, std::vector<std::string>> last;
+  std::map<int, double> last_t;
+  std::size_t off_grid = 0;
+  for (const auto& r : svc.rows) {
+    const int cl = std::stoi(r[1]);
+    const double t = std::stod(r[0]);
+    if (last.count(cl)) {
+      CHECK(t > last_t[cl]);
+      CHECK(std::stod(r[2]) >= std::stod(last[cl][2]));
+      CHECK(std::stod(r[3]) >= std::stod(last[cl][3]));
+      CHECK((r[2] != last[cl][2] || r[3] != last[cl][3] || r[4] != last[cl][4]));
+    }
+    if (std::abs(t / 0.5 - std::round(t / 0.5)) > 1e-9) ++off_grid;  // only the end sample
+    last[cl] = r;
+    last_t[cl] = t;
+  }
+  CHECK(off_grid <= 2);
+  const CsvTable clients = read_csv((base / "a" / "clients.csv").string());
+  REQUIRE(clients.rows.size() == 2);
+  REQUIRE(last.size() == 2);
+  for (int cl = 0; cl < 2; ++cl) {
+    CHECK(last[cl][2] == clients.rows[cl][clients.column("service")]);
+    CHECK(last[cl][3] == clients.rows[cl][clients.column("extend_service")]);
+    CHECK(last[cl][4] == "0");  // nothing waits at the end
+  }
+  ScenarioConfig off = load_scenario(write_temp("ok.yaml", kBase), {"report.timeline_interval_s=0"});
+  execute_run(off, RunOptions{(base / "b").string(), false});
+  CHECK(!fs::exists(base / "b" / "client_service.csv"));
+  CHECK(!fs::exists(base / "b" / "timeline.csv"));
 }

@@ -59,6 +59,16 @@ CsvWriter& CsvWriter::field(double v) {
   return *this;
 }
 
+CsvWriter& CsvWriter::amount(double v) {
+  sep();
+  if (!std::isfinite(v)) return *this;
+  if (v == std::floor(v) && std::abs(v) < 0x1p53)
+    fmt::format_to(std::back_inserter(buf_), "{}", static_cast<std::int64_t>(v));
+  else
+    fmt::format_to(std::back_inserter(buf_), "{:.12g}", v);
+  return *this;
+}
+
 CsvWriter& CsvWriter::seconds(double s) {
   sep();
   fmt::format_to(std::back_inserter(buf_), "{:.6f}", s);

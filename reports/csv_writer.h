@@ -22,6 +22,7 @@ class CsvWriter {
   CsvWriter& field(std::uint64_t v);
   CsvWriter& field(int v) { return field(static_cast<std::int64_t>(v)); }
   CsvWriter& field(double v);            // %.6g-like, shortest round-trip where sensible
+  CsvWriter& amount(double v);           // token counts and weighted sums: integers exactly, else 12 digits
   CsvWriter& seconds(double s);          // fixed 6 decimals
   CsvWriter& empty();
   void end_row();

@@ -54,6 +54,8 @@ class FairnessTracker {
   Measures measures(std::size_t clients, double span_s) const;
   double service(ClientId c) const { return c < s_.size() ? s_[c] : 0.0; }
   double extend_service(ClientId c) const { return c < e_.size() ? e_[c] : 0.0; }
+  bool backlogged(ClientId c) const { return backlogged_.count(c) > 0; }
+  std::size_t clients() const { return s_.size(); }  // highest client id seen + 1
   double backlogged_s(ClientId c) const { return c < backlogged_ns_.size() ? time_to_seconds(backlogged_ns_[c]) : 0.0; }
 
  private:

@@ -107,35 +107,46 @@ void run_plots(const fs::path& dir, Plotter& p) {
              "title 'TPOT (per output token)', '' index 2 w l lw 2 title 'E2E'\n");
   }
   {
-    // Cumulative service per client, credited when a request finishes.
+    // Cumulative service per client: the engine's exact series (client_service.csv,
+    // written with timeline.csv) when the run has it; else credited per finished request.
     CsvTable clients = read_csv((dir / "clients.csv").string());
-    int cf = req.column("finish_s"), cc = req.column("client"), cp = req.column("prompt_tokens"),
-        co = req.column("generated_tokens");
     std::map<int, std::vector<std::pair<double, double>>> per;
-    for (const auto& r : req.rows) {
-      double f = to_double(r[cf]);
-      if (f < 0) continue;
-      per[std::stoi(r[cc])].push_back({f, to_double(r[cp], 0) + 2 * to_double(r[co], 0)});
+    std::string title;
+    if (fs::exists(dir / "client_service.csv")) {
+      CsvTable svc = read_csv((dir / "client_service.csv").string());
+      int ct = svc.column("time_s"), cc = svc.column("client"), cs = svc.column("service");
+      for (const auto& r : svc.rows) per[std::stoi(r[cc])].push_back({to_double(r[ct]), to_double(r[cs])});
+      title = "Service per client over time (as the fairness measures count it; client_service.csv)";
+    } else {
+      int cf = req.column("finish_s"), cc = req.column("client"), cp = req.column("prompt_tokens"),
+          co = req.column("generated_tokens");
+      for (const auto& r : req.rows) {
+        double f = to_double(r[cf]);
+        if (f < 0) continue;
+        per[std::stoi(r[cc])].push_back({f, to_double(r[cp], 0) + 2 * to_double(r[co], 0)});
+      }
+      for (auto& [client, pts] : per) {
+        std::sort(pts.begin(), pts.end());
+        double acc = 0;
+        for (auto& pt : pts) pt.second = (acc += pt.second);
+      }
+      title = "Service per client over time (w_in=1, w_out=2, credited when a request finishes: the run has no timeline)";
     }
     std::ofstream d(p.data("client_service.dat"));
     std::string plot = "plot ";
     int idx = 0;
-    for (auto& [client, pts] : per) {
-      std::sort(pts.begin(), pts.end());
-      double acc = 0;
-      for (const auto& [t, s] : pts) d << t << " " << (acc += s) << "\n";
+    for (const auto& [client, pts] : per) {
+      for (const auto& [t, s] : pts) d << t << " " << s << "\n";
       d << "\n\n";
       std::string name = client < static_cast<int>(clients.rows.size()) ? clients.rows[client][0] : std::to_string(client);
-      plot += fmt::format("{}'{}' index {} w l lw 2 title '{}'", idx ? ", " : "", p.data("client_service.dat").string(),
-                          idx, quote(name));
+      plot += fmt::format("{}'{}' index {} w steps lw 2 title '{}'", idx ? ", " : "",
+                          p.data("client_service.dat").string(), idx, quote(name));
       ++idx;
     }
     d.close();
     if (idx > 0)
-      p.render("client_service",
-               "set title 'Service per client over time (w_{in}=1, w_{out}=2; credited when a request finishes)'\n"
-               "set xlabel 'simulated time (s)'\nset ylabel 'cumulative service (weighted tokens)'\nset grid\n"
-               "set key top left noenhanced\n" + plot + "\n");
+      p.render("client_service", "set title '" + title + "' noenhanced\nset xlabel 'simulated time (s)'\n"
+               "set ylabel 'cumulative service (weighted tokens)'\nset grid\nset key top left noenhanced\n" + plot + "\n");
   }
   if (!fs::exists(dir / "timeline.csv")) {
     p.result.skipped.push_back("kv_usage, queue_length: no timeline.csv (report.timeline_interval_s is 0)");

@@ -3,8 +3,9 @@
 // so a reader can restyle them.
 //
 // Run folder:   latency_cdf.png (TTFT, TPOT and E2E CDFs), client_service.png
-//               (cumulative service per client, credited when each request
-//               finishes), kv_usage.png and queue_length.png (per worker,
+//               (cumulative service per client from client_service.csv; a run
+//               without it is credited when each request finishes, and the
+//               title says so), kv_usage.png and queue_length.png (per worker,
 //               from timeline.csv).
 // Sweep folder: latency_cdf.png (E2E CDF per point), fairness_throughput.png
 //               (max backlogged service difference vs throughput, each point

@@ -65,6 +65,31 @@ TEST_CASE("plotting a run folder makes latency, service, KV and queue PNGs") {
   }
 }
 
+TEST_CASE("the service plot uses the engine's client_service.csv when the run has one") {
+  fs::path d = fs::temp_directory_path() / "servesim_plot_service";
+  fs::remove_all(d);
+  write_run(d, 1.0);
+  auto data = [&] {
+    std::ifstream in(d / "plots" / "client_service.dat");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  make_plots(d.string());
+  CHECK(data().find("19.9 14000") != std::string::npos);  // credited per finished request: 100 * (100 + 2 * 20)
+  CsvWriter s((d / "client_service.csv").string());
+  for (const char* h : {"time_s", "client", "service", "extend_service", "backlogged"}) s.field(std::string_view(h));
+  s.end_row();
+  for (int t = 1; t <= 3; ++t)
+    for (int c = 0; c < 2; ++c) {
+      s.seconds(t).field(static_cast<std::int64_t>(c)).amount(1234.0 * t + c).amount(1000.0 * t).field(std::int64_t{1});
+      s.end_row();
+    }
+  s.close();
+  PlotResult r = make_plots(d.string());
+  CHECK(r.images.size() == 4);
+  CHECK(is_png(d / "plots" / "client_service.png"));
+  CHECK(data() == "1 1234\n2 2468\n3 3702\n\n\n1 1235\n2 2469\n3 3703\n\n\n");
+}
+
 TEST_CASE("plotting a sweep folder makes per-point CDFs and labelled scatter plots") {
   fs::path d = fs::temp_directory_path() / "servesim_plot_sweep";
   fs::remove_all(d);

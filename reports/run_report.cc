@@ -64,6 +64,27 @@ RunReport::RunReport(ReportOptions opt) : opt_(std::move(opt)), fairness_(opt_.w
       requests_->field(std::string_view(h));
     requests_->end_row();
   }
+  if (opt_.service_series) {
+    service_ = std::make_unique<CsvWriter>(opt_.out_dir + "/client_service.csv");
+    for (const char* h : {"time_s", "client", "service", "extend_service", "backlogged"})
+      service_->field(std::string_view(h));
+    service_->end_row();
+  }
+}
+
+void RunReport::sample_service(Time t) {
+  SIM_CHECK(service_ && t >= service_t_, "sample_service({}) out of order or without service_series", t);
+  service_t_ = t;
+  const std::size_t n = fairness_.clients();
+  if (service_last_.size() < n) service_last_.resize(n);
+  for (ClientId c = 0; c < n; ++c) {
+    const ServiceRow now{fairness_.service(c), fairness_.extend_service(c), fairness_.backlogged(c)};
+    ServiceRow& last = service_last_[c];
+    if (now.service == last.service && now.extend == last.extend && now.backlogged == last.backlogged) continue;
+    last = now;
+    service_->seconds(time_to_seconds(t)).field(static_cast<std::int64_t>(c)).amount(now.service).amount(now.extend);
+    service_->field(static_cast<std::int64_t>(now.backlogged)).end_row();
+  }
 }
 
 void RunReport::on_request(const RequestOutcome& r) {
@@ -96,6 +117,10 @@ SummaryFields RunReport::finish(const ClientTable& clients, const SimulationTota
   if (requests_) requests_->close();
   const double span = std::max(1e-9, time_to_seconds(std::max(totals.end_time, last_finish_) - totals.first_arrival));
   fairness_.finish(std::max(totals.end_time, last_finish_));
+  if (service_) {
+    sample_service(std::max({totals.end_time, last_finish_, service_t_}));
+    service_->close();
+  }
 
   {
     CsvWriter w(opt_.out_dir + "/clients.csv");
@@ -111,9 +136,9 @@ SummaryFields RunReport::finish(const ClientTable& clients, const SimulationTota
       double service = opt_.w_in * static_cast<double>(a.input_tokens) + opt_.w_out * static_cast<double>(a.output_tokens);
       w.field(c < clients.size() ? clients.name(c) : fmt::format("client{}", c));
       w.field(a.requests).field(a.finished).field(a.rejected).field(a.unfinished).field(a.not_arrived);
-      w.field(a.input_tokens).field(a.cached_tokens).field(a.output_tokens).field(service).field(service / span);
-      w.field(opt_.w_in * static_cast<double>(a.input_tokens - a.cached_tokens) +
-              opt_.w_out * static_cast<double>(a.output_tokens));
+      w.field(a.input_tokens).field(a.cached_tokens).field(a.output_tokens).amount(service).field(service / span);
+      w.amount(opt_.w_in * static_cast<double>(a.input_tokens - a.cached_tokens) +
+               opt_.w_out * static_cast<double>(a.output_tokens));
       w.field(fairness_.backlogged_s(c));
       w.field(static_cast<double>(a.finished) / span).field(a.preemptions);
       latency_fields(w, a.lat);

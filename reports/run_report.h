@@ -2,6 +2,10 @@
 //   requests.csv  streamed row by row as requests are reported (memory does
 //                 not grow with finished requests)
 //   clients.csv, workers.csv, summary.csv  written by finish()
+//   client_service.csv (when ReportOptions::service_series) per-client
+//                 cumulative service, as the fairness measures count it, at
+//                 every sample_service() time and at the end; a client's row
+//                 is written only when its values changed since its last row
 // Column definitions and units: docs/reports.md (keep the two in sync).
 // Percentiles come from QuantileSketch (exact up to 4096 samples per metric,
 // then within 0.1% relative error).
@@ -29,6 +33,7 @@ struct ReportOptions {
   double w_in = 1.0;   // service weight per input (prompt) token
   double w_out = 2.0;  // service weight per output token
   bool write_requests = true;
+  bool service_series = false;  // client_service.csv (sampled with timeline.csv)
 };
 
 struct LatencyStats {
@@ -51,6 +56,9 @@ class RunReport final : public RunObserver {
     fairness_.on_admitted(s, t, cached, first);
   }
   void on_output_tokens(ClientId c, Time t, std::int64_t n) override { fairness_.on_output_tokens(c, t, n); }
+  // Appends the service of every client that changed since its last row.
+  // REQUIRES: service_series; t non-decreasing; every hook at or before t delivered.
+  void sample_service(Time t);
 
   // Writes clients/workers/summary CSVs; returns the summary values (for the
   // stdout summary and sweeps).
@@ -65,6 +73,13 @@ class RunReport final : public RunObserver {
   ClientAccumulator overall_;
   FairnessTracker fairness_;
   Time last_finish_ = 0;
+  struct ServiceRow {
+    double service = -1, extend = -1;
+    bool backlogged = false;
+  };
+  std::unique_ptr<CsvWriter> service_;
+  std::vector<ServiceRow> service_last_;
+  Time service_t_ = -1;
 };
 
 }  // namespace servesim

@@ -1,5 +1,6 @@
 // `servesim run SCENARIO.yaml [--out DIR] [--set key.path=value ...]`:
 // runs one scenario, writes its run folder, prints a one-screen summary.
+#include <filesystem>
 #include <fmt/format.h>
 
 #include "configs/run_builder.h"
@@ -47,7 +48,10 @@ void print_summary(const ScenarioConfig& c, const RunOutput& r) {
                ms(fmt::format("{}_p90_s", m)), ms(fmt::format("{}_p99_s", m)));
   fmt::print("  cache hit  {:.1f}%   preemptions {}\n", 100 * std::stod(value_of(s, "cache_hit_rate")),
              value_of(s, "preemptions"));
-  fmt::print("  output     {}/{{requests,clients,workers,summary}}.csv, config.resolved.yaml\n", r.out_dir);
+  std::string files;
+  for (const char* f : {"requests", "clients", "workers", "summary", "timeline", "client_service"})
+    if (std::filesystem::exists(r.out_dir + "/" + f + ".csv")) files += (files.empty() ? "" : ",") + std::string(f);
+  fmt::print("  output     {}/{{{}}}.csv, config.resolved.yaml\n", r.out_dir, files);
 }
 
 }  // namespace
