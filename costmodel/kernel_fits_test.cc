@@ -167,6 +167,19 @@ TEST_CASE("noisy generated profiles are recovered within tolerance and validate 
       CHECK(fam.error.points == probes);
     }
   }
+  // Every guided GEMM curve is non-decreasing at every token count.
+  for (const auto& [key, g] : f.gemm()) {
+    CAPTURE(key.first);
+    CAPTURE(key.second);
+    CHECK(g.curve.guided());
+    double last = 0;
+    bool monotone = true;
+    for (double m = 1; m <= 40000; m += 3) {
+      monotone = monotone && g.curve(m) >= last;
+      last = g.curve(m);
+    }
+    CHECK(monotone);
+  }
   // Deterministic: the same split and numbers again.
   const ValidationResult w = validate_profile(t, ValidationOptions{});
   CHECK(validation_csv(v) == validation_csv(w));
