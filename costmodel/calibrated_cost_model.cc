@@ -83,7 +83,7 @@ const FeatureFit* CalibratedCostModel::resolve_attention(const std::map<HeadShap
 
 CalibratedCostModel::Gemm CalibratedCostModel::resolve_gemm(std::int64_t n, std::int64_t k, const std::string& layer) {
   const auto& g = fits_->gemm();
-  if (auto it = g.find({n, k}); it != g.end()) return Gemm{&it->second.curve, 1.0};
+  if (auto it = g.find({n, k}); it != g.end()) return Gemm{&it->second.curve};
   if (!opt_.allow_scaling)
     throw InputError(fmt::format("{}: no gemm rows for the {} layer of {} at tp={} (n={} k={}); "
                                  "cost_model.allow_scaling is false", fits_->file(), layer, m_.name, opt_.tp, n, k));
@@ -95,10 +95,14 @@ CalibratedCostModel::Gemm CalibratedCostModel::resolve_gemm(std::int64_t n, std:
     const double dk = std::log(static_cast<double>(key.second) / static_cast<double>(k));
     if (const double dist = dn * dn + dk * dk; dist < best_d) best_d = dist, best = &curve, from = key;
   }
-  const double factor = static_cast<double>(n) * static_cast<double>(k) /
-                        (static_cast<double>(from.first) * static_cast<double>(from.second));
-  notes_.push_back(fmt::format("gemm {} n={} k={} from n={} k={} x{:.3f}", layer, n, k, from.first, from.second, factor));
-  return Gemm{&best->curve, factor};
+  Gemm scaled{&best->curve, true, fits_->gemm_guide_of(from), {}};
+  scaled.to = scaled.from;
+  scaled.to.n = n;
+  scaled.to.k = k;
+  notes_.push_back(fmt::format("gemm {} n={} k={} from n={} k={} by the ratio of their roofline guides (x{:.3f} at "
+                               "M=1, x{:.3f} at M=4096)", layer, n, k, from.first, from.second,
+                               scaled.to(1) / scaled.from(1), scaled.to(4096) / scaled.from(4096)));
+  return scaled;
 }
 
 void CalibratedCostModel::resolve_sparse() {

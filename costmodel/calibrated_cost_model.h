@@ -70,8 +70,11 @@ class CalibratedCostModel final : public CostModel {
  private:
   struct Gemm {
     const MonotoneCurve* curve = nullptr;
-    double factor = 1;  // n·k ratio when scaled from another shape
-    double operator()(double m) const { return factor * (*curve)(m); }
+    // An unmeasured shape: the measured curve times to(m) / from(m), the ratio of
+    // the two shapes' guides (kernel_fits.h gemm_guide_of).
+    bool scaled = false;
+    GemmGuide from, to;
+    double operator()(double m) const { return scaled ? (*curve)(m) * to(m) / from(m) : (*curve)(m); }
   };
   struct Pattern {
     double share = 0;

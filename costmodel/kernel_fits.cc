@@ -298,6 +298,15 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
   return f;
 }
 
+GemmGuide KernelFits::gemm_guide_of(std::pair<std::int64_t, std::int64_t> key) const {
+  if (auto it = gemm_guide_.guides.find(key); it != gemm_guide_.guides.end()) return it->second;
+  const MonotoneCurve& c = gemm_.at(key).curve;
+  GemmGuide g{key.first, key.second, 0, 0, gemm_guide_.t0_us, gemm_guide_.bw_gbps, 0, std::max(gemm_guide_.sms, 1)};
+  const double top = c.ys().back(), busy = top - g.t0_us > 0 ? top - g.t0_us : top;
+  g.tflops = 2.0 * c.xs().back() * static_cast<double>(key.first) * static_cast<double>(key.second) / (busy * 1e6);
+  return g;
+}
+
 std::optional<double> KernelFits::predict(const ProfilePoint& p) const {
   const std::string fam = family_of(p);
   const std::string& file = file_;

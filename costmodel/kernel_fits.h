@@ -87,6 +87,12 @@ class KernelFits {
   const std::map<HeadShape, FeatureFit>& prefill() const { return prefill_; }
   const std::map<std::pair<std::int64_t, std::int64_t>, GemmCurve>& gemm() const { return gemm_; }
   const GemmGuideSelection& gemm_guide() const { return gemm_guide_; }
+  // The guide that shapes a measured weight shape's curve: the selected one, or
+  // a plain roofline (profile t0 and BW, rate from the shape's largest M) when
+  // straight lines won. Moved to another (n, k) at the same rate, the ratio of
+  // the two prices an unmeasured shape from a measured curve
+  // (CalibratedCostModel's scaling rule). REQUIRES: gemm().count(key).
+  GemmGuide gemm_guide_of(std::pair<std::int64_t, std::int64_t> key) const;
   const std::map<std::string, QuestFits>& quest() const { return quest_; }          // by variant
   const std::map<std::string, MinfFits>& minference() const { return minf_; }      // by "pattern/data"
   const std::map<std::int64_t, AndproFits>& andpro() const { return andpro_; }    // by window

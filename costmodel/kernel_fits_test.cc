@@ -2,6 +2,7 @@
 // the formulas behind a generated profile, held-out validation, and speed.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 
 #include "costmodel/feature_fit.h"
@@ -195,4 +196,39 @@ TEST_CASE("rows that lack a parameter a family needs are errors naming the line"
   ProfileTable t = ProfileTable::parse(csv, "p.csv");
   CHECK_THROWS_WITH_AS(KernelFits::fit(t), "p.csv:4: minf_attention/vs_30_2048: needs 'tiles=' in params (the visited area)",
                        InputError);
+}
+
+TEST_CASE("an unmeasured GEMM shape priced from its nearest measured shape by the guides' ratio") {
+  // Leave each weight shape out in turn and price it from the nearest other one
+  // (log distance in n and k): the ratio of the two shapes' guides versus the
+  // plain n*k ratio, which also scales the fixed launch cost.
+  const KernelFits f = KernelFits::fit(synthetic_table(0.02));
+  std::vector<double> by_guide, by_nk, measured;
+  for (const auto& [key, g] : f.gemm()) {
+    double best = 1e300;
+    std::pair<std::int64_t, std::int64_t> from;
+    for (const auto& [other, unused] : f.gemm()) {
+      if (other == key) continue;
+      const double dn = std::log(double(other.first) / double(key.first));
+      const double dk = std::log(double(other.second) / double(key.second));
+      if (dn * dn + dk * dk < best) best = dn * dn + dk * dk, from = other;
+    }
+    const MonotoneCurve& src = f.gemm().at(from).curve;
+    GemmGuide a = f.gemm_guide_of(from), b = a;
+    b.n = key.first;
+    b.k = key.second;
+    const double nk = double(key.first) * double(key.second) / (double(from.first) * double(from.second));
+    for (std::size_t i = 0; i < g.curve.xs().size(); ++i) {
+      const double m = g.curve.xs()[i];
+      by_guide.push_back(src(m) * b(m) / a(m));
+      by_nk.push_back(src(m) * nk);
+      measured.push_back(g.curve.ys()[i]);
+    }
+  }
+  const RelativeError guide = relative_error(by_guide, measured), plain = relative_error(by_nk, measured);
+  MESSAGE("guide ratio: median " << guide.median << " p90 " << guide.p90 << "; n*k: median " << plain.median << " p90 "
+                                 << plain.p90);
+  CHECK(guide.median < 0.03);
+  CHECK(guide.p90 < 0.15);
+  CHECK(guide.p90 < 0.6 * plain.p90);
 }
