@@ -23,7 +23,9 @@ double gemm_bytes(double m, double n, double k) { return 2.0 * (m * k + n * k + 
 // of whole tiles (GemmGuide::tile_m/tile_n).
 double charged_flops(double m, double n, double k, double tm, double tn, int sms) {
   if (tm == 0) return 2.0 * m * n * k;
-  auto waves = [&](double a, double b) { return std::ceil(std::ceil(m / a) * std::ceil(n / b) / sms) * sms * 2.0 * a * b * k; };
+  auto waves = [&](double a, double b) {
+    return std::ceil(std::ceil(m / a) * std::ceil(n / b) / sms) * sms * 2.0 * a * b * k;
+  };
   if (tm == kBestTile) {
     double best = std::numeric_limits<double>::infinity();
     for (const auto& [a, b] : kTiles) best = std::min(best, waves(a, b));
@@ -71,6 +73,14 @@ double GemmGuide::operator()(double m) const {
   return t0_us + std::max(memory, compute);
 }
 
+GemmGuide fit_gemm_guide(std::int64_t n, std::int64_t k, double tile_m, double tile_n, double t0_us, double bw_gbps,
+                         int sms, double m_top, double t_us) {
+  GemmGuide g{n, k, tile_m, tile_n, t0_us, bw_gbps, 0, std::max(sms, 1)};
+  const double busy = t_us - t0_us > 0 ? t_us - t0_us : t_us;
+  g.tflops = charged_flops(m_top, static_cast<double>(n), static_cast<double>(k), tile_m, tile_n, sms) / (busy * 1e6);
+  return g;
+}
+
 std::string GemmGuideSelection::describe() const {
   const GemmGuideCandidate& b = best();
   std::string others;
@@ -94,22 +104,21 @@ GemmGuideSelection select_gemm_guide(const GemmPoints& points, int sms) {
   }
   std::tie(sel.t0_us, sel.bw_gbps) = fit_memory_line(points);
 
-  std::vector<GemmGuideCandidate> cands = {{"linear", true, 0, 0, {}}, {"roofline", false, 0, 0, {}}};
+  std::vector<GemmGuideCandidate>& cands = sel.candidates;
+  cands = {{"linear", true, 0, 0, {}}, {"roofline", false, 0, 0, {}}};
   for (double g : {64.0, 128.0, 256.0}) cands.push_back({fmt::format("rows of {:g}", g), false, g, 0, {}});
-  if (sms > 0)  // wave quantization needs the SM count
+  if (sms > 0) {  // wave quantization needs the SM count
     for (const auto& [tm, tn] : kTiles) cands.push_back({fmt::format("waves {:g}x{:g}", tm, tn), false, tm, tn, {}});
-  if (sms > 0) cands.push_back({"waves best tile", false, kBestTile, 0, {}});
+    cands.push_back({"waves best tile", false, kBestTile, 0, {}});
+  }
 
   auto guides_for = [&](const GemmGuideCandidate& c) {
     std::map<std::pair<std::int64_t, std::int64_t>, GemmGuide> out;
     if (c.linear) return out;
     for (const auto& [key, by_m] : points) {
-      GemmGuide g{key.first, key.second, c.tile_m, c.tile_n, sel.t0_us, sel.bw_gbps, 0, std::max(sms, 1)};
       const auto& [m, t] = *by_m.rbegin();  // the rate at the largest measured M
-      const double nd = static_cast<double>(key.first), kd = static_cast<double>(key.second);
-      const double busy = t - sel.t0_us > 0 ? t - sel.t0_us : t;
-      g.tflops = charged_flops(static_cast<double>(m), nd, kd, c.tile_m, c.tile_n, sms) / (busy * 1e6);
-      out.emplace(key, g);
+      out.emplace(key, fit_gemm_guide(key.first, key.second, c.tile_m, c.tile_n, sel.t0_us, sel.bw_gbps, sms,
+                                      static_cast<double>(m), t));
     }
     return out;
   };
@@ -122,7 +131,7 @@ GemmGuideSelection select_gemm_guide(const GemmPoints& points, int sms) {
       std::vector<double> xs, ys;
       for (const auto& [m, t] : by_m) xs.push_back(static_cast<double>(m)), ys.push_back(t);
       MonotoneCurve::Guide guide;
-      if (!c.linear) guide = [g = guides.at(key)](double m) { return g(m); };
+      if (!c.linear) guide = guides.at(key);
       for (std::size_t i = 1; i + 1 < xs.size(); ++i) {
         std::vector<double> lx = xs, ly = ys;
         lx.erase(lx.begin() + static_cast<std::ptrdiff_t>(i));
@@ -133,9 +142,8 @@ GemmGuideSelection select_gemm_guide(const GemmPoints& points, int sms) {
     }
     c.loo = relative_error(predicted, measured);
   }
-  sel.candidates = cands;
   for (std::size_t i = 1; i < cands.size(); ++i)
-    if (cands[i].loo.p90 < sel.candidates[sel.chosen].loo.p90) sel.chosen = i;
+    if (cands[i].loo.p90 < cands[sel.chosen].loo.p90) sel.chosen = i;
   sel.guides = guides_for(sel.best());
   return sel;
 }

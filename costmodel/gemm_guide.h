@@ -46,6 +46,12 @@ struct GemmGuide {
   double operator()(double m) const;
 };
 
+// A guide for shape (n, k) with the given tile form, t0, BW and SMs, its rate
+// set so that the compute term alone (less t0) matches the measured time t_us
+// at the largest measured M (m_top).
+GemmGuide fit_gemm_guide(std::int64_t n, std::int64_t k, double tile_m, double tile_n, double t0_us, double bw_gbps,
+                         int sms, double m_top, double t_us);
+
 // Measured medians (µs) of every weight shape, by (n, k) and then M.
 using GemmPoints = std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, double>>;
 

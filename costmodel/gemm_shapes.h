@@ -53,9 +53,19 @@ inline std::vector<std::int64_t> gemm_token_grid(std::int64_t max_m) {
 // points. `servesim calibrate validate` holds out exactly these GEMM rows, so
 // its GEMM error is the error of interpolating between grid points -- what a
 // simulation does -- and not of a grid with a point missing.
-inline std::vector<std::int64_t> gemm_probe_tokens(std::int64_t max_m) {
-  std::vector<std::int64_t> ms = {3, 24, 48, 100, 200, 333, 520, 777, 1000, 1500, 2222, 3333, 6000, 12000};
-  std::erase_if(ms, [&](std::int64_t m) { return m > max_m; });
+inline constexpr std::array<std::int64_t, 14> kGemmProbeTokens = {3,   24,   48,   100,  200,  333,  520,
+                                                                   777, 1000, 1500, 2222, 3333, 6000, 12000};
+inline bool is_gemm_probe_token(std::int64_t m) {
+  return std::find(kGemmProbeTokens.begin(), kGemmProbeTokens.end(), m) != kGemmProbeTokens.end();
+}
+
+// What the full bench measures per weight shape: the grid and the probes up to
+// max_m, ascending.
+inline std::vector<std::int64_t> gemm_bench_tokens(std::int64_t max_m) {
+  std::vector<std::int64_t> ms = gemm_token_grid(max_m);
+  for (std::int64_t m : kGemmProbeTokens)
+    if (m <= max_m) ms.push_back(m);
+  std::sort(ms.begin(), ms.end());
   return ms;
 }
 

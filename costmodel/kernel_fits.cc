@@ -256,8 +256,7 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     std::string labels;
     for (const auto& l : gemm_labels[key]) labels += (labels.empty() ? "" : " ") + l;
     MonotoneCurve::Guide guide;
-    if (auto g = f.gemm_guide_.guides.find(key); g != f.gemm_guide_.guides.end())
-      guide = [gg = g->second](double m) { return gg(m); };
+    if (auto g = f.gemm_guide_.guides.find(key); g != f.gemm_guide_.guides.end()) guide = g->second;
     MonotoneCurve curve(xs, ys, guide);
     f.gemm_[key] = GemmCurve{curve, labels, relative_error(curve.ys(), ys)};
   }
@@ -301,10 +300,8 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
 GemmGuide KernelFits::gemm_guide_of(std::pair<std::int64_t, std::int64_t> key) const {
   if (auto it = gemm_guide_.guides.find(key); it != gemm_guide_.guides.end()) return it->second;
   const MonotoneCurve& c = gemm_.at(key).curve;
-  GemmGuide g{key.first, key.second, 0, 0, gemm_guide_.t0_us, gemm_guide_.bw_gbps, 0, std::max(gemm_guide_.sms, 1)};
-  const double top = c.ys().back(), busy = top - g.t0_us > 0 ? top - g.t0_us : top;
-  g.tflops = 2.0 * c.xs().back() * static_cast<double>(key.first) * static_cast<double>(key.second) / (busy * 1e6);
-  return g;
+  return fit_gemm_guide(key.first, key.second, 0, 0, gemm_guide_.t0_us, gemm_guide_.bw_gbps, gemm_guide_.sms,
+                        c.xs().back(), c.ys().back());
 }
 
 std::optional<double> KernelFits::predict(const ProfilePoint& p) const {

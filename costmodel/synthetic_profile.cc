@@ -3,7 +3,6 @@
 // --quick modes) so fitting and validation see the same shapes a GPU run gives.
 #include "costmodel/synthetic_profile.h"
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -177,14 +176,11 @@ void prefill_family(Writer& out, const SyntheticTruth& t, bool quick, Rng& g) {
 
 void gemm_family(Writer& out, const SyntheticTruth& t, bool quick) {
   std::vector<std::pair<const char*, LinearDims>> models = {{"llama3-8b", {4096, 32, 8, 128, 14336, 128256}}};
-  std::vector<std::int64_t> tps = {1}, ms = {1, 64, 1024}, probes;
+  std::vector<std::int64_t> tps = {1}, ms = {1, 64, 1024};
   if (!quick) {
     models.push_back({"llama3-70b", {8192, 64, 8, 128, 28672, 128256}});
     tps = {1, 2, 4, 8};
-    ms = gemm_token_grid(16384);
-    probes = gemm_probe_tokens(16384);
-    ms.insert(ms.end(), probes.begin(), probes.end());
-    std::sort(ms.begin(), ms.end());
+    ms = gemm_bench_tokens(16384);
   }
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, double> measured;  // one noise draw per shape
   for (const auto& [name, dims] : models)
@@ -210,7 +206,7 @@ void gemm_family(Writer& out, const SyntheticTruth& t, bool quick) {
           r.variant = "cublaslt";
           r.m = m, r.n = s.n, r.k = s.k;
           r.params = fmt::format("model={};layer={};tp={}{}", name, s.layer, tp,
-                                 std::count(probes.begin(), probes.end(), m) ? ";probe=1" : "");
+                                 is_gemm_probe_token(m) ? ";probe=1" : "");
           r.bytes = bytes;
           r.flops = 2.0 * md * nd * kd;
           r.us = measured[key];

@@ -80,7 +80,7 @@ void RunReport::sample_service(Time t) {
   for (ClientId c = 0; c < n; ++c) {
     const ServiceRow now{fairness_.service(c), fairness_.extend_service(c), fairness_.backlogged(c)};
     ServiceRow& last = service_last_[c];
-    if (now.service == last.service && now.extend == last.extend && now.backlogged == last.backlogged) continue;
+    if (now == last) continue;
     last = now;
     service_->seconds(time_to_seconds(t)).field(static_cast<std::int64_t>(c)).amount(now.service).amount(now.extend);
     service_->field(static_cast<std::int64_t>(now.backlogged)).end_row();

@@ -76,6 +76,7 @@ class RunReport final : public RunObserver {
   struct ServiceRow {
     double service = -1, extend = -1;
     bool backlogged = false;
+    bool operator==(const ServiceRow&) const = default;
   };
   std::unique_ptr<CsvWriter> service_;
   std::vector<ServiceRow> service_last_;

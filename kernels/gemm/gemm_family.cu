@@ -3,7 +3,6 @@
 // off-grid probe M (params probe=1, what `servesim calibrate validate` holds out). Rows:
 // kernel "gemm", variant "cublaslt", m/n/k, params "model=..;layer=..;tp=..". A (m, n, k) shared by two
 // labels (e.g. the same matrix in two models) is measured once and reported under both.
-#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -49,14 +48,8 @@ void bench_gemm(const BenchOptions& opts, ProfileWriter& out) {
   GpuTimer timer;
   LtGemm gemm;
   const int64_t max_m = opts.quick ? 1024 : 16384;
-  std::vector<int64_t> ms = gemm_token_counts(max_m), probes;
-  if (opts.quick) {
-    ms = {1, 64, 1024};
-  } else {
-    probes = servesim::gemm_probe_tokens(max_m);  // off-grid M for validation (params probe=1)
-    ms.insert(ms.end(), probes.begin(), probes.end());
-    std::sort(ms.begin(), ms.end());
-  }
+  // The grid plus the off-grid probes (params probe=1, held out by validation).
+  std::vector<int64_t> ms = opts.quick ? std::vector<int64_t>{1, 64, 1024} : servesim::gemm_bench_tokens(max_m);
   std::vector<ModelDims> models = {llama3_8b()};
   std::vector<int> tps = {1};
   if (!opts.quick) {
@@ -90,7 +83,7 @@ void bench_gemm(const BenchOptions& opts, ProfileWriter& out) {
           row.n = shape.n;
           row.k = shape.k;
           row.params = "model=" + shape.model + ";layer=" + shape.layer + ";tp=" + std::to_string(tp) +
-                       (std::count(probes.begin(), probes.end(), m) ? ";probe=1" : "");
+                       (servesim::is_gemm_probe_token(m) ? ";probe=1" : "");
           row.bytes = 2.0 * (double(m) * shape.k + double(shape.n) * shape.k + double(m) * shape.n);
           row.flops = 2.0 * double(m) * shape.n * shape.k;
           fill_timing(row, measured[key]);

@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
 
+#include "costmodel/gemm_shapes.h"
 #include "kernels/gemm/linear_shapes.h"
 
 using namespace servesim::kernels;
@@ -34,9 +36,15 @@ TEST_CASE("tensor parallelism splits column-parallel N and row-parallel K and re
   CHECK(s[4].n == 128256 / 8);
   const auto e = linear_layer_shapes(llama3_8b(), 8);
   CHECK(e[0].n == (4 + 2) * 128);
-  CHECK(gemm_token_counts(16384).size() == 36);  // 7 powers of two, 15 + 12 tile rows, 8192, 16384
-  CHECK(gemm_token_counts(1024).back() == 1024);
-  const auto grid = gemm_token_counts(16384);
+  CHECK(servesim::gemm_token_grid(16384).size() == 36);  // 7 powers of two, 15 + 12 tile rows, 8192, 16384
+  CHECK(servesim::gemm_token_grid(1024).back() == 1024);
+  const auto grid = servesim::gemm_token_grid(16384);
   CHECK(std::is_sorted(grid.begin(), grid.end()));
-  CHECK(gemm_token_counts(16384).back() == 16384);
+  CHECK(servesim::gemm_token_grid(16384).back() == 16384);
+  // The bench adds the off-grid probes: 50 token counts, ascending, no repeats.
+  const auto bench = servesim::gemm_bench_tokens(16384);
+  CHECK(bench.size() == 36 + 14);
+  CHECK(std::adjacent_find(bench.begin(), bench.end(), std::greater_equal<>()) == bench.end());
+  CHECK(servesim::is_gemm_probe_token(333));
+  CHECK(!servesim::is_gemm_probe_token(1024));
 }

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "costmodel/gemm_shapes.h"
-
 namespace servesim::kernels {
 
 ModelDims llama3_8b() { return {"llama3-8b", 4096, 32, 8, 128, 14336, 128256}; }
@@ -21,7 +19,5 @@ std::vector<LinearShape> linear_layer_shapes(const ModelDims& m, int tp) {
       {m.name, "lm_head", tp, vocab, m.hidden},
   };
 }
-
-std::vector<int64_t> gemm_token_counts(int64_t max_m) { return servesim::gemm_token_grid(max_m); }
 
 }  // namespace servesim::kernels

@@ -32,8 +32,4 @@ struct LinearShape {
 // REQUIRES: tp divides num_q_heads, intermediate and hidden.
 std::vector<LinearShape> linear_layer_shapes(const ModelDims& model, int tp);
 
-// M values of the bench grid up to max_m (costmodel/gemm_shapes.h gemm_token_grid:
-// powers of two to 64, every 64 to 1,024, every 256 to 4,096, then powers of two).
-std::vector<int64_t> gemm_token_counts(int64_t max_m);
-
 }  // namespace servesim::kernels
