@@ -34,6 +34,7 @@ std::string kernels_cli_usage() {
          "  check                    run every GPU kernel against its CPU reference\n"
          "                           (exit 0 pass, 1 failure, 77 no GPU)\n"
          "  bench -o FILE            time the calibration grid, write the profile CSV\n"
+         "  merge -o FILE IN...      join per-family profiles of one run (refuses an unknown commit)\n"
          "options:\n"
          "  --quick                  small shapes / few points (smoke test)\n"
          "  --family a,b             only these families (see `list`)\n"
@@ -41,7 +42,9 @@ std::string kernels_cli_usage() {
          "  --verbose                more detail\n"
          "  -o, --output FILE        bench: CSV to write\n"
          "  --git-commit SHA         bench: provenance commit (default: git rev-parse HEAD)\n"
-         "  --target-ms X            bench: timed work per point in ms (default 40, quick 5)\n";
+         "  --target-ms X            bench: timed work per point in ms (default 40, quick 5)\n"
+         "  --budget-s S             bench: start no grid point after S seconds; the skipped\n"
+         "                           points are listed at the end (default: no limit)\n";
 }
 
 bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::string* error) {
@@ -82,22 +85,34 @@ bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::
         *error = "--target-ms expects a positive number, got '" + v + "'";
         return false;
       }
+    } else if (arg == "--budget-s") {
+      if (!value(&v)) return false;
+      if (!parse_double(v, &cli->budget_s)) {
+        *error = "--budget-s expects a positive number of seconds, got '" + v + "'";
+        return false;
+      }
     } else if (!arg.empty() && arg[0] == '-') {
       *error = "unknown option '" + arg + "'";
       return false;
-    } else if (cli->command.empty() && (arg == "list" || arg == "check" || arg == "bench")) {
+    } else if (cli->command.empty() && (arg == "list" || arg == "check" || arg == "bench" || arg == "merge")) {
       cli->command = arg;
+    } else if (cli->command == "merge") {
+      cli->inputs.push_back(arg);
     } else {
       *error = "unexpected argument '" + arg + "'";
       return false;
     }
   }
   if (cli->command.empty()) {
-    *error = "missing command (list, check or bench)";
+    *error = "missing command (list, check, bench or merge)";
     return false;
   }
-  if (cli->command == "bench" && cli->output.empty()) {
-    *error = "bench needs -o FILE";
+  if ((cli->command == "bench" || cli->command == "merge") && cli->output.empty()) {
+    *error = cli->command + " needs -o FILE";
+    return false;
+  }
+  if (cli->command == "merge" && cli->inputs.empty()) {
+    *error = "merge needs at least one input profile";
     return false;
   }
   return true;

@@ -5,16 +5,18 @@
 //   servesim-kernels list
 //   servesim-kernels check [--quick] [--family a,b] [--seed N] [--verbose]
 //   servesim-kernels bench [--quick] [--family a,b] [--seed N] -o profile.csv
-//                          [--git-commit SHA] [--target-ms X]
+//                          [--git-commit SHA] [--target-ms X] [--budget-s S]
+//   servesim-kernels merge -o profile.csv part1.csv part2.csv ...   (no GPU needed)
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace servesim::kernels {
 
 struct KernelsCli {
-  std::string command;     // "list", "check", "bench" or "help"
+  std::string command;     // "list", "check", "bench", "merge" or "help"
   bool quick = false;
   std::string families;    // comma-separated family names; empty = all
   std::string output;      // bench: CSV path (required)
@@ -22,10 +24,12 @@ struct KernelsCli {
   bool verbose = false;
   std::string git_commit;  // bench provenance override (else `git rev-parse HEAD`)
   double target_ms = 0;    // bench: timed work per point; 0 = the default
+  double budget_s = 0;     // bench: no grid point starts after this many seconds; 0 = no limit
+  std::vector<std::string> inputs;  // merge: the per-family profiles, in order
 };
 
 // Parses argv[1..]. Returns false with a one-line *error on unknown options, missing
-// values, a missing subcommand, or bench without -o.
+// values, a missing subcommand, bench or merge without -o, or merge without inputs.
 bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::string* error);
 
 std::string kernels_cli_usage();

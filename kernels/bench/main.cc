@@ -1,15 +1,21 @@
 // servesim-kernels: correctness checks and the calibration benchmark of every registered
-// kernel family (registry.h). Exit codes: 0 success, 1 a check or bench failed, 2 usage
-// error, 77 no usable GPU (CTest's SKIP_RETURN_CODE: reported as skipped, never passed).
+// kernel family (registry.h), and `merge`, which joins per-family profiles (no GPU).
+// Exit codes: 0 success, 1 a check or bench failed, 2 usage error (or a merge refused),
+// 77 no usable GPU (CTest's SKIP_RETURN_CODE: reported as skipped, never passed).
+// A bench whose time budget ran out still exits 0: the skipped points are listed at the
+// end ("budget-skip: ..." lines, which gpu_calibrate.sh copies into summary.txt).
 #include <chrono>
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <sstream>
 #include <string>
 
+#include "kernels/bench/bench_budget.h"
 #include "kernels/bench/cli_args.h"
 #include "kernels/bench/device_info.h"
 #include "kernels/bench/profile_csv.h"
+#include "kernels/bench/profile_merge.h"
 #include "kernels/bench/registry.h"
 
 using namespace servesim::kernels;
@@ -71,6 +77,8 @@ int run_bench(const KernelsCli& cli, const std::string& command_line) {
   opts.seed = cli.seed;
   if (cli.quick) opts.target_ms_per_point = 5.0;
   if (cli.target_ms > 0) opts.target_ms_per_point = cli.target_ms;
+  BenchBudget budget(cli.budget_s);
+  opts.budget = &budget;
   ProfileWriter writer(out);
   writer.write_provenance(collect_provenance({cli.git_commit, cli.quick ? "quick" : "full", cli.families, command_line}));
   std::printf("servesim-kernels bench%s on %s -> %s\n", cli.quick ? " --quick" : "", device_summary().c_str(),
@@ -90,9 +98,38 @@ int run_bench(const KernelsCli& cli, const std::string& command_line) {
     }
     std::fflush(stdout);
   }
-  std::printf("bench: %d rows in %.1f s%s\n", writer.rows_written(), seconds_since(start),
-              failures ? " (with failures)" : "");
+  for (const std::string& point : budget.skipped()) std::printf("budget-skip: %s\n", point.c_str());
+  std::printf("bench: %d rows in %.1f s%s; %d points skipped by the %.0f s budget\n", writer.rows_written(),
+              seconds_since(start), failures ? " (with failures)" : "", int(budget.skipped().size()), cli.budget_s);
   return failures ? 1 : 0;
+}
+
+int run_merge(const KernelsCli& cli) {
+  std::vector<ProfileInput> inputs;
+  for (const std::string& path : cli.inputs) {
+    std::ifstream in(path);
+    if (!in) {
+      std::fprintf(stderr, "servesim-kernels merge: cannot read %s\n", path.c_str());
+      return 2;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    inputs.push_back({path, text.str()});
+  }
+  std::string merged, error;
+  if (!merge_profiles(inputs, &merged, &error)) {
+    std::fprintf(stderr, "servesim-kernels merge: refused: %s\n", error.c_str());
+    return 2;
+  }
+  std::ofstream out(cli.output);
+  out << merged;
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "servesim-kernels merge: cannot write %s\n", cli.output.c_str());
+    return 2;
+  }
+  std::printf("merge: %zu profiles -> %s\n", inputs.size(), cli.output.c_str());
+  return 0;
 }
 
 }  // namespace
@@ -114,6 +151,7 @@ int main(int argc, char** argv) {
                   f.bench ? "" : " [no bench]");
     return 0;
   }
+  if (cli.command == "merge") return run_merge(cli);
   std::string why;
   if (!cuda_device_available(&why)) {
     std::printf("servesim-kernels %s: SKIPPED, no usable GPU (%s)\n", cli.command.c_str(), why.c_str());

@@ -19,7 +19,9 @@
 //    prints one line per case (see check_report.h). It never exits the process.
 //  * bench(): appends rows to the ProfileWriter (profile_csv.h), one per measured point,
 //    timing with gpu_timer.cuh (CUDA events, warm-up, L2 flush, median/p10/p90). It must
-//    respect options.quick (a smoke-test grid that runs in seconds).
+//    respect options.quick (a smoke-test grid that runs in seconds), and call
+//    bench_admit(options, "what") before starting each grid point: when the run's time
+//    budget (bench_budget.h) is spent it returns false and the point is listed as skipped.
 //  * Families may throw std::runtime_error (e.g. a CUDA error); main reports it as a
 //    failure of that family and continues with the next.
 #pragma once
@@ -31,6 +33,7 @@
 namespace servesim::kernels {
 
 class ProfileWriter;  // profile_csv.h
+class BenchBudget;    // bench_budget.h
 
 struct CheckOptions {
   bool quick = false;   // small shapes only (the CTest gpu test and the sanitizer run use this)
@@ -44,7 +47,12 @@ struct BenchOptions {
   double target_ms_per_point = 40.0;  // adaptive repetitions aim at this much timed work
   int min_reps = 5;           // never fewer samples than this (3 in quick mode)
   int max_reps = 50;          // never more samples than this
+  BenchBudget* budget = nullptr;  // the run's time budget; null = unlimited (not owned)
 };
+
+// True when the next grid point ("decode llama3-8b B=8 ctx=4096") may start; false (and
+// the point recorded as skipped) once options.budget is spent. Defined in bench_budget.cc.
+bool bench_admit(const BenchOptions& options, const std::string& point);
 
 using CheckFn = int (*)(const CheckOptions&);
 using BenchFn = void (*)(const BenchOptions&, ProfileWriter&);

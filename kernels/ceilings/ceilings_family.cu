@@ -127,6 +127,7 @@ void bench_ceilings(const BenchOptions& opts, ProfileWriter& out) {
   std::vector<int64_t> sizes = {opts.quick ? int64_t{4096} : int64_t{8192}};
   if (!opts.quick) sizes.push_back(16384);
   for (int64_t n : sizes) {
+    if (!bench_admit(opts, "ceilings gemm_bf16 " + std::to_string(n) + "^3")) continue;
     DeviceBuffer<__nv_bfloat16> a(size_t(n * n)), b(size_t(n * n)), c(size_t(n * n));
     fill_bf16_uniform_device(a.get(), a.size(), opts.seed, -1, 1);
     fill_bf16_uniform_device(b.get(), b.size(), opts.seed + 1, -1, 1);

@@ -100,6 +100,9 @@ void bench_point(const BenchOptions& opts, ProfileWriter& out, GpuTimer& timer, 
     lo = std::min<int64_t>(lo, l);
     hi = std::max<int64_t>(hi, l);
   }
+  if (!bench_admit(opts, std::string("decode ") + model.name + " B=" + std::to_string(batch) + " ctx=" +
+                             std::to_string((tokens + batch / 2) / batch) + (ragged ? " ragged" : "")))
+    return;
   pool.reserve(std::max<int64_t>(pool.num_pages(), pages), h.num_kv_heads, h.head_dim, opts.seed);
   const DevicePageTable table = pool.draw_table(lens, seed);
   const DecodePlan plan = plan_decode(lens, h.num_kv_heads, sms);

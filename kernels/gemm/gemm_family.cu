@@ -65,6 +65,10 @@ void bench_gemm(const BenchOptions& opts, ProfileWriter& out) {
         for (int64_t m : ms) {
           const auto key = std::make_tuple(m, shape.n, shape.k);
           if (!measured.count(key)) {
+            if (!bench_admit(opts, "gemm " + shape.model + " tp" + std::to_string(tp) + " " + shape.layer +
+                                       " m=" + std::to_string(m) + " n=" + std::to_string(shape.n) +
+                                       " k=" + std::to_string(shape.k)))
+              continue;
             if (!allocated) {
               x.resize(size_t(max_m * shape.k));
               w.resize(size_t(shape.n * shape.k));
@@ -89,7 +93,9 @@ void bench_gemm(const BenchOptions& opts, ProfileWriter& out) {
           fill_timing(row, measured[key]);
           out.write_row(row);
         }
-        const TimingStats& last = measured[std::make_tuple(ms.back(), shape.n, shape.k)];
+        const auto last_key = std::make_tuple(ms.back(), shape.n, shape.k);
+        if (!measured.count(last_key)) continue;
+        const TimingStats& last = measured[last_key];
         std::printf("  gemm %s tp%d %-8s n=%-6ld k=%-6ld m=%ld: %.1f us (%.0f TFLOP/s)\n", shape.model.c_str(), tp,
                     shape.layer.c_str(), long(shape.n), long(shape.k), long(ms.back()), last.median_us,
                     2.0 * ms.back() * shape.n * shape.k / (last.median_us * 1e6));

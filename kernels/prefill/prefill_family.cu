@@ -109,6 +109,10 @@ void bench_point(const BenchOptions& opts, ProfileWriter& out, GpuTimer& timer, 
     pages += pages_for_tokens(kv_lens[i]);
   }
   const int64_t rows = q_indptr.back();
+  if (!bench_admit(opts, std::string("prefill ") + model.name + " B=" + std::to_string(batch) + " q=" +
+                             std::to_string((rows + batch / 2) / batch) + " ctx=" + std::to_string((kv_sum + batch / 2) / batch) +
+                             (ragged ? " ragged" : "") + (rows_per_tile ? " m" + std::to_string(rows_per_tile) : "")))
+    return;
   const int chosen = rows_per_tile ? rows_per_tile : choose_prefill_rows_per_tile(q_indptr, h.num_q_heads, sms);
   const std::string variant = rows_per_tile ? "fa2_m" + std::to_string(rows_per_tile) : "fa2";
 

@@ -159,7 +159,7 @@ void bench_andpro(const BenchOptions& opts, ProfileWriter& out) {
   for (int n : ctxs) {
     const DevicePageTable table = pool.draw_table({n}, derive_seed(opts.seed, n));
     double dense_us = 0;
-    if (prefill_supports(kHeads)) {  // dense prefill of the same prompt length
+    if (prefill_supports(kHeads) && bench_admit(opts, "andpro dense prefill n=" + std::to_string(n))) {  // dense prefill of the same prompt length
       DeviceBuffer<__nv_bfloat16> q(size_t(n) * H * D), o(q.size());
       fill_bf16_uniform_device(q.get(), q.size(), derive_seed(opts.seed, 9), -1.0f, 1.0f);
       DeviceBuffer<int32_t> q_indptr;
@@ -182,6 +182,7 @@ void bench_andpro(const BenchOptions& opts, ProfileWriter& out) {
       dense_us = row.median_us;
     }
     for (int w : windows) {
+      if (!bench_admit(opts, "andpro n=" + std::to_string(n) + " w=" + std::to_string(w))) continue;
       const AndproParams p{.window = w, .block = 16, .budget = 2048, .keep_first_block = true};
       AndproBuffers b;
       b.q_win.resize(size_t(w) * H * D);

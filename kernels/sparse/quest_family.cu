@@ -213,6 +213,8 @@ void bench_quest(const BenchOptions& opts, ProfileWriter& out) {
   for (int B : batch_sizes) {
     for (int ctx : ctxs) {
       if (int64_t{B} * ctx > max_tokens) continue;
+      if (!bench_admit(opts, "quest B=" + std::to_string(B) + " ctx=" + std::to_string(ctx) + " (metadata, dense, estimate)"))
+        continue;
       const std::vector<int32_t> lens(B, ctx);
       const DevicePageTable table = pool.draw_table(lens, derive_seed(opts.seed, uint64_t(B) * 1000003 + ctx));
       const QuestCache c = cache_of(pool.k(), pool.v(), table, table.kv_lens.get());
@@ -254,6 +256,9 @@ void bench_quest(const BenchOptions& opts, ProfileWriter& out) {
         out.write_row(erow);
         for (int budget : budgets) {
           if (per_q && budget != 2048) continue;  // per-query-head selection: one budget suffices
+          if (!bench_admit(opts, "quest " + variant + " B=" + std::to_string(B) + " ctx=" + std::to_string(ctx) +
+                                     " budget=" + std::to_string(budget)))
+            continue;
           const int bp = static_cast<int>(quest_budget_pages(budget));
           buf.selected.resize(size_t(B) * rows * bp);
           buf.selected_count.resize(size_t(B) * rows);

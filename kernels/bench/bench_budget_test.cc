@@ -1,0 +1,130 @@
+// Tests of the bench's time budget and of the per-family profile merge (CPU only; the
+// budget's clock is a fake advanced by hand, nothing sleeps or reads the real time).
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/bench/bench_budget.h"
+#include "kernels/bench/cli_args.h"
+#include "kernels/bench/profile_csv.h"
+#include "kernels/bench/profile_merge.h"
+#include "kernels/bench/registry.h"
+
+using namespace servesim::kernels;
+
+TEST_CASE("bench budget admits points until the budget is spent, then lists each refused point") {
+  double now = 100.0;
+  BenchBudget budget(10.0, [&] { return now; });
+  BenchOptions opts;
+  opts.budget = &budget;
+  CHECK(bench_admit(opts, "decode B=1 ctx=512"));
+  now = 109.9;
+  CHECK(bench_admit(opts, "decode B=2 ctx=512"));  // starts before the limit: may run past it
+  now = 110.0;
+  CHECK_FALSE(bench_admit(opts, "decode B=4 ctx=512"));
+  CHECK_FALSE(bench_admit(opts, "prefill B=1 q=256 ctx=256"));
+  CHECK(budget.admitted() == 2);
+  CHECK(budget.skipped() == std::vector<std::string>{"decode B=4 ctx=512", "prefill B=1 q=256 ctx=256"});
+}
+
+TEST_CASE("bench without a budget admits every point") {
+  double now = 0;
+  BenchBudget budget(0, [&] { return now; });
+  BenchOptions opts;
+  opts.budget = &budget;
+  now = 1e9;
+  CHECK(bench_admit(opts, "anything"));
+  BenchOptions no_budget;
+  CHECK(bench_admit(no_budget, "anything"));
+  CHECK(budget.skipped().empty());
+}
+
+TEST_CASE("command line takes a bench budget and a merge with inputs") {
+  KernelsCli cli;
+  std::string err;
+  const char* bench[] = {"k", "bench", "-o", "p.csv", "--budget-s", "120"};
+  REQUIRE(parse_kernels_cli(6, bench, &cli, &err));
+  CHECK(cli.budget_s == 120.0);
+  const char* bad_budget[] = {"k", "bench", "-o", "p.csv", "--budget-s", "-3"};
+  CHECK_FALSE(parse_kernels_cli(6, bad_budget, &cli, &err));
+  const char* merge[] = {"k", "merge", "-o", "all.csv", "a.csv", "b.csv"};
+  REQUIRE(parse_kernels_cli(6, merge, &cli, &err));
+  CHECK(cli.command == "merge");
+  CHECK(cli.inputs == std::vector<std::string>{"a.csv", "b.csv"});
+  const char* merge_nothing[] = {"k", "merge", "-o", "all.csv"};
+  CHECK_FALSE(parse_kernels_cli(4, merge_nothing, &cli, &err));
+  const char* bench_extra[] = {"k", "bench", "-o", "p.csv", "a.csv"};
+  CHECK_FALSE(parse_kernels_cli(5, bench_extra, &cli, &err));
+}
+
+namespace {
+
+const std::string kSha = "0123456789abcdef0123456789abcdef01234567";
+
+std::string family_profile(const std::string& family, const std::string& commit, int rows,
+                           const std::string& uuid = "gpu-1") {
+  std::ostringstream os;
+  ProfileWriter w(os);
+  w.write_provenance({{"format", "servesim-kernel-profile"}, {"schema_version", "1"}, {"gpu_uuid", uuid},
+                      {"git_commit", commit}, {"mode", "full"}, {"families", family},
+                      {"command", "servesim-kernels bench --family " + family}});
+  for (int i = 0; i < rows; ++i) {
+    ProfileRow r;
+    r.kernel = family;
+    r.variant = "v" + std::to_string(i);
+    r.median_us = 1 + i;
+    w.write_row(r);
+  }
+  return os.str();
+}
+
+}  // namespace
+
+TEST_CASE("merge joins per-family profiles into one with every row and the union of families") {
+  std::string merged, err;
+  REQUIRE(merge_profiles({{"decode.csv", family_profile("decode", kSha, 2)},
+                          {"quest.csv", family_profile("quest", kSha, 0)},  // measured nothing
+                          {"andpro.csv", family_profile("andpro", kSha, 3)}},
+                         &merged, &err));
+  ParsedProfile p;
+  REQUIRE(parse_profile(merged, &p, &err));
+  CHECK(p.columns == kProfileColumns);
+  REQUIRE(p.rows.size() == 5);
+  CHECK(p.rows[0][0] == "decode");
+  CHECK(p.rows[4][0] == "andpro");
+  std::string families, commit;
+  for (const auto& [k, v] : p.provenance) {
+    if (k == "families") families = v;
+    if (k == "git_commit") commit = v;
+  }
+  CHECK(families == "decode,quest,andpro");
+  CHECK(commit == kSha);
+}
+
+TEST_CASE("merge refuses a profile whose commit is unknown or whose inputs disagree") {
+  std::string merged, err;
+  CHECK_FALSE(merge_profiles({{"a.csv", family_profile("decode", "unknown", 1)}}, &merged, &err));
+  CHECK(err.find("SERVESIM_GIT_COMMIT") != std::string::npos);
+  CHECK_FALSE(merge_profiles({{"a.csv", family_profile("decode", "unknown (build)", 1)}}, &merged, &err));
+  CHECK_FALSE(merge_profiles({{"a.csv", family_profile("decode", "", 1)}}, &merged, &err));
+  CHECK_FALSE(merge_profiles({{"a.csv", family_profile("decode", kSha, 1)}, {"b.csv", family_profile("gemm", kSha + "-dirty", 1)}},
+                             &merged, &err));
+  CHECK(err.find("git_commit") != std::string::npos);
+  CHECK_FALSE(merge_profiles({{"a.csv", family_profile("decode", kSha, 1)}, {"b.csv", family_profile("gemm", kSha, 1, "gpu-2")}},
+                             &merged, &err));
+  CHECK(err.find("gpu_uuid") != std::string::npos);
+  CHECK_FALSE(merge_profiles({{"a.csv", "not a profile"}}, &merged, &err));
+  CHECK_FALSE(merge_profiles({}, &merged, &err));
+}
+
+TEST_CASE("a known commit is a hex SHA, optionally dirty") {
+  CHECK(is_known_commit(kSha));
+  CHECK(is_known_commit("e471fb1"));
+  CHECK(is_known_commit(kSha + "-dirty"));
+  CHECK_FALSE(is_known_commit("unknown"));
+  CHECK_FALSE(is_known_commit(""));
+  CHECK_FALSE(is_known_commit(kSha + " (build)"));
+  CHECK_FALSE(is_known_commit("-dirty"));
+}

@@ -1,0 +1,33 @@
+// Joins the per-family profiles of one calibration run into the one profile the cost model
+// reads. kernels/scripts/gpu_calibrate.sh runs each kernel family in its own process (a
+// sticky CUDA error in one family cannot lose the others), each writing its own CSV; this
+// is the step that makes them one file again, and the gate on provenance.
+//
+// The merge refuses (returns false with a message) when an input does not parse, when the
+// inputs disagree on schema_version, columns, gpu_uuid, git_commit or mode, or when the
+// commit is not known: a profile must name the exact source that measured it, and the
+// device machines copy the tree without .git, so the commit has to be passed in.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace servesim::kernels {
+
+struct ProfileInput {
+  std::string name;  // file name, for messages
+  std::string text;  // its contents
+};
+
+// True when `commit` names a source revision: a 7-40 digit hex SHA, optionally followed
+// by "-dirty". Empty, "unknown" and the build-time fallback "... (build)" are not.
+bool is_known_commit(const std::string& commit);
+
+// Merges `inputs` (in order) into *merged. Provenance is the first input's, except
+// families (the inputs' families joined with ',') and command (the inputs' commands joined
+// with " ; "). An input with provenance but no rows (a family that measured nothing)
+// contributes its family name only.
+bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged, std::string* error);
+
+}  // namespace servesim::kernels
