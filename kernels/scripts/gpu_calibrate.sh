@@ -1,75 +1,288 @@
 #!/usr/bin/env bash
-# One GPU job (<= 10 minutes): build the kernels only, run every correctness check, run
-# compute-sanitizer (memcheck and racecheck) on the quick check of our own kernels, and
-# measure the full calibration profile.
+# One GPU job (<= 10 minutes): build the kernels only, run every correctness check,
+# measure the calibration profile, then run compute-sanitizer (memcheck, racecheck) on the
+# quick check of our own kernels with the time that is left. docs/kernels.md, "Running the
+# calibration", has the exact device-tool invocations (one call, or two calls back to back).
 #
-# Run from the repository root on a machine with an NVIDIA GPU, CUDA (nvcc) and CMake;
-# nothing is downloaded. Results go to $OUT (default ./build-gpu-out):
-#   profile.csv  the calibration profile (docs/kernels.md: "Profile CSV")
-#   summary.txt  exit codes and timings of each step, device, commit
-#   build.log check.log sanitizer.log bench.log
-# The provenance commit is $SERVESIM_GIT_COMMIT if set, else `git rev-parse HEAD` if the
-# tree is a git checkout, else the commit recorded at configure time.
-# SERVESIM_CUDA_ARCH overrides the target architecture (default 90; the kernels need 80+).
-# Exit status: 0 when the checks and the bench passed, 1 otherwise.
+#   SERVESIM_GIT_COMMIT=<sha> bash kernels/scripts/gpu_calibrate.sh [--phase P] [--plan]
+#
+#   --phase all     (default) preflight, build, check, bench, merge, sanitizers
+#   --phase checks  call 1 of two: preflight, build, check, sanitizers (no profile)
+#   --phase bench   call 2 of two: preflight, build (incremental: reuses build-gpu/ when the
+#                   machine is still warm), bench, merge - the whole call for the bench
+#   --plan          print the time plan (budgets, per-family shares) and exit; runs nothing
+#
+# Run from the repository root on a machine with an NVIDIA GPU, CUDA (nvcc, cuBLASLt) and
+# CMake >= 3.25; nothing is downloaded. Results go to $OUT (default ./build-gpu-out), at
+# most 7 files: summary.txt profile.csv build.log check.log bench.log sanitizer.log (and
+# profile-parts.tar only if the merge failed).
+#
+# Provenance: the device machines copy the tree without .git, so the commit must come in
+# the command string, expanded where the checkout is: SERVESIM_GIT_COMMIT=$(git rev-parse
+# HEAD). Phases that write a profile refuse to start without a commit (exit 2), and the
+# merge refuses a profile whose commit is unknown.
+#
+# Isolation: every family runs in its own process (`servesim-kernels bench --family F`),
+# so a sticky CUDA error in one cannot lose the others; the per-family CSVs are joined by
+# `servesim-kernels merge`. Time: the bench gets a global budget (what is left before the
+# deadline, less a grace period and, in --phase all, a sanitizer reserve), shared between
+# the families still to run in proportion to FAMILY_WEIGHT (estimated seconds of each full
+# grid; a family that finishes early leaves its time to the next). A family stops starting
+# grid points when its share is spent; summary.txt lists every skipped point.
+#
+# Environment: OUT, SERVESIM_GPU_BUILD_DIR (build-gpu), SERVESIM_CUDA_ARCH (90; the kernels
+# need 80+), SERVESIM_GPU_DEADLINE_S (570: half a minute of the 10 for copying results).
+# Exit status: 0 when every step ran and passed, 1 when a step failed, 2 when preflight
+# or provenance refused to start.
 set -u -o pipefail
 
+PHASE=all
+PLAN=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --phase) PHASE=${2:-}; shift 2 || shift ;;
+    --plan) PLAN=1; shift ;;
+    -h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d'; exit 0 ;;
+    *) echo "gpu_calibrate: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+case "$PHASE" in
+  all | checks | bench) ;;
+  *) echo "gpu_calibrate: --phase must be all, checks or bench, got '$PHASE'" >&2; exit 2 ;;
+esac
+
 START=$(date +%s)
-DEADLINE=$((START + 570))  # leave half a minute of the 10 for copying results
+DEADLINE_S=${SERVESIM_GPU_DEADLINE_S:-570}
+DEADLINE=$((START + DEADLINE_S))
 OUT=${OUT:-$PWD/build-gpu-out}
 BUILD=${SERVESIM_GPU_BUILD_DIR:-build-gpu}
+PARTS="$BUILD/profile-parts"
+
+# Time plan (seconds). Estimates for an H100 with 16 cores; the first run's summary.txt
+# records the real figures, which should replace these.
+CONFIGURE_LIMIT=120
+BUILD_LIMIT=300
+CHECK_FAMILY_LIMIT=90     # per family, full check
+BENCH_GRACE=40            # the last admitted point may overrun its share; merge follows
+SANITIZER_RESERVE=100     # --phase all keeps this for memcheck + racecheck after the bench
+FAMILY_POINT_GRACE=30     # a family's process may run this long past its budget (its last point)
+# Estimated seconds of each family's full grid; the bench budget is shared in these ratios.
+declare -A FAMILY_WEIGHT=([ceilings]=5 [gemm]=60 [decode]=20 [prefill]=60 [quest]=40 [minference]=150 [andpro]=30)
+DEFAULT_WEIGHT=30
+MIN_SHARE=10
+
+now() { date +%s; }
+left() { echo $((DEADLINE - $(now))); }
+min() { if [ "$1" -lt "$2" ]; then echo "$1"; else echo "$2"; fi; }
+weight_of() { echo "${FAMILY_WEIGHT[$1]:-$DEFAULT_WEIGHT}"; }
+
+# Share of `budget` for the first of the families given, in proportion to the weights of
+# all of them (the families still to run).
+share_of() {  # share_of BUDGET FAMILY...
+  local budget=$1 total=0 f
+  shift
+  for f in "$@"; do total=$((total + $(weight_of "$f"))); done
+  [ "$total" -gt 0 ] || total=1
+  local s=$((budget * $(weight_of "$1") / total))
+  # Every family gets a start (the ceilings' copy rows are cheap and essential).
+  [ "$s" -lt "$MIN_SHARE" ] && s=$(min "$MIN_SHARE" "$budget")
+  echo "$s"
+}
+
+if [ "$PLAN" = 1 ]; then
+  families=(ceilings gemm decode prefill quest minference andpro)
+  echo "gpu_calibrate plan (--phase $PHASE): deadline ${DEADLINE_S} s after start"
+  echo "  configure <= ${CONFIGURE_LIMIT} s, build <= ${BUILD_LIMIT} s (seconds when a warm build-gpu/ is reused)"
+  if [ "$PHASE" != bench ]; then
+    echo "  check: one process per family, <= ${CHECK_FAMILY_LIMIT} s each"
+  fi
+  if [ "$PHASE" = checks ]; then
+    echo "  sanitizers: memcheck then racecheck with the time left"
+    exit 0
+  fi
+  reserve=0
+  [ "$PHASE" = all ] && reserve=$SANITIZER_RESERVE
+  # Expected case (estimates: build 150 s, checks 40 s); at run time every share is
+  # recomputed from the clock, so a slow build shrinks the bench, never the deadline.
+  used=$((5 + 150))
+  [ "$PHASE" = all ] && used=$((used + 40))
+  budget=$((DEADLINE_S - used - BENCH_GRACE - reserve))
+  [ "$budget" -lt 0 ] && budget=0
+  echo "  bench budget: ${budget} s (expected ${used} s before it), then ${BENCH_GRACE} s grace, ${reserve} s sanitizer reserve"
+  remaining=("${families[@]}")
+  left_budget=$budget
+  total=0
+  for f in "${families[@]}"; do
+    s=$(share_of "$left_budget" "${remaining[@]}")
+    echo "    share $f ${s} s (full grid estimated at $(weight_of "$f") s)"
+    left_budget=$((left_budget - s))
+    remaining=("${remaining[@]:1}")
+    total=$((total + $(weight_of "$f")))
+  done
+  echo "  full grids estimated at ${total} s in all; budget fits: $([ "$budget" -ge "$total" ] && echo yes || echo "no, points will be skipped")"
+  exit 0
+fi
+
 mkdir -p "$OUT"
 SUMMARY="$OUT/summary.txt"
 : >"$SUMMARY"
 note() { echo "$*" | tee -a "$SUMMARY"; }
-left() { echo $((DEADLINE - $(date +%s))); }
 step() {  # step NAME LOG TIMEOUT CMD...
-  local name=$1 log=$2 limit=$3
+  local name=$1 log=$2 limit=$3 t0 rc
   shift 3
   if [ "$limit" -le 5 ]; then
     note "$name: SKIPPED (no time left)"
     return 124
   fi
-  local t0=$(date +%s)
+  t0=$(now)
   timeout --signal=TERM --kill-after=10 "$limit" "$@" >>"$log" 2>&1
-  local rc=$?
-  note "$name: rc=$rc ($(( $(date +%s) - t0 )) s)"
+  rc=$?
+  note "$name: rc=$rc ($(($(now) - t0)) s)"
   return $rc
 }
 
-note "servesim gpu_calibrate $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | tee -a "$SUMMARY" || true
-COMMIT=${SERVESIM_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || true)}
-note "commit: ${COMMIT:-unknown}"
+note "servesim gpu_calibrate --phase $PHASE $(date -u +%Y-%m-%dT%H:%M:%SZ), deadline ${DEADLINE_S} s"
 
+# ---- provenance -------------------------------------------------------------------------
+COMMIT=${SERVESIM_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || true)}
+if [ -z "$COMMIT" ] || [ "$COMMIT" = unknown ]; then
+  if [ "$PHASE" != checks ]; then
+    note "REFUSED: no commit. This tree has no .git (device copy?): pass the commit in the command string,"
+    note "  SERVESIM_GIT_COMMIT=\$(git rev-parse HEAD) expanded where the checkout is (docs/kernels.md)."
+    exit 2
+  fi
+  COMMIT=unknown
+fi
+note "commit: $COMMIT"
+
+# ---- preflight: one line per missing piece, before any build ------------------------------
+MISSING=0
+missing() { note "preflight: MISSING $*"; MISSING=1; }
+NVCC=$(command -v nvcc || true)
+[ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
+[ -n "$NVCC" ] || missing "nvcc: no CUDA compiler on PATH or at /usr/local/cuda/bin/nvcc"
+CUDA_ROOT=${CUDA_HOME:-${CUDA_PATH:-}}
+[ -z "$CUDA_ROOT" ] && [ -n "$NVCC" ] && CUDA_ROOT=$(cd "$(dirname "$NVCC")/.." && pwd)
+if command -v cmake >/dev/null 2>&1; then
+  cmake_version=$(cmake --version | awk 'NR == 1 { print $3 }')
+  if [ "$(printf '%s\n3.25\n' "$cmake_version" | sort -V | head -n 1)" != 3.25 ]; then
+    missing "cmake >= 3.25: found $cmake_version (kernels/CMakeLists.txt needs 3.25)"
+  fi
+else
+  missing "cmake: not on PATH (needs >= 3.25)"
+fi
+command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || missing "C++ compiler: neither c++ nor g++ on PATH"
+LT=$( (ldconfig -p 2>/dev/null | grep -o '/[^ ]*libcublasLt\.so[^ ]*' | head -n 1) || true)
+if [ -z "$LT" ] && [ -n "$CUDA_ROOT" ]; then
+  LT=$(find "$CUDA_ROOT/lib64" "$CUDA_ROOT/lib" "$CUDA_ROOT/targets" -name 'libcublasLt.so*' 2>/dev/null | head -n 1)
+fi
+[ -n "$LT" ] || missing "libcublasLt: not in the linker cache nor under ${CUDA_ROOT:-the CUDA root} (cuBLAS is part of the CUDA toolkit)"
+SAN=$(command -v compute-sanitizer || true)
+[ -z "$SAN" ] && [ -n "$CUDA_ROOT" ] && [ -x "$CUDA_ROOT/bin/compute-sanitizer" ] && SAN=$CUDA_ROOT/bin/compute-sanitizer
+if [ -z "$SAN" ] && [ "$PHASE" != bench ]; then
+  note "preflight: MISSING compute-sanitizer: not on PATH nor in ${CUDA_ROOT:-the CUDA root}/bin; sanitizer steps will be SKIPPED"
+fi
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  missing "nvidia-smi: no NVIDIA driver tools, so probably no GPU"
+elif ! nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader >>"$SUMMARY" 2>&1; then
+  missing "GPU: nvidia-smi found no usable device"
+fi
+if [ "$MISSING" = 1 ]; then
+  note "REFUSED: preflight failed (lines above); nothing was built"
+  exit 2
+fi
+note "preflight: nvcc $NVCC, cmake $cmake_version, cublasLt $LT, compute-sanitizer ${SAN:-none}"
+
+# ---- build --------------------------------------------------------------------------------
 GEN=()
 command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
+[ -f "$BUILD/CMakeCache.txt" ] && GEN=()  # keep the generator of a warm build directory
 JOBS=$(nproc 2>/dev/null || echo 8)
 : >"$OUT/build.log"
-step configure "$OUT/build.log" 120 cmake -S kernels -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_ARCHITECTURES="${SERVESIM_CUDA_ARCH:-90}" -DSERVESIM_CUDA=ON || { note "FAILED: configure"; exit 1; }
-step build "$OUT/build.log" 300 cmake --build "$BUILD" -j "$JOBS" --target servesim-kernels || { note "FAILED: build"; exit 1; }
+step configure "$OUT/build.log" "$(min "$CONFIGURE_LIMIT" "$(left)")" cmake -S kernels -B "$BUILD" "${GEN[@]}" \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES="${SERVESIM_CUDA_ARCH:-90}" \
+  -DSERVESIM_CUDA=ON || { note "FAILED: configure (build.log)"; exit 1; }
+step build "$OUT/build.log" "$(min "$BUILD_LIMIT" "$(left)")" cmake --build "$BUILD" -j "$JOBS" --target servesim-kernels ||
+  { note "FAILED: build (build.log)"; exit 1; }
 BIN="$BUILD/servesim-kernels"
+mapfile -t FAMILIES < <("$BIN" list | awk '{ print $1 }')
+note "families: ${FAMILIES[*]}"
 
 STATUS=0
-: >"$OUT/check.log"
-step check "$OUT/check.log" $(( $(left) < 150 ? $(left) : 150 )) "$BIN" check || STATUS=1
 
-: >"$OUT/sanitizer.log"
-SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
-if [ -n "$SAN" ]; then
-  step memcheck "$OUT/sanitizer.log" $(( $(left) < 150 ? $(left) - 60 : 90 )) \
-    "$SAN" --tool memcheck --error-exitcode 3 "$BIN" check --quick --family decode,prefill,ceilings || STATUS=1
-  step racecheck "$OUT/sanitizer.log" $(( $(left) < 150 ? $(left) - 60 : 90 )) \
-    "$SAN" --tool racecheck --error-exitcode 3 "$BIN" check --quick --family decode,prefill || STATUS=1
-else
-  note "compute-sanitizer: not found, SKIPPED"
+# ---- check: one process per family --------------------------------------------------------
+if [ "$PHASE" != bench ]; then
+  : >"$OUT/check.log"
+  for f in "${FAMILIES[@]}"; do
+    step "check $f" "$OUT/check.log" "$(min "$CHECK_FAMILY_LIMIT" "$(($(left) - 30))")" "$BIN" check --family "$f" || STATUS=1
+  done
 fi
 
-: >"$OUT/bench.log"
-step bench "$OUT/bench.log" "$(left)" "$BIN" bench -o "$OUT/profile.csv" ${COMMIT:+--git-commit "$COMMIT"} || STATUS=1
-ROWS=0
-[ -f "$OUT/profile.csv" ] && ROWS=$(awk '!/^#/ { n++ } END { print (n > 0 ? n - 1 : 0) }' "$OUT/profile.csv")
-note "profile data rows: $ROWS"
-note "total: $(( $(date +%s) - START )) s, status $STATUS"
+# ---- bench: one process per family, a shared time budget, then merge ----------------------
+if [ "$PHASE" != checks ]; then
+  : >"$OUT/bench.log"
+  rm -rf "$PARTS"
+  mkdir -p "$PARTS"
+  reserve=0
+  [ "$PHASE" = all ] && reserve=$SANITIZER_RESERVE
+  budget_end=$(($(now) + $(left) - BENCH_GRACE - reserve))
+  note "bench: budget $((budget_end - $(now))) s for ${#FAMILIES[@]} families"
+  remaining=("${FAMILIES[@]}")
+  parts=()
+  SKIPPED_ALL=0
+  for f in "${FAMILIES[@]}"; do
+    share=$(share_of $((budget_end - $(now))) "${remaining[@]}")
+    remaining=("${remaining[@]:1}")
+    if [ "$share" -lt 5 ]; then
+      note "bench $f: SKIPPED (no budget left)"
+      STATUS=1
+      continue
+    fi
+    flog="$PARTS/$f.log"
+    t0=$(now)
+    timeout --signal=TERM --kill-after=10 $((share + FAMILY_POINT_GRACE)) \
+      "$BIN" bench --family "$f" --budget-s "$share" --git-commit "$COMMIT" -o "$PARTS/$f.csv" >"$flog" 2>&1
+    rc=$?
+    cat "$flog" >>"$OUT/bench.log"
+    rows=0
+    [ -f "$PARTS/$f.csv" ] && rows=$(awk '!/^#/ { n++ } END { print (n > 0 ? n - 1 : 0) }' "$PARTS/$f.csv")
+    skipped=$(grep -c '^budget-skip:' "$flog")
+    SKIPPED_ALL=$((SKIPPED_ALL + skipped))
+    case $rc in
+      0) state=ok ;;
+      124 | 137) state="TIMEOUT (killed past its share + ${FAMILY_POINT_GRACE} s)" ;;
+      *) state="FAILED rc=$rc" ;;
+    esac
+    note "bench $f: $state, $rows rows, $skipped points skipped, $(($(now) - t0)) s of a ${share} s share"
+    grep '^budget-skip:' "$flog" | sed "s/^budget-skip: /  skipped (budget): /" >>"$SUMMARY"
+    [ "$rc" = 0 ] || STATUS=1
+    [ -s "$PARTS/$f.csv" ] && parts+=("$PARTS/$f.csv")
+  done
+  note "bench: $SKIPPED_ALL points skipped in all"
+  if [ ${#parts[@]} -gt 0 ] && "$BIN" merge -o "$OUT/profile.csv" "${parts[@]}" >>"$OUT/bench.log" 2>&1; then
+    ROWS=$(awk '!/^#/ { n++ } END { print (n > 0 ? n - 1 : 0) }' "$OUT/profile.csv")
+    note "profile.csv: $ROWS rows from ${#parts[@]} families"
+  else
+    note "FAILED: no merged profile (bench.log); per-family CSVs kept in profile-parts.tar"
+    tar -cf "$OUT/profile-parts.tar" -C "$PARTS" . 2>/dev/null
+    STATUS=1
+  fi
+fi
+
+# ---- sanitizers, with the time that is left -----------------------------------------------
+if [ "$PHASE" != bench ]; then
+  : >"$OUT/sanitizer.log"
+  if [ -n "$SAN" ]; then
+    step memcheck "$OUT/sanitizer.log" "$(min 150 "$(($(left) * 2 / 3))")" \
+      "$SAN" --tool memcheck --error-exitcode 3 "$BIN" check --quick --family ceilings,decode,prefill,quest,minference,andpro ||
+      STATUS=1
+    step racecheck "$OUT/sanitizer.log" "$(min 120 "$(left)")" \
+      "$SAN" --tool racecheck --error-exitcode 3 "$BIN" check --quick --family decode,prefill,quest,minference,andpro ||
+      STATUS=1
+  else
+    note "sanitizers: SKIPPED (no compute-sanitizer)"
+  fi
+fi
+
+note "total: $(($(now) - START)) s, status $STATUS"
 exit $STATUS
