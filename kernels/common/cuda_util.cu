@@ -54,19 +54,19 @@ int fill_blocks(size_t n) { return static_cast<int>(std::min<size_t>((n + 255) /
 void fill_bf16_uniform_device(__nv_bfloat16* ptr, size_t count, uint64_t seed, float lo, float hi,
                               cudaStream_t stream) {
   if (count == 0) return;
-  fill_uniform_kernel<<<fill_blocks(count), 256, 0, stream>>>(ptr, count, seed, lo, hi);
+  SERVESIM_LAUNCH(fill_uniform_kernel, fill_blocks(count), 256, 0, stream, ptr, count, seed, lo, hi);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 
 void fill_nan_device(__nv_bfloat16* ptr, size_t count, cudaStream_t stream) {
   if (count == 0) return;
-  fill_value_kernel<<<fill_blocks(count), 256, 0, stream>>>(ptr, count, __float2bfloat16(NAN));
+  SERVESIM_LAUNCH(fill_value_kernel<__nv_bfloat16>, fill_blocks(count), 256, 0, stream, ptr, count, __float2bfloat16(NAN));
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 
 void fill_nan_device(float* ptr, size_t count, cudaStream_t stream) {
   if (count == 0) return;
-  fill_value_kernel<<<fill_blocks(count), 256, 0, stream>>>(ptr, count, NAN);
+  SERVESIM_LAUNCH(fill_value_kernel<float>, fill_blocks(count), 256, 0, stream, ptr, count, float(NAN));
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 

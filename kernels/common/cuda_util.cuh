@@ -5,6 +5,10 @@
 //  * DeviceBuffer<T>: owning RAII device allocation (move-only). Not zero-initialised.
 //  * fill_bf16_uniform_device / fill_nan: device-side fills for bench inputs too large to
 //    generate on the host, and for poisoning outputs before a check.
+//  * SERVESIM_LAUNCH(kernel, grid, block, smem, stream, args...): `kernel<<<grid, block,
+//    smem, stream>>>(args...)`. Launchers write it this way so that the same source also
+//    compiles for the CPU warp emulator (kernels/emu/), where it becomes an emulated
+//    launch with the CUDA runtime's configuration checks.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -29,6 +33,14 @@ namespace servesim::kernels {
 
 // Checks the last launch (launch-configuration errors) without synchronising.
 #define SERVESIM_CUDA_CHECK_LAUNCH() SERVESIM_CUDA_CHECK(cudaGetLastError())
+
+#if defined(SERVESIM_WARP_EMULATION)
+#define SERVESIM_LAUNCH(kernel, grid, block, smem, stream, ...)                                               \
+  ::servesim_emu::launch_kernel(reinterpret_cast<const void*>(&kernel), dim3(grid), dim3(block), size_t(smem), \
+                                [&] { kernel(__VA_ARGS__); })
+#else
+#define SERVESIM_LAUNCH(kernel, grid, block, smem, stream, ...) kernel<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
+#endif
 
 template <typename T>
 class DeviceBuffer {

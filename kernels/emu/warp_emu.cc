@@ -1,9 +1,14 @@
 #include "kernels/emu/warp_emu.h"
 
+#include <atomic>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "kernels/common/host_util.h"
 
@@ -12,16 +17,21 @@ namespace servesim_emu {
 struct WarpExchange {
   std::barrier<> bar{32};
   float f[32];
+  uint32_t u[32];
   const void* addr[32];
   uint32_t a[32][4];
   uint32_t b[32][2];
+  std::atomic<unsigned> exited{0};  // lanes that returned from the kernel
 };
 
 struct BlockState {
   explicit BlockState(int threads) : bar(threads) {}
   std::barrier<> bar;
-  std::unique_ptr<unsigned char[]> smem;
+  std::unique_ptr<unsigned char[]> smem_storage;
+  unsigned char* smem = nullptr;  // 128-byte aligned inside smem_storage
   std::vector<std::unique_ptr<WarpExchange>> warps;
+  std::mutex error_mutex;
+  std::string error;  // first broken rule, reported by launch()
 };
 
 namespace {
@@ -43,18 +53,69 @@ ThreadState& current() {
   return *tls;
 }
 
+namespace {
+
+void report(BlockState& b, const std::string& what) {
+  std::lock_guard<std::mutex> lock(b.error_mutex);
+  if (b.error.empty()) b.error = what;
+}
+
+// Called by every lane of a collective after its first warp barrier.
+void require_full_warp(ThreadState& t, const char* collective) {
+  if (t.warp->exited.load() != 0)
+    report(*t.block, std::string(collective) + " with a full mask after lanes of the warp returned (undefined on a GPU)");
+}
+
+}  // namespace
+
 void sync_block() { current().block->bar.arrive_and_wait(); }
 
-unsigned char* dynamic_smem() { return current().block->smem.get(); }
+void sync_warp() { current().warp->bar.arrive_and_wait(); }
 
-float shfl_xor(float v, int lane_mask) {
+unsigned char* dynamic_smem() { return current().block->smem; }
+
+uint32_t shfl_xor_bits(uint32_t v, int lane_mask) {
   ThreadState& t = current();
   WarpExchange& w = *t.warp;
-  w.f[t.lane] = v;
+  w.u[t.lane] = v;
   w.bar.arrive_and_wait();
-  const float r = w.f[t.lane ^ lane_mask];
+  require_full_warp(t, "__shfl_xor_sync");
+  const uint32_t r = w.u[(t.lane ^ lane_mask) & 31];
   w.bar.arrive_and_wait();
   return r;
+}
+
+uint32_t shfl_down_bits(uint32_t v, unsigned delta) {
+  ThreadState& t = current();
+  WarpExchange& w = *t.warp;
+  w.u[t.lane] = v;
+  w.bar.arrive_and_wait();
+  require_full_warp(t, "__shfl_down_sync");
+  const unsigned src = unsigned(t.lane) + delta;
+  const uint32_t r = src < 32 ? w.u[src] : v;
+  w.bar.arrive_and_wait();
+  return r;
+}
+
+float shfl_xor(float v, int lane_mask) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  bits = shfl_xor_bits(bits, lane_mask);
+  float r;
+  std::memcpy(&r, &bits, 4);
+  return r;
+}
+
+uint32_t ballot(bool predicate) {
+  ThreadState& t = current();
+  WarpExchange& w = *t.warp;
+  w.u[t.lane] = predicate ? 1u : 0u;
+  w.bar.arrive_and_wait();
+  require_full_warp(t, "__ballot_sync");
+  uint32_t mask = 0;
+  for (int l = 0; l < 32; ++l) mask |= w.u[l] << l;
+  w.bar.arrive_and_wait();
+  return mask;
 }
 
 // ldmatrix.m8n8.x4.b16: lanes 8i..8i+7 hold the row addresses of matrix i; lane L gets
@@ -65,6 +126,7 @@ void ldmatrix_x4(uint32_t (&r)[4], const void* smem_row, bool trans) {
   WarpExchange& w = *t.warp;
   w.addr[t.lane] = smem_row;
   w.bar.arrive_and_wait();
+  require_full_warp(t, "ldmatrix");
   const int L = t.lane;
   auto element = [&](int matrix, int row, int col) {
     uint16_t v;
@@ -95,6 +157,7 @@ void mma_bf16_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t
   w.b[t.lane][0] = b0;
   w.b[t.lane][1] = b1;
   w.bar.arrive_and_wait();
+  require_full_warp(t, "mma.sync");
   float A[16][16], B[16][8];
   for (int l = 0; l < 32; ++l) {
     const int g = l / 4, tt = l % 4;
@@ -146,7 +209,9 @@ void launch(Dim3 grid, Dim3 block, size_t dynamic_smem_bytes, const std::functio
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx) {
         BlockState state(threads);
-        state.smem.reset(new unsigned char[dynamic_smem_bytes + 16]());
+        state.smem_storage.reset(new unsigned char[dynamic_smem_bytes + 128]());
+        const auto base = reinterpret_cast<uintptr_t>(state.smem_storage.get());
+        state.smem = state.smem_storage.get() + ((128 - base % 128) % 128);
         for (int w = 0; w < threads / 32; ++w) state.warps.push_back(std::make_unique<WarpExchange>());
         std::vector<std::thread> pool;
         for (int i = 0; i < threads; ++i) {
@@ -162,10 +227,60 @@ void launch(Dim3 grid, Dim3 block, size_t dynamic_smem_bytes, const std::functio
             tls = &ts;
             body();
             tls = nullptr;
+            // A returned thread no longer holds back __syncthreads or warp barriers.
+            ts.warp->exited.fetch_or(1u << ts.lane);
+            state.bar.arrive_and_drop();
+            ts.warp->bar.arrive_and_drop();
           });
         }
         for (auto& th : pool) th.join();
+        if (!state.error.empty())
+          throw std::logic_error("servesim_emu: block (" + std::to_string(bx) + "," + std::to_string(by) + "," +
+                                 std::to_string(bz) + "): " + state.error);
       }
+}
+
+namespace {
+
+constexpr int kErrorInvalidValue = 1;          // cudaErrorInvalidValue
+constexpr int kErrorInvalidConfiguration = 9;  // cudaErrorInvalidConfiguration
+constexpr size_t kDefaultDynamicSmem = 48 * 1024;
+constexpr int kMaxDynamicSmemOptIn = 227 * 1024;  // sm_90
+
+std::mutex g_launch_mutex;
+std::map<const void*, int> g_max_dynamic_smem;  // cudaFuncSetAttribute values
+int g_last_error = 0;
+
+}  // namespace
+
+int set_max_dynamic_smem(const void* kernel, int bytes) {
+  if (bytes < 0 || bytes > kMaxDynamicSmemOptIn) return kErrorInvalidValue;
+  std::lock_guard<std::mutex> lock(g_launch_mutex);
+  g_max_dynamic_smem[kernel] = bytes;
+  return 0;
+}
+
+int take_last_error() {
+  std::lock_guard<std::mutex> lock(g_launch_mutex);
+  return std::exchange(g_last_error, 0);
+}
+
+void launch_kernel(const void* kernel, Dim3 grid, Dim3 block, size_t dynamic_smem_bytes,
+                   const std::function<void()>& body) {
+  const uint64_t threads = uint64_t{block.x} * block.y * block.z;
+  bool ok = threads >= 1 && threads <= 1024 && block.z <= 64 && grid.x >= 1 && grid.y >= 1 && grid.z >= 1 &&
+            grid.x <= 0x7fffffffu && grid.y <= 65535 && grid.z <= 65535;
+  {
+    std::lock_guard<std::mutex> lock(g_launch_mutex);
+    const auto it = g_max_dynamic_smem.find(kernel);
+    const size_t limit = it == g_max_dynamic_smem.end() ? kDefaultDynamicSmem : size_t(it->second);
+    ok = ok && dynamic_smem_bytes <= limit;
+    if (!ok) {
+      g_last_error = kErrorInvalidConfiguration;
+      return;
+    }
+  }
+  launch(grid, block, dynamic_smem_bytes, body);
 }
 
 }  // namespace servesim_emu

@@ -31,7 +31,7 @@ struct ScoreSmem {
 // One block per (64 candidates, KV head). Window rows of the group's query heads are
 // processed 16 at a time (rows of one head: w is a multiple of 16).
 __global__ void __launch_bounds__(128) andpro_score_kernel(AndproArgs a) {
-  extern __shared__ __align__(128) unsigned char smem_raw[];
+  SERVESIM_SPARSE_DYNAMIC_SMEM(smem_raw);
   ScoreSmem& sm = *reinterpret_cast<ScoreSmem*>(smem_raw);
   const int g = blockIdx.y, c0 = blockIdx.x * 64;
   const int cand = a.n - a.window, group = a.num_q_heads / a.num_kv_heads;
@@ -132,7 +132,7 @@ void andpro_score(const AndproArgs& a, cudaStream_t stream) {
   const size_t smem = sizeof(ScoreSmem);
   SERVESIM_CUDA_CHECK(cudaFuncSetAttribute(andpro_score_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)));
-  andpro_score_kernel<<<dim3((cand + 63) / 64, a.num_kv_heads), 128, smem, stream>>>(a);
+  SERVESIM_LAUNCH(andpro_score_kernel, dim3((cand + 63) / 64, a.num_kv_heads), 128, smem, stream, a);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 
@@ -140,14 +140,14 @@ void andpro_merge(const AndproArgs& a, cudaStream_t stream) {
   require_args(a);
   const int blocks = (a.n - a.window) / a.block;
   if (blocks == 0) return;
-  andpro_merge_kernel<<<dim3((blocks + 127) / 128, a.num_kv_heads), 128, 0, stream>>>(a);
+  SERVESIM_LAUNCH(andpro_merge_kernel, dim3((blocks + 127) / 128, a.num_kv_heads), 128, 0, stream, a);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 
 void andpro_select(const AndproArgs& a, cudaStream_t stream) {
   require_args(a);
   if (a.kept_blocks == 0) return;
-  andpro_select_kernel<<<a.num_kv_heads, kTopkThreads, 0, stream>>>(a);
+  SERVESIM_LAUNCH(andpro_select_kernel, a.num_kv_heads, kTopkThreads, 0, stream, a);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 
@@ -155,7 +155,7 @@ void andpro_compact(const AndproArgs& a, cudaStream_t stream) {
   require_args(a);
   const int region = (a.n - a.window) / a.block * a.block;
   const int total = a.kept_blocks * a.block + (a.n - region);
-  andpro_compact_kernel<<<dim3(pages_for_tokens(total), a.num_kv_heads), 128, 0, stream>>>(a);
+  SERVESIM_LAUNCH(andpro_compact_kernel, dim3(pages_for_tokens(total), a.num_kv_heads), 128, 0, stream, a);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 

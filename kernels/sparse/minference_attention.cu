@@ -107,7 +107,7 @@ __device__ __forceinline__ void load_kv_tile(AttnSmem& sm, const __nv_bfloat16* 
 }
 
 __global__ void __launch_bounds__(128) minf_attention_kernel(MInfAttentionArgs a) {
-  extern __shared__ __align__(128) unsigned char smem_raw[];
+  SERVESIM_SPARSE_DYNAMIC_SMEM(smem_raw);
   AttnSmem& sm = *reinterpret_cast<AttnSmem*>(smem_raw);
   const MInfPrompt pr = a.prompt;
   const MInfBuffers& ix = a.index;
@@ -192,7 +192,7 @@ void minf_attention(const MInfAttentionArgs& args, cudaStream_t stream) {
   const size_t smem = sizeof(AttnSmem);
   SERVESIM_CUDA_CHECK(cudaFuncSetAttribute(minf_attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)));
-  minf_attention_kernel<<<dim3(args.index.nb, pr.num_q_heads), 128, smem, stream>>>(args);
+  SERVESIM_LAUNCH(minf_attention_kernel, dim3(args.index.nb, pr.num_q_heads), 128, smem, stream, args);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 

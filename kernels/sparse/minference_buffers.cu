@@ -131,7 +131,7 @@ __global__ void structured_prompt_kernel(__nv_bfloat16* q, __nv_bfloat16* k_cach
 void fill_structured_prompt(__nv_bfloat16* q, __nv_bfloat16* k_cache, __nv_bfloat16* v_cache,
                             const int32_t* page_table, int n, int num_q_heads, int num_kv_heads, uint64_t seed,
                             cudaStream_t stream) {
-  structured_prompt_kernel<<<dim3(n, num_q_heads + num_kv_heads), 64, 0, stream>>>(q, k_cache, v_cache, page_table, n,
+  SERVESIM_LAUNCH(structured_prompt_kernel, dim3(n, num_q_heads + num_kv_heads), 64, 0, stream, q, k_cache, v_cache, page_table, n,
                                                                                    num_q_heads, num_kv_heads, seed);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }

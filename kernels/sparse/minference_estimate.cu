@@ -33,7 +33,7 @@ struct VsEstimateSmem {
 // kAccumulate == true: probabilities exp2(x - lse) summed into vertical and slash.
 template <bool kAccumulate>
 __global__ void __launch_bounds__(128) vs_estimate_kernel(MInfPrompt pr, MInfBuffers buf) {
-  extern __shared__ __align__(128) unsigned char smem_raw[];
+  SERVESIM_SPARSE_DYNAMIC_SMEM(smem_raw);
   VsEstimateSmem& sm = *reinterpret_cast<VsEstimateSmem*>(smem_raw);
   const int slot = blockIdx.y, chunk = blockIdx.x;
   const int h = buf.vs_heads[slot], kvh = h / (pr.num_q_heads / pr.num_kv_heads);
@@ -180,7 +180,7 @@ void launch_vs_estimate(const MInfPrompt& pr, const MInfBuffers& buf, cudaStream
   const size_t smem = sizeof(VsEstimateSmem);
   SERVESIM_CUDA_CHECK(cudaFuncSetAttribute(vs_estimate_kernel<kAccumulate>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  vs_estimate_kernel<kAccumulate><<<dim3(buf.num_chunks, buf.num_vs), 128, smem, stream>>>(pr, buf);
+  SERVESIM_LAUNCH(vs_estimate_kernel<kAccumulate>, dim3(buf.num_chunks, buf.num_vs), 128, smem, stream, pr, buf);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 
@@ -190,7 +190,7 @@ void minf_vs_estimate(const MInfPrompt& pr, const MInfBuffers& buf, cudaStream_t
   require_prompt(pr);
   if (buf.num_vs == 0) return;
   launch_vs_estimate<false>(pr, buf, stream);
-  vs_lse_kernel<<<buf.num_vs, 64, 0, stream>>>(buf);
+  SERVESIM_LAUNCH(vs_lse_kernel, buf.num_vs, 64, 0, stream, buf);
   SERVESIM_CUDA_CHECK_LAUNCH();
   SERVESIM_CUDA_CHECK(cudaMemsetAsync(buf.slash, 0, sizeof(float) * buf.num_vs * static_cast<size_t>(pr.n), stream));
   launch_vs_estimate<true>(pr, buf, stream);
@@ -199,13 +199,13 @@ void minf_vs_estimate(const MInfPrompt& pr, const MInfBuffers& buf, cudaStream_t
 void minf_bs_estimate(const MInfPrompt& pr, const MInfBuffers& buf, cudaStream_t stream) {
   require_prompt(pr);
   if (buf.num_bs == 0) return;
-  mean_pool_kernel<<<dim3(buf.nb, buf.num_bs), kDim, 0, stream>>>(pr.q, nullptr, pr.num_q_heads, buf.bs_heads, pr.n,
+  SERVESIM_LAUNCH(mean_pool_kernel, dim3(buf.nb, buf.num_bs), kDim, 0, stream, pr.q, nullptr, pr.num_q_heads, buf.bs_heads, pr.n,
                                                                    buf.nb, buf.q_pool);
   SERVESIM_CUDA_CHECK_LAUNCH();
-  mean_pool_kernel<<<dim3(buf.nb, pr.num_kv_heads), kDim, 0, stream>>>(pr.k_cache, pr.page_table, pr.num_kv_heads,
+  SERVESIM_LAUNCH(mean_pool_kernel, dim3(buf.nb, pr.num_kv_heads), kDim, 0, stream, pr.k_cache, pr.page_table, pr.num_kv_heads,
                                                                        nullptr, pr.n, buf.nb, buf.k_pool);
   SERVESIM_CUDA_CHECK_LAUNCH();
-  bs_logits_kernel<<<dim3(buf.nb, buf.num_bs), 256, 0, stream>>>(pr, buf);
+  SERVESIM_LAUNCH(bs_logits_kernel, dim3(buf.nb, buf.num_bs), 256, 0, stream, pr, buf);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 

@@ -90,15 +90,15 @@ __global__ void __launch_bounds__(kTopkThreads) bs_topk_kernel(int n, MInfBuffer
 
 void minf_vs_index(const MInfPrompt& pr, const MInfBuffers& buf, cudaStream_t stream) {
   if (buf.num_vs == 0) return;
-  vs_topk_kernel<<<dim3(buf.num_vs, 2), kTopkThreads, 0, stream>>>(pr.n, buf);
+  SERVESIM_LAUNCH(vs_topk_kernel, dim3(buf.num_vs, 2), kTopkThreads, 0, stream, pr.n, buf);
   SERVESIM_CUDA_CHECK_LAUNCH();
-  vs_index_kernel<<<dim3((buf.nb + 127) / 128, buf.num_vs), 128, 0, stream>>>(pr.n, buf);
+  SERVESIM_LAUNCH(vs_index_kernel, dim3((buf.nb + 127) / 128, buf.num_vs), 128, 0, stream, pr.n, buf);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 
 void minf_bs_index(const MInfPrompt& pr, const MInfBuffers& buf, cudaStream_t stream) {
   if (buf.num_bs == 0) return;
-  bs_topk_kernel<<<dim3(buf.nb, buf.num_bs), kTopkThreads, 0, stream>>>(pr.n, buf);
+  SERVESIM_LAUNCH(bs_topk_kernel, dim3(buf.nb, buf.num_bs), kTopkThreads, 0, stream, pr.n, buf);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 

@@ -269,7 +269,7 @@ void quest_update_metadata(const QuestMetadataArgs& args, cudaStream_t stream) {
   require_shape(args.cache);
   if (args.cache.batch == 0 || args.max_new_pages <= 0) return;
   const dim3 grid(std::min(args.max_new_pages, 65535), args.cache.num_kv_heads, args.cache.batch);
-  quest_metadata_kernel<<<grid, args.cache.head_dim, 0, stream>>>(args);
+  SERVESIM_LAUNCH(quest_metadata_kernel, grid, args.cache.head_dim, 0, stream, args);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 
@@ -277,14 +277,14 @@ void quest_estimate(const QuestEstimateArgs& args, cudaStream_t stream) {
   require_shape(args.cache);
   if (args.cache.batch == 0 || args.max_pages <= 0) return;
   const dim3 grid((args.max_pages + 3) / 4, args.cache.num_kv_heads, args.cache.batch);
-  quest_estimate_kernel<<<grid, 128, 0, stream>>>(args);
+  SERVESIM_LAUNCH(quest_estimate_kernel, grid, 128, 0, stream, args);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 
 void quest_topk(const QuestTopkArgs& args, cudaStream_t stream) {
   if (args.batch == 0 || args.rows == 0) return;
   if (args.budget_pages < 1) throw std::invalid_argument("quest_topk: budget_pages must be >= 1");
-  quest_topk_kernel<<<dim3(args.rows, args.batch), kTopkThreads, 0, stream>>>(args);
+  SERVESIM_LAUNCH(quest_topk_kernel, dim3(args.rows, args.batch), kTopkThreads, 0, stream, args);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 
@@ -295,10 +295,10 @@ void quest_sparse_decode(const QuestDecodeArgs& args, cudaStream_t stream) {
     throw std::invalid_argument("quest_sparse_decode: num_splits > 1 needs partial buffers");
   }
   const int rows = args.per_query_head ? args.cache.num_q_heads : args.cache.num_kv_heads;
-  quest_decode_kernel<<<dim3(args.num_splits, rows, args.cache.batch), kDecodeWarps * 32, 0, stream>>>(args);
+  SERVESIM_LAUNCH(quest_decode_kernel, dim3(args.num_splits, rows, args.cache.batch), kDecodeWarps * 32, 0, stream, args);
   SERVESIM_CUDA_CHECK_LAUNCH();
   if (args.num_splits > 1) {
-    quest_merge_kernel<<<dim3(args.cache.num_q_heads, args.cache.batch), kDim, 0, stream>>>(args);
+    SERVESIM_LAUNCH(quest_merge_kernel, dim3(args.cache.num_q_heads, args.cache.batch), kDim, 0, stream, args);
     SERVESIM_CUDA_CHECK_LAUNCH();
   }
 }

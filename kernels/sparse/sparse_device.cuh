@@ -19,6 +19,13 @@
 
 namespace servesim::kernels::sparse {
 
+// Dynamic shared memory of a sparse kernel, 128-byte aligned (WMMA needs 32).
+#if defined(SERVESIM_WARP_EMULATION)
+#define SERVESIM_SPARSE_DYNAMIC_SMEM(name) unsigned char* name = ::servesim_emu::dynamic_smem()
+#else
+#define SERVESIM_SPARSE_DYNAMIC_SMEM(name) extern __shared__ __align__(128) unsigned char name[]
+#endif
+
 // Threads of every block_topk launch (the kernels call it with exactly this many).
 inline constexpr int kTopkThreads = 512;
 
