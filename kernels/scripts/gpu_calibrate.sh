@@ -11,6 +11,7 @@
 #   --phase bench   call 2 of two: preflight, build (incremental: reuses build-gpu/ when the
 #                   machine is still warm), bench, merge - the whole call for the bench
 #   --plan          print the time plan (budgets, per-family shares) and exit; runs nothing
+#   --preflight     stop after the preflight (exit 0 when nothing is missing, else 2)
 #
 # Run from the repository root on a machine with an NVIDIA GPU, CUDA (nvcc, cuBLASLt) and
 # CMake >= 3.25; nothing is downloaded. Results go to $OUT (default ./build-gpu-out), at
@@ -31,17 +32,21 @@
 # grid points when its share is spent; summary.txt lists every skipped point.
 #
 # Environment: OUT, SERVESIM_GPU_BUILD_DIR (build-gpu), SERVESIM_CUDA_ARCH (90; the kernels
-# need 80+), SERVESIM_GPU_DEADLINE_S (570: half a minute of the 10 for copying results).
+# need 80+), SERVESIM_GPU_DEADLINE_S (570: half a minute of the 10 for copying results),
+# CUDA_HOME (where to look for nvcc, libcublasLt and compute-sanitizer when they are not on
+# PATH; default /usr/local/cuda).
 # Exit status: 0 when every step ran and passed, 1 when a step failed, 2 when preflight
 # or provenance refused to start.
 set -u -o pipefail
 
 PHASE=all
 PLAN=0
+PREFLIGHT_ONLY=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --phase) PHASE=${2:-}; shift 2 || shift ;;
     --plan) PLAN=1; shift ;;
+    --preflight) PREFLIGHT_ONLY=1; shift ;;
     -h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "gpu_calibrate: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -158,11 +163,12 @@ note "commit: $COMMIT"
 # ---- preflight: one line per missing piece, before any build ------------------------------
 MISSING=0
 missing() { note "preflight: MISSING $*"; MISSING=1; }
+CUDA_HOME_GUESS=${CUDA_HOME:-${CUDA_PATH:-/usr/local/cuda}}
 NVCC=$(command -v nvcc || true)
-[ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
-[ -n "$NVCC" ] || missing "nvcc: no CUDA compiler on PATH or at /usr/local/cuda/bin/nvcc"
-CUDA_ROOT=${CUDA_HOME:-${CUDA_PATH:-}}
-[ -z "$CUDA_ROOT" ] && [ -n "$NVCC" ] && CUDA_ROOT=$(cd "$(dirname "$NVCC")/.." && pwd)
+[ -z "$NVCC" ] && [ -x "$CUDA_HOME_GUESS/bin/nvcc" ] && NVCC=$CUDA_HOME_GUESS/bin/nvcc
+[ -n "$NVCC" ] || missing "nvcc: no CUDA compiler on PATH or at $CUDA_HOME_GUESS/bin/nvcc"
+CUDA_ROOT=$CUDA_HOME_GUESS
+[ -n "$NVCC" ] && [ ! -d "$CUDA_ROOT" ] && CUDA_ROOT=$(cd "$(dirname "$NVCC")/.." && pwd)
 if command -v cmake >/dev/null 2>&1; then
   cmake_version=$(cmake --version | awk 'NR == 1 { print $3 }')
   if [ "$(printf '%s\n3.25\n' "$cmake_version" | sort -V | head -n 1)" != 3.25 ]; then
@@ -173,12 +179,12 @@ else
 fi
 command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || missing "C++ compiler: neither c++ nor g++ on PATH"
 LT=$( (ldconfig -p 2>/dev/null | grep -o '/[^ ]*libcublasLt\.so[^ ]*' | head -n 1) || true)
-if [ -z "$LT" ] && [ -n "$CUDA_ROOT" ]; then
+if [ -z "$LT" ] && [ -d "$CUDA_ROOT" ]; then
   LT=$(find "$CUDA_ROOT/lib64" "$CUDA_ROOT/lib" "$CUDA_ROOT/targets" -name 'libcublasLt.so*' 2>/dev/null | head -n 1)
 fi
 [ -n "$LT" ] || missing "libcublasLt: not in the linker cache nor under ${CUDA_ROOT:-the CUDA root} (cuBLAS is part of the CUDA toolkit)"
 SAN=$(command -v compute-sanitizer || true)
-[ -z "$SAN" ] && [ -n "$CUDA_ROOT" ] && [ -x "$CUDA_ROOT/bin/compute-sanitizer" ] && SAN=$CUDA_ROOT/bin/compute-sanitizer
+[ -z "$SAN" ] && [ -x "$CUDA_ROOT/bin/compute-sanitizer" ] && SAN=$CUDA_ROOT/bin/compute-sanitizer
 if [ -z "$SAN" ] && [ "$PHASE" != bench ]; then
   note "preflight: MISSING compute-sanitizer: not on PATH nor in ${CUDA_ROOT:-the CUDA root}/bin; sanitizer steps will be SKIPPED"
 fi
@@ -192,6 +198,7 @@ if [ "$MISSING" = 1 ]; then
   exit 2
 fi
 note "preflight: nvcc $NVCC, cmake $cmake_version, cublasLt $LT, compute-sanitizer ${SAN:-none}"
+[ "$PREFLIGHT_ONLY" = 1 ] && exit 0
 
 # ---- build --------------------------------------------------------------------------------
 GEN=()

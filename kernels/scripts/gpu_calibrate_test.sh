@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CPU test of kernels/scripts/gpu_calibrate.sh (CTest; no GPU, builds nothing): the script
 # parses (bash -n, and shellcheck where installed), its --plan gives every family a share
-# and fits the full grids in the two-call bench phase, and a profile-writing phase refuses
-# to start without a commit (the device copy of the tree has no .git).
+# and fits the full grids in the two-call bench phase, a profile-writing phase refuses
+# to start without a commit (the device copy of the tree has no .git), and the preflight
+# names every missing tool on a PATH that has none of them.
 set -u -o pipefail
 SCRIPT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/gpu_calibrate.sh
 fail() { echo "FAIL: $*"; exit 1; }
@@ -15,7 +16,7 @@ for phase in all bench; do
   echo "$plan"
   for f in ceilings gemm decode prefill quest minference andpro; do
     share=$(echo "$plan" | awk -v f="$f" '$1 == "share" && $2 == f { print $3 }')
-    [ -n "$share" ] && [ "$share" -ge 10 ] || fail "--phase $phase: family $f has share '$share'"
+    if [ -z "$share" ] || [ "$share" -lt 10 ]; then fail "--phase $phase: family $f has share '$share'"; fi
   done
   budget=$(echo "$plan" | awk '/bench budget:/ { print $3 }')
   sum=$(echo "$plan" | awk '$1 == "share" { s += $3 } END { print s }')
@@ -31,4 +32,21 @@ rc=$?
 echo "$out" | grep -q "REFUSED: no commit" || fail "no refusal line: $out"
 [ ! -e "$tmp/out/profile.csv" ] || fail "a profile was written without a commit"
 bash "$SCRIPT" --phase nonsense >/dev/null 2>&1 && fail "an unknown phase was accepted"
+
+# Preflight on a PATH with only the shell tools the script needs, and no CUDA root.
+mkdir -p "$tmp/bin"
+for tool in date mkdir tee dirname awk sort head grep find cat; do
+  src=$(command -v "$tool") || fail "test needs $tool"
+  ln -s "$src" "$tmp/bin/$tool"
+done
+out=$(cd "$tmp" && env PATH="$tmp/bin" CUDA_HOME="$tmp/no-cuda" OUT="$tmp/out2" SERVESIM_GIT_COMMIT=0123456789abcdef \
+  "$BASH" "$SCRIPT" --preflight 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" = 2 ] || fail "preflight with nothing installed exited $rc, not 2"
+for piece in "MISSING nvcc" "MISSING cmake" "MISSING C++ compiler" "MISSING libcublasLt" "MISSING compute-sanitizer" \
+  "MISSING nvidia-smi" "REFUSED: preflight failed"; do
+  [ "$(echo "$out" | grep -c "$piece")" = 1 ] || fail "preflight did not say '$piece' exactly once"
+done
+[ ! -e "$tmp/build-gpu" ] || fail "preflight failure still built"
 echo "gpu_calibrate.sh: all script checks passed"
