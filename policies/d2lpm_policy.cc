@@ -9,7 +9,8 @@ namespace servesim {
 
 std::vector<double>& D2lpmPolicy::counters(ClientId c) {
   if (c >= q_.size()) q_.resize(c + 1);
-  if (q_[c].empty()) q_[c].assign(view_.workers(), 0.0);
+  // A client's first round: one quantum on every worker (see the header).
+  if (q_[c].empty()) q_[c].assign(view_.workers(), o_.quantum);
   return q_[c];
 }
 

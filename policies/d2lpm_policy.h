@@ -5,7 +5,11 @@
 // bounding how much of one GPU a client can take while others want it.
 //
 // State: a global prefix view (GlobalPrefixIndex) of which workers cache
-// which prefixes, and a deficit q_{i,w} per (client, worker), starting at 0.
+// which prefixes, and a deficit q_{i,w} per (client, worker). The seed starts
+// deficits at 0, so the first arrival refills everyone present to one quantum;
+// a client first seen later starts with that one quantum too (at 0 it would
+// have to wait until every active client exhausted a quantum of 2^20 — a
+// whole round without locality: measured on hot_templates, hit 0.76 vs 0.96).
 // A routed prompt is recorded for its worker at once (as SGLang's router and
 // Preble's global tree do: the worker will hold it as soon as it prefills);
 // finishes are applied `update_delay_s` late (asynchronous updates).
@@ -48,7 +52,7 @@ class D2lpmPolicy final : public GlobalPolicy {
   void on_finish(const RequestSpec& r, WorkerId w, Time now) override;
 
   double deficit(ClientId c, WorkerId w) const {
-    return c < q_.size() && !q_[c].empty() ? q_[c][w] : 0.0;
+    return c < q_.size() && !q_[c].empty() ? q_[c][w] : o_.quantum;
   }
   const GlobalPrefixIndex& view() const { return view_; }
   std::int64_t refills() const { return refills_; }
