@@ -11,6 +11,7 @@
 #include <deque>
 #include <set>
 
+#include "policies/d2lpm_policy.h"
 #include "policies/dfs_weight_policy.h"
 #include "policies/dlpm_policy.h"
 #include "policies/lpm_policy.h"
@@ -473,8 +474,10 @@ class FakeCluster final : public ClusterView {
   Time t = 0;
   Time now() const override { return t; }
   std::size_t workers() const override { return n_; }
-  WorkerLoad load(WorkerId) const override {
+  std::vector<std::int64_t> waiting = std::vector<std::int64_t>(8, 0);
+  WorkerLoad load(WorkerId w) const override {
     WorkerLoad l;
+    l.waiting = waiting[w];
     l.kv_capacity_pages = 100000;
     l.page_size = 16;
     return l;
@@ -598,4 +601,24 @@ TEST_CASE("preemptive LTR preempts a lower-ranked running request for a running 
       CHECK(ctx.admitted == std::vector<RequestHandle>{10});
     }
   }
+}
+
+TEST_CASE("D2LPM records a routed prefix at routing and charges extend tokens, so a template stays on its worker") {
+  D2lpmPolicy d2(D2lpmOptions{}, 4);
+  FakeCluster c(4);
+  const double q = D2lpmOptions{}.quantum;
+  // Four requests of template 0 from two clients, none finished yet: the old view (updated at
+  // finish + 0.1 s) saw nothing and sent each to the shortest queue, one per worker.
+  for (RequestId id = 1; id <= 4; ++id) {
+    RequestSpec r = templated(id, 0, c.t);
+    r.client = static_cast<ClientId>(id % 2);
+    const WorkerId w = d2.route(r, c);
+    c.waiting[w]++;
+    CHECK(w == 0);
+  }
+  // Client 1 paid the whole prompt once (its first request), then its 80-token suffixes.
+  CHECK(d2.deficit(1, 0) == doctest::Approx(q - 2000 - 80));
+  CHECK(d2.deficit(0, 0) == doctest::Approx(q - 80 - 80));
+  // Another template goes to the shortest queue.
+  CHECK(d2.route(templated(5, 1, c.t), c) == 1);
 }
