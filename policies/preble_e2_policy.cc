@@ -176,10 +176,12 @@ void PrebleE2Policy::check(Time now) {
   std::vector<std::pair<IndexNodeId, double>> tops;
   view_.visit_tops(heavy, [&](IndexNodeId t) { tops.emplace_back(t, 0.0); });
   if (tops.empty()) return;
+  std::unordered_map<IndexNodeId, std::size_t> at;  // lookups only
+  for (std::size_t i = 0; i < tops.size(); ++i) at.emplace(tops[i].first, i);
   for (const WindowEntry& e : history_) {
     if (e.worker != heavy || e.top == 0) continue;
-    for (auto& [t, l] : tops)
-      if (t == e.top && view_.generation(t) == e.generation) l += e.load_s;
+    auto it = at.find(e.top);
+    if (it != at.end() && view_.generation(e.top) == e.generation) tops[it->second].second += e.load_s;
   }
   std::stable_sort(tops.begin(), tops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   double gap = (load_[heavy] - load_[light]) / 2;
