@@ -622,3 +622,26 @@ TEST_CASE("D2LPM records a routed prefix at routing and charges extend tokens, s
   // Another template goes to the shortest queue.
   CHECK(d2.route(templated(5, 1, c.t), c) == 1);
 }
+
+TEST_CASE("LTR orders promoted (starving) requests by score in vLLM-LTR's mode and by promotion otherwise") {
+  for (bool by_score : {true, false}) {
+    CAPTURE(by_score);
+    Specs s;
+    LtrOptions o;
+    o.ranker = LtrOptions::Ranker::kNoisyOracle;
+    o.tau = 1.0;
+    o.starvation_threshold = 2;
+    o.promoted_by_score = by_score;
+    LtrPolicy p(o, 1);
+    FakeContext ctx;
+    ctx.slots = 0;  // nothing can join: both requests starve
+    p.enqueue(s.add(1, 0, 10, 1000));  // long: promoted first
+    p.schedule(ctx);
+    p.enqueue(s.add(2, 0, 10, 10));  // short: promoted one step later
+    for (int i = 0; i < 4; ++i) p.schedule(ctx);
+    REQUIRE(p.promotions() == 2);
+    ctx.slots = 1;
+    p.schedule(ctx);
+    CHECK(ctx.admitted == std::vector<RequestHandle>{by_score ? RequestHandle{2} : RequestHandle{1}});
+  }
+}
