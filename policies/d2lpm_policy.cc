@@ -7,9 +7,10 @@
 
 namespace servesim {
 
-std::vector<double>& D2lpmPolicy::counters(ClientId c, std::size_t workers) {
+std::vector<double>& D2lpmPolicy::counters(ClientId c) {
   if (c >= q_.size()) q_.resize(c + 1);
-  if (q_[c].empty()) q_[c].assign(workers, 0.0);
+  // A client's first round: one quantum on every worker (see the header).
+  if (q_[c].empty()) q_[c].assign(view_.workers(), o_.quantum);
   return q_[c];
 }
 
@@ -17,9 +18,26 @@ void D2lpmPolicy::apply_due(Time now) {
   while (!pending_.empty() && pending_.front().at <= now) {
     Update& u = pending_.front();
     view_.record(u.prompt, u.worker);
-    counters(u.client, view_.workers())[u.worker] -= o_.w_out * static_cast<double>(u.output_tokens);
+    counters(u.client)[u.worker] -= o_.w_out * static_cast<double>(u.output_tokens);
+    Active& a = active_[u.worker];
+    if (--a.outstanding[u.client] == 0) a.list.erase(std::find(a.list.begin(), a.list.end(), u.client));
     pending_.pop_front();
   }
+}
+
+void D2lpmPolicy::refill(WorkerId w, ClientId arriving) {
+  const Active& a = active_[w];
+  const bool arriving_active = arriving < a.outstanding.size() && a.outstanding[arriving] > 0;
+  double k = std::floor(-counters(arriving)[w] / o_.quantum) + 1;
+  if (k <= 0) return;  // the arriving client is positive here
+  for (ClientId c : a.list) {
+    const double x = counters(c)[w];
+    if (x > 0) return;
+    k = std::min(k, std::floor(-x / o_.quantum) + 1);
+  }
+  refills_ += static_cast<std::int64_t>(k);
+  for (ClientId c : a.list) counters(c)[w] += k * o_.quantum;
+  if (!arriving_active) counters(arriving)[w] += k * o_.quantum;
 }
 
 WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
@@ -32,12 +50,8 @@ WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
     sized_ = true;
   }
   apply_due(c.now());
-  std::vector<double>& q = counters(r.client, n);
-  if (std::all_of(q.begin(), q.end(), [](double x) { return x <= 0; })) {
-    double k = std::numeric_limits<double>::infinity();
-    for (double x : q) k = std::min(k, std::floor(-x / o_.quantum) + 1);
-    for (double& x : q) x += k * o_.quantum;
-  }
+  for (WorkerId w = 0; w < n; ++w) refill(w, r.client);
+  std::vector<double>& q = counters(r.client);
   const GlobalPrefixIndex::Match m = view_.match(r, per_worker_);
   WorkerId best = 0;
   std::int64_t best_queue = std::numeric_limits<std::int64_t>::max();
@@ -56,6 +70,10 @@ WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
   if (!found)
     for (WorkerId w = 0; w < n; ++w) consider(w);
   q[best] -= o_.w_in * static_cast<double>(r.prompt_tokens - (o_.charge_extend ? per_worker_[best] : 0));
+  view_.record(r, best);
+  Active& a = active_[best];
+  if (a.outstanding.size() <= r.client) a.outstanding.resize(r.client + 1, 0);
+  if (a.outstanding[r.client]++ == 0) a.list.push_back(r.client);
   return best;
 }
 
@@ -74,9 +92,9 @@ D2lpmOptions parse_d2lpm_options(YamlMap& p) {
   o.w_in = p.get<double>("w_in", o.w_in);
   o.w_out = p.get<double>("w_out", o.w_out);
   if (o.w_in < 0 || o.w_out < 0) p.fail_here("w_in and w_out must be >= 0");
-  const std::string charge = p.get<std::string>("charge", "prompt");
+  const std::string charge = p.get<std::string>("charge", "extend");
   if (charge != "extend" && charge != "prompt")
-    p.fail("charge", fmt::format("expected prompt (all prompt tokens) or extend (tokens the view lacks), got '{}'", charge));
+    p.fail("charge", fmt::format("expected extend (tokens the view says the worker lacks) or prompt (all prompt tokens), got '{}'", charge));
   o.charge_extend = charge == "extend";
   const double delay = p.get<double>("update_delay_s", time_to_seconds(o.update_delay));
   if (delay < 0) p.fail("update_delay_s", "must be >= 0");

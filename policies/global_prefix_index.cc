@@ -145,6 +145,40 @@ void GlobalPrefixIndex::record(const RequestSpec& spec, WorkerId w) {
   while (held_[w] > capacity_[w] && tail_[w] != kNil) drop(tail_[w]);
 }
 
+std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, WorkerId to) {
+  if (from == to) return 0;
+  // from's holdings under n, least recent first (so pushing them to the front keeps their order).
+  std::vector<std::uint32_t> moving;
+  for (std::uint32_t o = tail_[from]; o != kNil; o = owns_[o].prev) {
+    IndexNodeId x = owns_[o].node;
+    while (x != 0 && x != n) x = nodes_[x].parent;
+    if (x == n) moving.push_back(o);
+  }
+  std::int64_t moved = 0;
+  for (std::uint32_t o : moving) {
+    const IndexNodeId x = owns_[o].node;
+    const std::int64_t t = nodes_[x].tokens;
+    moved += t;
+    const std::uint32_t theirs = find_own(x, to);
+    if (theirs != kNil) {  // `to` holds it already: refresh it, drop from's copy
+      unlink(theirs);
+      push_front(theirs);
+      unlink(o);
+      held_[from] -= t;
+      std::erase(nodes_[x].owned_by, o);
+      free_owns_.push_back(o);
+      continue;
+    }
+    unlink(o);
+    held_[from] -= t;
+    held_[to] += t;
+    owns_[o].worker = to;
+    push_front(o);
+  }
+  while (held_[to] > capacity_[to] && tail_[to] != kNil) drop(tail_[to]);
+  return moved;
+}
+
 void GlobalPrefixIndex::check_invariants() const {
   std::vector<std::int64_t> held(capacity_.size(), 0);
   for (WorkerId w = 0; w < capacity_.size(); ++w) {

@@ -46,6 +46,22 @@ class GlobalPrefixIndex {
   // From now on worker w holds spec's prompt blocks (nodes created as needed,
   // w's LRU touched), then w's least recent nodes beyond its capacity are dropped.
   void record(const RequestSpec& spec, WorkerId w);
+  // Moves worker `from`'s holding of node n and everything below it to worker
+  // `to` (Preble's rebalancing moves whole prefix subtrees): `to` holds them
+  // afterwards (their LRU order kept, as most recent), `from` no longer does.
+  // REQUIRES: n's parent is the root or held by `to`. Returns the tokens moved.
+  std::int64_t move_subtree(IndexNodeId n, WorkerId from, WorkerId to);
+  // The root-side child on n's path (n itself for a child of the root).
+  IndexNodeId top_of(IndexNodeId n) const {
+    while (n != 0 && nodes_[n].parent != 0) n = nodes_[n].parent;
+    return n;
+  }
+  // Visits w's top-level nodes (children of the root it holds), most recent first.
+  template <class F>
+  void visit_tops(WorkerId w, F&& f) const {
+    for (std::uint32_t o = head_[w]; o != kNil; o = owns_[o].next)
+      if (nodes_[owns_[o].node].parent == 0) f(owns_[o].node);
+  }
   // The nodes of the prompt the last record() call walked, root side first.
   // Valid until the next record(); entries may have been dropped by it.
   const std::vector<IndexNodeId>& last_path() const { return path_; }

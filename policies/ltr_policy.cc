@@ -37,7 +37,7 @@ void LtrPolicy::rank(Known& k, const RequestSpec& spec) {
 }
 
 void LtrPolicy::insert(const QueuedRequest& r, Known& k, std::int64_t since) {
-  const Key key = k.key();
+  const Key key = k.key(o_.promoted_by_score);
   ranked_.emplace(key, r.handle);
   waiting_[r.handle] = Waiting{r, key, since};
   if (key.tier == 1) {
@@ -84,7 +84,7 @@ bool LtrPolicy::preempt_behind(AdmissionContext& ctx, const Key& candidate) {
   for (const RunningRequest& r : running_) {
     auto it = known_.find(r.spec->id);
     if (it == known_.end()) continue;
-    const Key key = it->second.key();
+    const Key key = it->second.key(o_.promoted_by_score);
     if (key.tier == 0 || it->second.was_victim || !(candidate < key)) continue;  // promoted, preempted once, or ahead
     if (!victim || worst < key) {
       victim = &r;
@@ -114,7 +114,8 @@ void LtrPolicy::schedule(AdmissionContext& ctx) {
       continue;
     }
     // The candidate is ranked_.begin() still (a preemption re-queues only requests ranked behind it).
-    if (o_.preemptive && res == AdmitResult::kNoMemory && preempt_behind(ctx, it->first)) continue;
+    const bool short_of = res == AdmitResult::kNoMemory || (o_.preempt_for_slots && res == AdmitResult::kNoSlot);
+    if (o_.preemptive && short_of && preempt_behind(ctx, it->first)) continue;
     return;
   }
 }
@@ -202,6 +203,11 @@ LtrOptions parse_ltr_options(YamlMap& p) {
   o.priority_quantum = p.get<std::int64_t>("priority_quantum", o.priority_quantum);
   if (o.priority_quantum < 1) p.fail("priority_quantum", fmt::format("must be >= 1, got {}", o.priority_quantum));
   o.preemptive = p.get<bool>("preemptive", o.preemptive);
+  o.preempt_for_slots = p.get<bool>("preempt_for_slots", o.preempt_for_slots);
+  const std::string promoted = p.get<std::string>("promoted_order", o.preemptive ? "score" : "promotion");
+  if (promoted != "score" && promoted != "promotion")
+    p.fail("promoted_order", fmt::format("expected score (the LTR code) or promotion (first promoted first), got '{}'", promoted));
+  o.promoted_by_score = promoted == "score";
   p.finish();
   if (!o.model.empty()) {
     try {
@@ -230,6 +236,8 @@ YAML::Node ltr_options_yaml(const LtrOptions& o) {
   n["starvation_threshold"] = o.starvation_threshold;
   n["priority_quantum"] = o.priority_quantum;
   n["preemptive"] = o.preemptive;
+  n["preempt_for_slots"] = o.preempt_for_slots;
+  n["promoted_order"] = o.promoted_by_score ? "score" : "promotion";
   return n;
 }
 

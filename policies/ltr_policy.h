@@ -31,19 +31,22 @@
 //
 // Admission walks the order and stops at the first request that does not
 // fit (no skipping ahead: the order is the policy). `preemptive: true`
-// re-ranks running + waiting every step, as the LTR code does, within what
-// the engine offers: when the next request does not fit in KV memory, the
+// runs it as vLLM-LTR does: running + waiting are re-ranked every step, and
+// when the next waiting request does not fit — in KV memory, or because the
+// running-request cap is reached (`preempt_for_slots`, default true) — the
 // running request ranked last (unpromoted, strictly behind it) is preempted
-// by recomputation to make room, repeatedly. The engine preempts by
-// recomputation, where the LTR code swaps out and keeps the work done, so:
-//  - each request is preempted by the policy at most once (else a long
-//    request, promoted, run for its quantum, then preempted again and again,
-//    would lose its work every time and never finish — a livelock the
-//    conformance suite provoked);
-//  - it does not preempt for the running cap or the token budget: on the
-//    Azure conv replay of docs/ltr.md (running cap binding) slot preemption
-//    recomputed nearly every request and raised mean latency from 2.8 s to
-//    145 s.
+// by recomputation to make room, repeatedly; promoted requests are ordered
+// by score (`promoted_order: score`, the LTR code's rule). Deviation: the
+// engine preempts by recomputation where the LTR code swaps out and keeps
+// the work done, so each request is preempted by the policy at most once
+// (else a long request, promoted, run for its quantum, then preempted again
+// and again, would lose its work every time and never finish — a livelock
+// the conformance suite provoked).
+// The default stays non-preemptive with promotion order: with recomputation
+// instead of swapping, slot preemption recomputes nearly every request when
+// the running cap binds (docs/ltr.md: Azure conv replay, mean E2E 2.8 s ->
+// 145 s), and ordering promoted requests by score lets the longest ones lose
+// to every promoted short one under sustained overload (unbounded wait).
 //
 // Achieved τ: at each finish the true length is compared with the score the
 // request was ranked by (requests ranked before a warm-up model existed are
@@ -78,6 +81,9 @@ struct LtrOptions {
   std::int64_t starvation_threshold = 200;    // 0 = no starvation prevention
   std::int64_t priority_quantum = 10;
   bool preemptive = false;
+  bool preempt_for_slots = true;   // preemptive: also preempt for the running-request cap (vLLM-LTR)
+  bool promoted_by_score = false;  // promoted requests by score (vLLM-LTR) instead of promotion order;
+                                   // default: true with preemptive, false without (see above)
   std::shared_ptr<const LtrModel> loaded;     // `model`, read once when the config is parsed
 };
 
@@ -120,7 +126,10 @@ class LtrPolicy final : public LocalPolicy {
     std::int64_t quantum_left = 0; // > 0: promoted
     std::uint64_t promoted_order = 0;
     bool was_victim = false;       // preempted by this policy once: never again
-    Key key() const { return Key{quantum_left > 0 ? 0 : 1, promoted_order, score, seq}; }
+    // by_score: promoted requests compare by score too (order 0 for all).
+    Key key(bool by_score) const {
+      return Key{quantum_left > 0 ? 0 : 1, by_score ? 0 : promoted_order, score, seq};
+    }
   };
   struct Waiting {
     QueuedRequest q;

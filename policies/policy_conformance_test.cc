@@ -7,13 +7,19 @@
 // tests of the policies' decisions against a scripted AdmissionContext.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <deque>
 #include <set>
 
+#include "policies/d2lpm_policy.h"
+#include "policies/dfs_weight_policy.h"
 #include "policies/dlpm_policy.h"
 #include "policies/lpm_policy.h"
+#include "policies/ltr_policy.h"
 #include "policies/policy_registry.h"
 #include "policies/policy_test_util.h"
+#include "costmodel/fixed_cost_model.h"
+#include "policies/preble_e2_policy.h"
 #include "policies/preble_local_policy.h"
 #include "policies/sjf_policy.h"
 #include "policies/vtc_policy.h"
@@ -59,6 +65,9 @@ std::vector<Case> all_cases() {
   // Options that change decisions.
   cases.push_back({"{name: sjf, srtf: true}", "least_outstanding"});
   cases.push_back({"{name: lpm, in_queue_dedup: true, fcfs_above: 6}", "round_robin"});
+  cases.push_back({"{name: lpm, preset: sglang, fcfs_above: 6}", "round_robin"});
+  cases.push_back({"{name: lpm, preset: sglang}", "round_robin"});
+  cases.push_back({"preble_local", "{name: preble_e2, rebalance_every: 1}"});
   cases.push_back({"{name: dlpm, quantum: 1, refill: all, charge: prompt}", "round_robin"});
   cases.push_back({"{name: dlpm, quantum: 1000000}", "round_robin", "prefill_first"});
   cases.push_back({"{name: vtc, charge: extend, w_out: 0}", "round_robin"});
@@ -265,6 +274,20 @@ TEST_CASE("VTC serves the least-counted client and lifts a returning client to t
   CHECK(ctx.admitted == std::vector<RequestHandle>{1, 3, 2, 4});
 }
 
+TEST_CASE("VTC lifts a returning client to the current counter of the last client that left") {
+  VtcPolicy p(VtcOptions{});
+  Specs s;
+  FakeContext ctx;
+  p.enqueue(s.add(1, 0, 100));
+  ctx.slots = 1;
+  p.schedule(ctx);  // client 0 leaves the queue at counter 100
+  CHECK(p.counter(0) == 100);
+  p.on_decode_tokens(0, 50);  // its request decodes on: counter 200
+  // No client is queued: client 1 is lifted to client 0's counter now (200), not at the time it left (100).
+  p.enqueue(s.add(2, 1, 10));
+  CHECK(p.counter(1) == 200);
+}
+
 TEST_CASE("LPM in-queue dedup lets one request seed a shared uncached block per step") {
   Specs s;
   LpmPolicy p(LpmOptions{true, 0});
@@ -276,19 +299,148 @@ TEST_CASE("LPM in-queue dedup lets one request seed a shared uncached block per 
   CHECK(p.queued() == 2);
 }
 
-TEST_CASE("Preble's local scheduler gives hit-ratio group g up to (g+1) times k admissions per visit") {
+namespace {
+void set_blocks(Specs& s, std::vector<BlockHash> blocks) {
+  s.v.back().prefix_block_size = 16;
+  s.v.back().prefix_blocks = std::move(blocks);
+}
+}  // namespace
+
+TEST_CASE("SGLang's LPM preset falls back to FCFS above 128 waiting requests; the ideal LPM does not") {
+  Specs s;
+  LpmOptions sg;
+  sg.sglang = true;
+  sg.fcfs_above = 128;
+  sg.in_batch_check = true;
+  LpmPolicy ideal(LpmOptions{}), sglang(sg);
+  FakeContext a, b;
+  for (RequestHandle h = 1; h <= 130; ++h) {
+    const QueuedRequest q = s.add(h, 0, 100);
+    ideal.enqueue(q);
+    sglang.enqueue(q);
+  }
+  a.cached[130] = b.cached[130] = 90;
+  a.slots = b.slots = 1;
+  ideal.schedule(a);
+  sglang.schedule(b);
+  CHECK(a.admitted == std::vector<RequestHandle>{130});
+  CHECK(b.admitted == std::vector<RequestHandle>{1});
+}
+
+TEST_CASE("SGLang's in-batch prefix check moves a request sharing >= 32 tokens with an earlier one to the end") {
+  Specs s;
+  std::vector<QueuedRequest> q;
+  q.push_back(s.add(1, 0, 100));
+  set_blocks(s, {1, 2, 3, 4, 5, 6, 7});
+  q.push_back(s.add(2, 0, 100));
+  set_blocks(s, {1, 2, 3, 40, 50, 60, 70});  // shares 48 tokens with request 1
+  q.push_back(s.add(3, 0, 100));
+  set_blocks(s, {100, 200, 300, 400, 500, 600, 700});
+  q.push_back(s.add(4, 0, 100));
+  set_blocks(s, {100, 201, 301, 401, 501, 601, 701});  // shares 16 tokens with 3: below the threshold
+  LpmOptions o;
+  o.in_batch_check = true;
+  LpmPolicy sglang(o), ideal(LpmOptions{});
+  FakeContext a, b;
+  for (const auto& r : q) {
+    sglang.enqueue(r);
+    ideal.enqueue(r);
+  }
+  sglang.schedule(a);
+  ideal.schedule(b);
+  CHECK(a.admitted == std::vector<RequestHandle>{1, 3, 4, 2});  // deprioritised, not skipped
+  CHECK(b.admitted == std::vector<RequestHandle>{1, 2, 3, 4});
+}
+
+TEST_CASE("SGLang's dfs-weight serves the heaviest cached subtree first where LPM serves the longest match") {
+  Specs s;
+  std::vector<QueuedRequest> q;
+  FakeContext a, b;
+  q.push_back(s.add(1, 0, 100));  // cached: block 5, 6 (one request below [5, 6])
+  set_blocks(s, {5, 6, 7});
+  q.push_back(s.add(2, 0, 100));  // cached: block 1 (two requests below [1])
+  set_blocks(s, {1, 2});
+  q.push_back(s.add(3, 0, 100));
+  set_blocks(s, {1, 3});
+  q.push_back(s.add(4, 0, 100));  // nothing cached
+  set_blocks(s, {9});
+  a.cached = b.cached = {{1, 32}, {2, 16}, {3, 16}, {4, 0}};
+  DfsWeightPolicy dfs;
+  LpmPolicy lpm(LpmOptions{});
+  for (const auto& r : q) {
+    dfs.enqueue(r);
+    lpm.enqueue(r);
+  }
+  dfs.schedule(a);
+  lpm.schedule(b);
+  CHECK(a.admitted == std::vector<RequestHandle>{2, 3, 1, 4});
+  CHECK(b.admitted == std::vector<RequestHandle>{1, 2, 3, 4});
+}
+
+TEST_CASE("Preble's local scheduler serves one hit-ratio group per step with a rotation kept across steps") {
   Specs s;
   PrebleLocalPolicy p(PrebleLocalOptions{10, 1});
   FakeContext ctx;
-  // Three requests in group 9 (hit 100%), three in group 0 (no hit).
+  // Three requests in group 9 (hit 99%), three in group 0 (no hit).
   for (RequestHandle h = 1; h <= 6; ++h) {
     p.enqueue(s.add(h, 0, 100));
     ctx.cached[h] = h <= 3 ? 0 : 99;
   }
-  ctx.slots = 5;
+  ctx.slots = 100;
   p.schedule(ctx);
-  // Visit 1: group 9 takes its three (quota 10), group 0 takes one (quota 1); visit 2: group 0 one more.
-  CHECK(ctx.admitted == std::vector<RequestHandle>{4, 5, 6, 1, 2});
+  // Step 1 serves group 9 only (quota 10): the old scheduler went on to group 0 in the same step.
+  CHECK(ctx.admitted == std::vector<RequestHandle>{4, 5, 6});
+  p.schedule(ctx);  // the pointer moved on: groups 8..1 are empty, group 0 takes one (quota 1)
+  CHECK(ctx.admitted == std::vector<RequestHandle>{4, 5, 6, 1});
+  // A new group-9 request arrives; the pointer wrapped to 9, so it goes next, then group 0 again.
+  p.enqueue(s.add(7, 0, 100));
+  ctx.cached[7] = 99;
+  p.schedule(ctx);
+  CHECK(ctx.admitted.back() == 7);
+  p.schedule(ctx);
+  CHECK(ctx.admitted.back() == 2);
+  // The group is fixed on entry: request 3 stays in group 0 although its hit is now 100%.
+  ctx.cached[3] = 99;
+  p.enqueue(s.add(8, 0, 100));
+  ctx.cached[8] = 99;
+  p.schedule(ctx);
+  CHECK(ctx.admitted.back() == 8);
+  CHECK(p.group_size(0) == 1);
+  CHECK(p.queued() == 1);
+}
+
+namespace {
+// Admits every request except the handles listed as too big for free memory.
+class NoMemoryContext final : public AdmissionContext {
+ public:
+  std::vector<RequestHandle> too_big, admitted;
+  Time now() const override { return 0; }
+  AdmitResult try_admit(const QueuedRequest& r) override {
+    if (std::find(too_big.begin(), too_big.end(), r.handle) != too_big.end()) return AdmitResult::kNoMemory;
+    admitted.push_back(r.handle);
+    return AdmitResult::kAdmitted;
+  }
+  std::int64_t cached_tokens(const QueuedRequest&) const override { return 0; }
+  std::uint64_t uncached_prefix_key(const QueuedRequest&) const override { return 0; }
+  std::int64_t running() const override { return 1; }
+  bool has_room() const override { return true; }
+  void running_requests(std::vector<RunningRequest>&) const override {}
+  bool preempt(RequestHandle) override { return false; }
+};
+}  // namespace
+
+TEST_CASE("Preble's local scheduler skips a request that does not fit instead of stopping") {
+  Specs s;
+  PrebleLocalPolicy p(PrebleLocalOptions{10, 2});
+  for (RequestHandle h = 1; h <= 4; ++h) p.enqueue(s.add(h, 0, 100));
+  NoMemoryContext ctx;
+  ctx.too_big = {1};
+  p.schedule(ctx);  // group 0, quota 2: request 1 is skipped, 2 and 3 join
+  CHECK(ctx.admitted == std::vector<RequestHandle>{2, 3});
+  ctx.too_big.clear();
+  p.schedule(ctx);  // request 1 kept its place ahead of request 4
+  CHECK(ctx.admitted == std::vector<RequestHandle>{2, 3, 1, 4});
+  CHECK(p.queued() == 0);
 }
 
 TEST_CASE("SJF orders by true output length and SRTF preempts the running request with the most remaining output") {
@@ -312,4 +464,184 @@ TEST_CASE("SJF orders by true output length and SRTF preempts the running reques
   CHECK(c2.preempted == std::vector<RequestHandle>{10});
   CHECK(c2.admitted == std::vector<RequestHandle>{12});
   CHECK(srtf.queued() == 1);  // the preempted request waits with 900 tokens left
+}
+
+namespace {
+
+class FakeCluster final : public ClusterView {
+ public:
+  explicit FakeCluster(std::size_t n) : model_(FixedCostOptions{kNsPerMs, 10 * 1000, 0}), n_(n) {}
+  Time t = 0;
+  Time now() const override { return t; }
+  std::size_t workers() const override { return n_; }
+  std::vector<std::int64_t> waiting = std::vector<std::int64_t>(8, 0);
+  WorkerLoad load(WorkerId w) const override {
+    WorkerLoad l;
+    l.waiting = waiting[w];
+    l.kv_capacity_pages = 100000;
+    l.page_size = 16;
+    return l;
+  }
+  const CostModel& cost_model(WorkerId) const override { return model_; }
+
+ private:
+  FixedCostModel model_;
+  std::size_t n_;
+};
+
+// A 2000-token prompt: 1920 tokens of template `p`, then 80 unique tokens.
+RequestSpec templated(RequestId id, int p, Time at) {
+  RequestSpec s;
+  s.id = id;
+  s.arrival = at;
+  s.prompt_tokens = 2000;
+  s.output_tokens = 10;
+  s.prefix_block_size = 16;
+  for (int i = 0; i < 125; ++i)
+    s.prefix_blocks.push_back(i < 120 ? static_cast<BlockHash>(p * 1000 + i + 1) : static_cast<BlockHash>(id * 1000 + i + 7'000'000));
+  return s;
+}
+
+std::vector<WorkerId> holders(const PrebleE2Policy& e2, int p) {
+  std::vector<std::int64_t> per;
+  e2.view().match(templated(999'999, p, 0), per);
+  std::vector<WorkerId> out;
+  for (WorkerId w = 0; w < per.size(); ++w)
+    if (per[w] >= 1920) out.push_back(w);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Preble E2 keeps four hot prefixes on one worker each at light load and replicates a sustained hot spot") {
+  PrebleE2Policy e2(PrebleE2Options{}, 4);
+  FakeCluster c(4);
+  RequestId id = 0;
+  auto send = [&](int p, double latency_s) {
+    c.t += 100 * kNsPerMs;
+    const RequestSpec r = templated(++id, p, c.t);
+    const WorkerId w = e2.route(r, c);
+    e2.on_finish(r, w, c.t + seconds_to_time(latency_s));
+    return w;
+  };
+  // Light load, uneven popularity (2:1:1:1): the old rule re-routed an exploit whenever its holder's
+  // load exceeded 1.5x the smallest (idle workers at 0 included) and copied the prefixes at once.
+  const int pattern[] = {0, 0, 1, 2, 3};
+  for (int i = 0; i < 1000; ++i) send(pattern[i % 5], 0.05);
+  for (int p = 0; p < 4; ++p) {
+    CAPTURE(p);
+    CHECK(holders(e2, p).size() == 1);
+  }
+  CHECK(e2.counts().checks == 1000 / 200);
+  CHECK(e2.counts().moved_subtrees == 0);
+  CHECK(e2.counts().replicated == 0);
+  const std::vector<WorkerId> home = holders(e2, 0);
+  // A sustained hot spot on prefix 0: its TTFT keeps rising; the overload detector fires at a check
+  // and the next request for it gets a second home.
+  for (int i = 0; i < 1200; ++i) {
+    const int p = i % 5 == 4 ? 1 + (i / 5) % 3 : 0;
+    send(p, p == 0 ? 0.05 * (1 + i / 40.0) : 0.05);
+  }
+  CHECK(e2.counts().replicated >= 1);
+  CHECK(holders(e2, 0).size() >= 2);
+  for (int p = 1; p < 4; ++p) CHECK(holders(e2, p).size() == 1);
+  MESSAGE(fmt::format("prefix 0 first held by worker {}, now by {} workers; checks {}, moves {}, replications {}",
+                      home.front(), holders(e2, 0).size(), e2.counts().checks, e2.counts().moved_subtrees,
+                      e2.counts().replicated));
+}
+
+TEST_CASE("Preble E2 moves a whole prefix subtree from the heaviest to the lightest worker") {
+  GlobalPrefixIndex v(3);
+  const RequestSpec a = templated(1, 0, 0), b = templated(2, 0, 0), x = templated(3, 5, 0);
+  v.record(a, 0);
+  v.record(b, 0);  // same template, another suffix: one subtree with two leaves
+  v.record(x, 0);
+  std::vector<std::int64_t> per;
+  const GlobalPrefixIndex::Match m = v.match(a, per);
+  const IndexNodeId t = v.top_of(m.node);
+  const std::int64_t held = v.held_tokens(0);
+  const std::int64_t moved = v.move_subtree(t, 0, 2);
+  CHECK(moved == 1920 + 2 * 80);
+  CHECK(v.held_tokens(0) == held - moved);
+  CHECK(v.held_tokens(2) == moved);
+  v.match(b, per);
+  CHECK(per == std::vector<std::int64_t>{0, 0, 2000});
+  v.match(x, per);
+  CHECK(per[0] == 2000);
+  v.check_invariants();
+}
+
+TEST_CASE("preemptive LTR preempts a lower-ranked running request for a running slot, as vLLM-LTR does") {
+  for (bool for_slots : {true, false}) {
+    CAPTURE(for_slots);
+    Specs s;
+    LtrOptions o;
+    o.ranker = LtrOptions::Ranker::kNoisyOracle;
+    o.tau = 1.0;
+    o.preemptive = true;
+    o.preempt_for_slots = for_slots;
+    o.promoted_by_score = true;
+    LtrPolicy p(o, 1);
+    FakeContext ctx;
+    ctx.policy = &p;
+    const QueuedRequest long_one = s.add(10, 0, 10, 1000);
+    p.enqueue(long_one);
+    ctx.slots = 1;
+    p.schedule(ctx);
+    REQUIRE(ctx.admitted == std::vector<RequestHandle>{10});
+    ctx.running_set = {{10, long_one.spec, 5}};
+    ctx.slots = 0;  // the running cap is reached; memory is plenty
+    p.enqueue(s.add(11, 0, 10, 20));
+    p.schedule(ctx);
+    if (for_slots) {
+      CHECK(ctx.preempted == std::vector<RequestHandle>{10});
+      CHECK(ctx.admitted == std::vector<RequestHandle>{10, 11});
+    } else {
+      CHECK(ctx.preempted.empty());
+      CHECK(ctx.admitted == std::vector<RequestHandle>{10});
+    }
+  }
+}
+
+TEST_CASE("D2LPM records a routed prefix at routing and charges extend tokens, so a template stays on its worker") {
+  D2lpmPolicy d2(D2lpmOptions{}, 4);
+  FakeCluster c(4);
+  const double q = D2lpmOptions{}.quantum;
+  // Four requests of template 0 from two clients, none finished yet: the old view (updated at
+  // finish + 0.1 s) saw nothing and sent each to the shortest queue, one per worker.
+  for (RequestId id = 1; id <= 4; ++id) {
+    RequestSpec r = templated(id, 0, c.t);
+    r.client = static_cast<ClientId>(id % 2);
+    const WorkerId w = d2.route(r, c);
+    c.waiting[w]++;
+    CHECK(w == 0);
+  }
+  // Client 1 paid the whole prompt once (its first request), then its 80-token suffixes.
+  CHECK(d2.deficit(1, 0) == doctest::Approx(q - 2000 - 80));
+  CHECK(d2.deficit(0, 0) == doctest::Approx(q - 80 - 80));
+  // Another template goes to the shortest queue.
+  CHECK(d2.route(templated(5, 1, c.t), c) == 1);
+}
+
+TEST_CASE("LTR orders promoted (starving) requests by score in vLLM-LTR's mode and by promotion otherwise") {
+  for (bool by_score : {true, false}) {
+    CAPTURE(by_score);
+    Specs s;
+    LtrOptions o;
+    o.ranker = LtrOptions::Ranker::kNoisyOracle;
+    o.tau = 1.0;
+    o.starvation_threshold = 2;
+    o.promoted_by_score = by_score;
+    LtrPolicy p(o, 1);
+    FakeContext ctx;
+    ctx.slots = 0;  // nothing can join: both requests starve
+    p.enqueue(s.add(1, 0, 10, 1000));  // long: promoted first
+    p.schedule(ctx);
+    p.enqueue(s.add(2, 0, 10, 10));  // short: promoted one step later
+    for (int i = 0; i < 4; ++i) p.schedule(ctx);
+    REQUIRE(p.promotions() == 2);
+    ctx.slots = 1;
+    p.schedule(ctx);
+    CHECK(ctx.admitted == std::vector<RequestHandle>{by_score ? RequestHandle{2} : RequestHandle{1}});
+  }
 }

@@ -3,6 +3,7 @@
 
 #include "policies/cache_aware_policy.h"
 #include "policies/d2lpm_policy.h"
+#include "policies/dfs_weight_policy.h"
 #include "policies/dlpm_policy.h"
 #include "policies/fcfs_policy.h"
 #include "policies/least_load_policy.h"
@@ -77,13 +78,19 @@ const std::vector<PolicyType<LocalPolicy>>& local_policy_types() {
          out.oracle = true;
          return out;
        }},
-      {"lpm", "longest cached prefix first (SGLang); options in_queue_dedup, fcfs_above",
+      {"lpm", "longest cached prefix first (SGLang); preset ideal (paper) or sglang (FCFS above 128, in-batch check)",
        [](YamlMap& p) {
          return with_params<LocalPolicy>(p, "lpm", parse_lpm_options,
-                                         {{"in_queue_dedup", [](const LpmOptions& o) { return node(o.in_queue_dedup); }},
-                                          {"fcfs_above", [](const LpmOptions& o) { return node(o.fcfs_above); }}},
+                                         {{"preset", [](const LpmOptions& o) { return node(o.sglang ? "sglang" : "ideal"); }},
+                                          {"in_queue_dedup", [](const LpmOptions& o) { return node(o.in_queue_dedup); }},
+                                          {"fcfs_above", [](const LpmOptions& o) { return node(o.fcfs_above); }},
+                                          {"in_batch_check", [](const LpmOptions& o) { return node(o.in_batch_check); }},
+                                          {"check_threshold", [](const LpmOptions& o) { return node(o.check_threshold); }},
+                                          {"deprioritize_threshold", [](const LpmOptions& o) { return node(o.deprioritize_threshold); }}},
                                          [](const LpmOptions& o, const PolicyContext&) { return std::make_unique<LpmPolicy>(o); });
        }},
+      {"dfs_weight", "SGLang's dfs-weight: depth-first over cached prefixes, heaviest subtree (most waiting requests) first",
+       [](YamlMap& p) { return no_params<LocalPolicy, DfsWeightPolicy>(p, "dfs_weight"); }},
       {"vtc", "virtual token counter fairness (OSDI'24): least-served client first, counter lift",
        [](YamlMap& p) {
          return with_params<LocalPolicy>(p, "vtc", parse_vtc_options,
@@ -156,7 +163,7 @@ const std::vector<PolicyType<GlobalPolicy>>& global_policy_types() {
                                             return std::make_unique<CacheAwarePolicy>(o, ctx.workers);
                                           });
        }},
-      {"d2lpm", "distributed DLPM: per-(client, worker) deficits over a stale prefix view (needs local dlpm)",
+      {"d2lpm", "distributed DLPM: locality first, per-(client, worker) deficits over a prefix view (needs local dlpm)",
        [](YamlMap& p) {
          auto out = with_params<GlobalPolicy>(p, "d2lpm", parse_d2lpm_options,
                                               {{"quantum", [](const D2lpmOptions& o) { return node(o.quantum); }},
@@ -176,6 +183,7 @@ const std::vector<PolicyType<GlobalPolicy>>& global_policy_types() {
                                           {{"window_s", [](const PrebleE2Options& o) { return node(time_to_seconds(o.window)); }},
                                            {"rebalance", [](const PrebleE2Options& o) { return node(o.rebalance); }},
                                            {"rebalance_ratio", [](const PrebleE2Options& o) { return node(o.rebalance_ratio); }},
+                                           {"rebalance_every", [](const PrebleE2Options& o) { return node(o.rebalance_every); }},
                                            {"replicate", [](const PrebleE2Options& o) { return node(o.replicate); }},
                                            {"replicate_factor", [](const PrebleE2Options& o) { return node(o.replicate_factor); }}},
                                           [](const PrebleE2Options& o, const PolicyContext& ctx) {

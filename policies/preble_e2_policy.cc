@@ -1,12 +1,13 @@
 // Preble's E2 global scheduler; see preble_e2_policy.h.
 #include "policies/preble_e2_policy.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace servesim {
 
 namespace {
-constexpr double kLatencyWeight = 0.1;
 constexpr std::uint32_t kMinSamples = 8;
 }  // namespace
 
@@ -66,10 +67,15 @@ WorkerId PrebleE2Policy::route(const RequestSpec& r, const ClusterView& c) {
     sized_ = true;
   }
   expire(now);
+  if (o_.rebalance || o_.replicate) {
+    if (++since_check_ >= o_.rebalance_every * static_cast<std::int64_t>(n)) {
+      since_check_ = 0;
+      check(now);
+    }
+  }
   const GlobalPrefixIndex::Match m = view_.match(r, per_worker_);
   const std::int64_t missed = r.prompt_tokens - m.tokens;
   WorkerId pick = 0;
-  IndexNodeId exploited = 0;
   if (m.tokens > missed) {
     double best = std::numeric_limits<double>::infinity();
     for (WorkerId w = 0; w < n; ++w)
@@ -77,21 +83,13 @@ WorkerId PrebleE2Policy::route(const RequestSpec& r, const ClusterView& c) {
         best = load_[w];
         pick = w;
       }
-    exploited = m.node;
-    NodeStats& s = stats(m.node);
-    double lightest = load_[0];
-    for (WorkerId w = 1; w < n; ++w) lightest = std::min(lightest, load_[w]);
+    NodeStats& s = stats(view_.top_of(m.node));
     bool all_hold = true;
     for (WorkerId w = 0; w < n; ++w) all_hold = all_hold && per_worker_[w] == m.tokens;
     if (o_.replicate && s.replicate && !all_hold) {
-      pick = explore(r, c, m.node);
+      pick = explore(r, c, view_.top_of(m.node));
       s.replicate = false;
-      s.lowest = s.latency;
-      s.lowest_since = now;
       counts_.replicated++;
-    } else if (o_.rebalance && load_[pick] > o_.rebalance_ratio * lightest) {
-      pick = explore(r, c, 0);
-      counts_.rebalanced++;
     } else {
       counts_.exploit++;
     }
@@ -105,11 +103,12 @@ WorkerId PrebleE2Policy::route(const RequestSpec& r, const ClusterView& c) {
   const double tok_s = est_.decode_token_s(model, l.running + 1, l.running > 0 ? l.running_context_tokens / l.running : 0);
   const double load_s =
       est_.prefill_s(model, r.prompt_tokens - per_worker_[pick], per_worker_[pick]) + out_.mean() * tok_s;
-  history_.push_back(WindowEntry{now, pick, load_s});
-  load_[pick] += load_s;
-  const std::uint32_t gen = exploited != 0 ? view_.generation(exploited) : 0;
-  routed_[r.id] = Routed{pick, history_base_ + history_.size() - 1, tok_s, out_.mean(), exploited, gen};
   view_.record(r, pick);
+  const IndexNodeId top = view_.last_path().empty() || !view_.alive(view_.last_path().front()) ? 0 : view_.last_path().front();
+  const std::uint32_t gen = top != 0 ? view_.generation(top) : 0;
+  history_.push_back(WindowEntry{now, pick, load_s, top, gen});
+  load_[pick] += load_s;
+  routed_[r.id] = Routed{pick, history_base_ + history_.size() - 1, tok_s, out_.mean(), top, gen};
   for (IndexNodeId x : view_.last_path()) {
     if (!view_.alive(x)) continue;
     NodeStats& s = stats(x);
@@ -131,20 +130,88 @@ void PrebleE2Policy::on_finish(const RequestSpec& r, WorkerId, Time now) {
   // Correct the window load with the true decode length.
   if (d.entry >= history_base_) {
     const double delta = (static_cast<double>(r.output_tokens) - d.est_output) * d.decode_token_s;
-    history_[d.entry - history_base_].load_s += delta;
-    load_[d.worker] += delta;
+    WindowEntry& e = history_[d.entry - history_base_];
+    e.load_s += delta;
+    load_[e.worker] += delta;  // its worker now: a rebalance may have moved it
   }
-  // Latency of requests that exploited a prefix node: replicate when it doubles.
-  if (d.node == 0 || !r.parents.empty() || !view_.alive(d.node) || view_.generation(d.node) != d.generation) return;
-  NodeStats& s = stats(d.node);
-  const double latency = time_to_seconds(now - r.arrival);
-  s.latency = s.samples == 0 ? latency : (1 - kLatencyWeight) * s.latency + kLatencyWeight * latency;
-  if (++s.samples < kMinSamples) return;
-  if (s.samples == kMinSamples || now - s.lowest_since >= o_.window || s.latency < s.lowest) {
-    s.lowest = s.latency;
-    s.lowest_since = now;
+  // TTFT sample for the subtree's overload detector.
+  if (d.top == 0 || !view_.alive(d.top) || view_.generation(d.top) != d.generation) return;
+  NodeStats& s = stats(d.top);
+  const double e2e = time_to_seconds(now - r.arrival);
+  s.ttft_sum += std::max(0.0, e2e - static_cast<double>(r.output_tokens) * d.decode_token_s);
+  s.samples++;
+}
+
+void PrebleE2Policy::check(Time now) {
+  counts_.checks++;
+  const std::size_t n = load_.size();
+  // Replication: subtrees whose mean TTFT since the last check doubled over their lowest level.
+  if (o_.replicate) {
+    for (WorkerId w = 0; w < n; ++w) {
+      view_.visit_tops(w, [&](IndexNodeId t) {
+        NodeStats& s = stats(t);
+        if (s.samples < kMinSamples) return;
+        const double mean = s.ttft_sum / s.samples;
+        s.ttft_sum = 0;
+        s.samples = 0;
+        if (s.lowest <= 0 || mean < s.lowest || now - s.lowest_since >= o_.window) {
+          s.lowest = mean;
+          s.lowest_since = now;
+        } else if (mean >= o_.replicate_factor * s.lowest) {
+          s.replicate = true;
+          s.lowest = mean;
+          s.lowest_since = now;
+        }
+      });
+    }
   }
-  if (s.latency >= o_.replicate_factor * s.lowest) s.replicate = true;
+  if (!o_.rebalance) return;
+  WorkerId heavy = 0, light = 0;
+  for (WorkerId w = 1; w < n; ++w) {
+    if (load_[w] > load_[heavy]) heavy = w;
+    if (load_[w] < load_[light]) light = w;
+  }
+  if (heavy == light || load_[heavy] <= 0 || load_[heavy] < o_.rebalance_ratio * load_[light]) return;
+  // The heavy worker's subtrees and their window loads (in its recency order: deterministic).
+  std::vector<std::pair<IndexNodeId, double>> tops;
+  view_.visit_tops(heavy, [&](IndexNodeId t) { tops.emplace_back(t, 0.0); });
+  if (tops.empty()) return;
+  std::unordered_map<IndexNodeId, std::size_t> at;  // lookups only
+  for (std::size_t i = 0; i < tops.size(); ++i) at.emplace(tops[i].first, i);
+  for (const WindowEntry& e : history_) {
+    if (e.worker != heavy || e.top == 0) continue;
+    auto it = at.find(e.top);
+    if (it != at.end() && view_.generation(e.top) == e.generation) tops[it->second].second += e.load_s;
+  }
+  std::stable_sort(tops.begin(), tops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  double gap = (load_[heavy] - load_[light]) / 2;
+  std::vector<IndexNodeId> move;
+  for (const auto& [t, l] : tops)
+    if (l > 0 && l <= gap) {
+      move.push_back(t);
+      gap -= l;
+    }
+  if (move.empty()) {  // none fits in half the gap: the one whose move narrows the gap most, if any does
+    double best = load_[heavy] - load_[light];
+    for (const auto& [t, l] : tops) {
+      const double after = std::abs((load_[heavy] - l) - (load_[light] + l));
+      if (l > 0 && after < best) {
+        best = after;
+        move.assign(1, t);
+      }
+    }
+  }
+  for (IndexNodeId t : move) {
+    const std::uint32_t gen = view_.generation(t);
+    view_.move_subtree(t, heavy, light);
+    for (WindowEntry& e : history_)
+      if (e.worker == heavy && e.top == t && e.generation == gen) {
+        e.worker = light;
+        load_[heavy] -= e.load_s;
+        load_[light] += e.load_s;
+      }
+    counts_.moved_subtrees++;
+  }
 }
 
 PrebleE2Options parse_preble_e2_options(YamlMap& p) {
@@ -153,6 +220,7 @@ PrebleE2Options parse_preble_e2_options(YamlMap& p) {
   o.rebalance = p.get<bool>("rebalance", o.rebalance);
   o.rebalance_ratio = p.get<double>("rebalance_ratio", o.rebalance_ratio);
   if (o.rebalance_ratio < 1) p.fail("rebalance_ratio", "must be >= 1");
+  o.rebalance_every = p.positive_int("rebalance_every", o.rebalance_every);
   o.replicate = p.get<bool>("replicate", o.replicate);
   o.replicate_factor = p.get<double>("replicate_factor", o.replicate_factor);
   if (o.replicate_factor <= 1) p.fail("replicate_factor", "must be > 1");

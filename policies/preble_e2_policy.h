@@ -22,17 +22,24 @@
 //            used, until this request's missed tokens fit) of their prefill time
 //            × their request count in the window;
 //       P_i: prefill time of this request's tokens not cached on i.
-// Options (on by default):
-//   rebalance: an exploit choice whose L exceeds rebalance_ratio (1.5) × the
-//     smallest L explores instead;
-//   replicate: when the mean latency of requests exploiting a prefix node
-//     reaches replicate_factor (2) × its lowest level in the window, its next
-//     request explores among workers NOT holding it (the prefix gets a second
-//     home).
+// Rebalancing and replication run together, once every `rebalance_every` ×
+// N requests routed (50 · N, as Preble's global scheduler does), never per
+// request:
+//   replicate (overload detector): for each prefix subtree (a child of the
+//     root and everything below it), the mean TTFT of its requests finished
+//     since the last check is compared with the lowest such mean in the
+//     window; at replicate_factor (2) × that level (≥ 8 samples) the subtree is
+//     overloaded and its next request explores among workers NOT holding it
+//     (the prefix gets a second home, later requests split by load). TTFT is
+//     estimated at finish as E2E − output tokens × the decode cost per token
+//     booked at routing (the engine reports finishes, not first tokens);
+//   rebalance: when the largest window load is ≥ rebalance_ratio (1.5) × the
+//     smallest, whole prefix subtrees are MOVED from the heaviest worker to the
+//     lightest (their holding in the tree and their window load), largest
+//     first while each fits in half the gap, or the one that best narrows it.
 // Choices where the paper leaves room: window counts are per node in
 // tumbling windows; M uses a per-token prefill rate (prefill time of 1024
-// tokens / 1024) to price evicted nodes; latency levels are exponentially
-// weighted means (weight 0.1) over at least 8 finished requests.
+// tokens / 1024) to price evicted nodes.
 #pragma once
 #include <deque>
 #include <unordered_map>
@@ -49,6 +56,7 @@ struct PrebleE2Options {
   Time window = 180 * kNsPerSec;
   bool rebalance = true;
   double rebalance_ratio = 1.5;
+  std::int64_t rebalance_every = 50;  // × workers: requests routed between two checks
   bool replicate = true;
   double replicate_factor = 2.0;
 };
@@ -60,39 +68,43 @@ class PrebleE2Policy final : public GlobalPolicy {
   void on_finish(const RequestSpec& r, WorkerId w, Time now) override;
 
   struct Counts {
-    std::uint64_t exploit = 0, explore = 0, rebalanced = 0, replicated = 0;
+    std::uint64_t exploit = 0, explore = 0, checks = 0, moved_subtrees = 0, replicated = 0;
   };
   const Counts& counts() const { return counts_; }
   double window_load(WorkerId w) const { return load_[w]; }
+  const GlobalPrefixIndex& view() const { return view_; }
 
  private:
   struct NodeStats {
     std::uint32_t generation = 0;
     std::uint32_t hits = 0;
     Time hits_since = 0;
-    double latency = 0;       // EWMA of e2e latency of requests that exploited it
-    double lowest = 0;        // lowest EWMA level in the current window
-    Time lowest_since = 0;
+    double ttft_sum = 0;      // TTFT of its subtree's requests finished since the last check
     std::uint32_t samples = 0;
-    bool replicate = false;
+    double lowest = 0;        // lowest per-check mean TTFT in the window (0: none yet)
+    Time lowest_since = 0;
+    bool replicate = false;   // overloaded: the next request explores among non-holders
   };
   struct Routed {
     WorkerId worker;
     std::uint64_t entry;  // index in the window's history
     double decode_token_s;
     double est_output;
-    IndexNodeId node;     // exploited node (0: none)
+    IndexNodeId top;      // its prefix subtree (0: none)
     std::uint32_t generation;
   };
   struct WindowEntry {
     Time at;
     WorkerId worker;
     double load_s;
+    IndexNodeId top;      // prefix subtree it was booked to (0: none)
+    std::uint32_t generation;
   };
 
   WorkerId explore(const RequestSpec& r, const ClusterView& c, IndexNodeId exclude_holders_of);
   NodeStats& stats(IndexNodeId n);
   void expire(Time now);
+  void check(Time now);
 
   PrebleE2Options o_;
   GlobalPrefixIndex view_;
@@ -106,6 +118,7 @@ class PrebleE2Policy final : public GlobalPolicy {
   std::vector<NodeStats> node_stats_;
   std::vector<std::int64_t> per_worker_;
   Counts counts_;
+  std::int64_t since_check_ = 0;
   bool sized_ = false;
 };
 

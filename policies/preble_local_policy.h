@@ -1,20 +1,38 @@
 // PrebleLocalPolicy: Preble's per-GPU scheduler (Srivatsa et al., "Preble:
 // Efficient Distributed Prompt Scheduling for LLM Serving", ICLR 2025; seed
-// 004). Waiting requests are put in priority groups by their cache-hit ratio
-// on this worker, h = cached prompt tokens / prompt tokens:
+// 004; behaviour read from Preble's per-GPU scheduler in its model_rpc.py).
+//
+// A request is put in a priority group once, when the scheduler first sees it
+// in the queue, by its cache-hit ratio on this worker at that moment,
+// h = cached prompt tokens / prompt tokens:
 //   g = ceil(groups · h) − 1, or 0 with no hit   (groups = 10: g in 0..9).
-// Groups are visited from the highest to the lowest; one visit of group g
-// admits up to (g + 1) · k of its requests (k = 10) in FCFS order, so that
-// low-hit requests still get a share proportional to their group's weight
-// instead of starving. Visits repeat (9, 8, ..., 0, 9, ...) while requests
-// remain and the batch has room; admission stops at the first request that
-// does not fit.
+// The group stays fixed while the request waits (Preble computes the ratio as
+// the request is queued); a preempted request is re-grouped when it returns.
+// (The engine hands requests in without a cache view, so "when it enters the
+// queue" is the first scheduling step after enqueue(): the same cache state
+// up to the requests that finish in between.)
+//
+// Each scheduling step serves ONE group: a rotation pointer, kept across
+// steps, walks the groups from the highest to the lowest (9, 8, …, 0, 9, …),
+// skipping empty groups; the group it lands on may admit up to (g + 1) · k
+// requests (k = 10) in FCFS order, and the pointer then moves to the next
+// lower group. A request that does not fit in free memory is skipped (the
+// next one of the group is tried); the step ends when the quota is used, the
+// group is exhausted, or the batch has no token budget / running slot left.
+// Low-hit requests thus get service in proportion to their group's quota
+// instead of starving behind high-hit ones (as under LPM).
+//
+// Work conservation (an engine rule Preble does not need): if the served
+// group admitted nothing and the worker has nothing running, the next
+// non-empty groups are served in the same step until one admits.
 #pragma once
+#include <algorithm>
 #include <cmath>
+#include <deque>
 #include <vector>
 
 #include "configs/yaml_map.h"
-#include "policies/prefix_ordered_queue.h"
+#include "policies/local_policy.h"
 
 namespace servesim {
 
@@ -25,44 +43,82 @@ struct PrebleLocalOptions {
 
 class PrebleLocalPolicy final : public LocalPolicy {
  public:
-  explicit PrebleLocalPolicy(PrebleLocalOptions o) : o_(o), buckets_(static_cast<std::size_t>(o.groups)) {}
-  void enqueue(const QueuedRequest& r) override { queue_.push(r); }
-  std::size_t queued() const override { return queue_.size(); }
+  explicit PrebleLocalPolicy(PrebleLocalOptions o)
+      : o_(o), groups_(static_cast<std::size_t>(o.groups)), pointer_(static_cast<std::size_t>(o.groups) - 1) {}
+
+  void enqueue(const QueuedRequest& r) override {
+    ungrouped_.push_back(r);
+    ++size_;
+  }
+  std::size_t queued() const override { return size_; }
+
+  // The group a request was (or would now be) put in, for tests.
+  std::size_t group_of(std::int64_t cached, std::int64_t prefill) const {
+    const double hit = static_cast<double>(cached) / static_cast<double>(prefill);
+    if (hit <= 0) return 0;
+    const auto g = static_cast<std::int64_t>(std::ceil(static_cast<double>(o_.groups) * hit)) - 1;
+    return static_cast<std::size_t>(std::clamp<std::int64_t>(g, 0, o_.groups - 1));
+  }
+  std::size_t pointer() const { return pointer_; }
+  std::size_t group_size(std::size_t g) const { return groups_[g].size(); }
 
   void schedule(AdmissionContext& ctx) override {
-    if (queue_.empty()) return;
-    queue_.sort_by_seq();  // FCFS inside each group
-    auto& es = queue_.entries();
-    for (auto& b : buckets_) b.clear();
-    for (std::size_t i = 0; i < es.size(); ++i) {
-      const double hit = static_cast<double>(ctx.cached_tokens(es[i].q)) / static_cast<double>(es[i].q.prefill_tokens);
-      const auto g = hit <= 0 ? 0 : std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(static_cast<double>(o_.groups) * hit)) - 1, 0, o_.groups - 1);
-      buckets_[static_cast<std::size_t>(g)].push_back(i);
+    for (const QueuedRequest& r : ungrouped_) {
+      auto& grp = groups_[group_of(ctx.cached_tokens(r), r.prefill_tokens)];
+      if (r.preempted)
+        grp.push_front(r);  // preempted requests go ahead of new ones (as in every other queue)
+      else
+        grp.push_back(r);
     }
-    std::vector<std::size_t> next(buckets_.size(), 0);
-    std::size_t left = es.size();
-    while (left > 0) {
-      for (std::size_t g = buckets_.size(); g-- > 0;) {
-        const std::size_t quota = (g + 1) * static_cast<std::size_t>(o_.k);
-        for (std::size_t n = 0; n < quota && next[g] < buckets_[g].size(); ++n) {
-          auto& e = es[buckets_[g][next[g]]];
-          if (ctx.try_admit(e.q) != AdmitResult::kAdmitted) {
-            queue_.compact();
-            return;
-          }
-          e.taken = true;
-          ++next[g];
-          --left;
-        }
-      }
+    ungrouped_.clear();
+    if (size_ == 0) return;
+    const std::size_t n = groups_.size();
+    for (std::size_t tried = 0; tried < n; ++tried) {
+      const std::size_t g = pointer_;
+      pointer_ = g == 0 ? n - 1 : g - 1;
+      if (groups_[g].empty()) continue;
+      bool stop = false;
+      const std::size_t admitted = serve(g, ctx, stop);
+      if (admitted > 0 || stop || ctx.running() > 0) return;
     }
-    queue_.compact();
   }
 
  private:
+  // Admits up to (g+1)·k requests of group g in order, skipping those that do not fit.
+  std::size_t serve(std::size_t g, AdmissionContext& ctx, bool& stop) {
+    auto& grp = groups_[g];
+    const std::size_t quota = (g + 1) * static_cast<std::size_t>(o_.k);
+    std::size_t admitted = 0;
+    kept_.clear();
+    std::size_t i = 0;
+    for (; i < grp.size() && admitted < quota && !stop; ++i) {
+      switch (ctx.try_admit(grp[i])) {
+        case AdmitResult::kAdmitted:
+          ++admitted;
+          --size_;
+          break;
+        case AdmitResult::kNoMemory:
+          kept_.push_back(grp[i]);
+          break;
+        case AdmitResult::kBatchFull:
+        case AdmitResult::kNoSlot:
+          kept_.push_back(grp[i]);
+          stop = true;
+          break;
+      }
+    }
+    // Rebuild the group: skipped requests keep their place ahead of the untried ones.
+    for (; i < grp.size(); ++i) kept_.push_back(grp[i]);
+    grp.assign(kept_.begin(), kept_.end());
+    return admitted;
+  }
+
   PrebleLocalOptions o_;
-  PrefixOrderedQueue queue_;
-  std::vector<std::vector<std::size_t>> buckets_;
+  std::vector<std::deque<QueuedRequest>> groups_;
+  std::vector<QueuedRequest> ungrouped_;  // entered since the last step, in order
+  std::vector<QueuedRequest> kept_;
+  std::size_t pointer_;  // the group the next step serves first
+  std::size_t size_ = 0;
 };
 
 inline PrebleLocalOptions parse_preble_local_options(YamlMap& p) {

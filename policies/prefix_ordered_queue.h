@@ -54,6 +54,9 @@ class PrefixOrderedQueue {
     sorted_ = 0;
   }
 
+  // The caller reordered entries(): the next refresh sorts from scratch.
+  void mark_unsorted() { sorted_ = 0; }
+
   // Drops entries marked taken, keeping the order of the rest.
   void compact() {
     std::size_t kept_sorted = 0, out = 0;

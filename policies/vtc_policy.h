@@ -11,8 +11,10 @@
 //
 // Counter lift: when a client's queue goes from empty to non-empty its counter
 // is raised (never lowered) to the smallest counter among clients with queued
-// requests, or, when no client has any, to the counter of the last client
-// whose queue emptied — so idle time earns no credit.
+// requests, or, when no client has any, to the CURRENT counter of the last
+// client whose queue emptied (it keeps growing while that client's requests
+// decode; the VTC paper's Algorithm 2 reads it at lift time) — so idle time
+// earns no credit.
 //
 // One instance per worker: counters are per worker (VTC is a single-server
 // algorithm; D²LPM is the distributed extension).
@@ -42,7 +44,7 @@ class VtcPolicy final : public LocalPolicy {
     grow(c);
     if (queues_[c].empty()) {
       // Counter lift (monitoring stream).
-      const double floor = active_.empty() ? last_left_ : active_.begin()->first;
+      const double floor = !active_.empty() ? active_.begin()->first : has_left_ ? counter_[last_left_] : 0.0;
       counter_[c] = std::max(counter_[c], floor);
       active_.insert({counter_[c], c});
     }
@@ -65,7 +67,8 @@ class VtcPolicy final : public LocalPolicy {
       --size_;
       if (queues_[c].empty()) {
         active_.erase({counter_[c], c});
-        last_left_ = counter_[c];
+        last_left_ = c;
+        has_left_ = true;
       }
     }
   }
@@ -95,7 +98,8 @@ class VtcPolicy final : public LocalPolicy {
   std::vector<double> counter_;
   std::vector<std::deque<QueuedRequest>> queues_;
   std::set<std::pair<double, ClientId>> active_;  // clients with queued requests, by counter
-  double last_left_ = 0;
+  ClientId last_left_ = 0;  // the last client whose queue emptied (valid when has_left_)
+  bool has_left_ = false;
   std::size_t size_ = 0;
 };
 
