@@ -110,12 +110,15 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   setup.horizon = c.horizon;
   PolicyContext pctx{c.workers.size(), c.seed};
   setup.global = c.global_policy.make(pctx);
-  // One cost model instance per distinct (hardware, attention) pair.
-  std::map<std::string, std::shared_ptr<const CostModel>> shared_cost;
-  for (const WorkerConfig& w : c.workers) {
+  // One cost model instance per distinct worker (equal by value: hardware,
+  // attention, KV capacity, profile); workers equal to an earlier one share it.
+  const std::vector<std::size_t> first = first_equal_worker(c.workers);
+  std::vector<std::shared_ptr<const CostModel>> cost_of(c.workers.size());
+  for (std::size_t i = 0; i < c.workers.size(); ++i) {
+    const WorkerConfig& w = c.workers[i];
     WorkerSetup ws;
     ws.policy = c.local_policy.make(pctx);
-    auto& cost = shared_cost[w.hardware.name + "|" + w.attention.describe()];
+    auto& cost = cost_of[first[i]];
     if (!cost) cost = make_cost_model(c, w);
     ws.cost = cost;
     // Policies may see a noisy estimate of the same model (cost_model.estimate_noise).

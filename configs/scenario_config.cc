@@ -272,9 +272,10 @@ void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
     }
     // Build each distinct worker's model once now, so a missing family or
     // shape is reported here, at the config key, not in the middle of a run.
-    std::set<std::string> checked;
-    for (const WorkerConfig& w : c.workers) {
-      if (!checked.insert(w.profile + "|" + w.hardware.name + "|" + w.attention.describe()).second) continue;
+    const std::vector<std::size_t> first = first_equal_worker(c.workers);
+    for (std::size_t i = 0; i < c.workers.size(); ++i) {
+      if (first[i] != i) continue;
+      const WorkerConfig& w = c.workers[i];
       try {
         CalibratedCostModel(cc.fits.at(w.profile), c.model, w.hardware, w.attention, cc.calibrated);
       } catch (const InputError& e) {
@@ -312,7 +313,7 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
     c.model = parse_model(mm, name);
   }
   c.hardware = load_hardware(m, "hardware", "h100-sxm");
-  AttentionConfig attention = parse_attention(m, AttentionConfig{});
+  c.attention = parse_attention(m, AttentionConfig{});
 
   YamlMap b = m.map("batching");
   c.batching.max_batch_tokens = b.positive_int("max_batch_tokens", c.batching.max_batch_tokens);
@@ -343,7 +344,7 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
       where.fail(key, e.what());
     }
   };
-  WorkerConfig base{c.hardware, attention, capacity(c.hardware, attention, m, "model"), ""};
+  WorkerConfig base{c.hardware, c.attention, capacity(c.hardware, c.attention, m, "model"), ""};
   c.workers.assign(static_cast<std::size_t>(n_workers), base);
   YAML::Node overrides = cl.raw("overrides");
   if (overrides.IsDefined() && !overrides.IsNull() && !overrides.IsSequence()) cl.fail("overrides", "expected a list of {worker: N, hardware: ..., attention: ...}");
@@ -389,6 +390,38 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   return c;
 }
 
+std::vector<std::size_t> first_equal_worker(const std::vector<WorkerConfig>& workers) {
+  std::vector<std::size_t> first(workers.size());
+  std::map<std::string, std::vector<std::size_t>> by_name;  // hardware name → distinct workers seen
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    std::vector<std::size_t>& seen = by_name[workers[i].hardware.name];
+    auto it = std::find_if(seen.begin(), seen.end(), [&](std::size_t j) { return workers[j] == workers[i]; });
+    if (it == seen.end()) it = seen.insert(seen.end(), i);
+    first[i] = *it;
+  }
+  return first;
+}
+
+bool CostModelConfig::operator==(const CostModelConfig& o) const {
+  if (backend != o.backend || estimate_noise != o.estimate_noise) return false;
+  if (backend == "roofline") return roofline == o.roofline;
+  if (backend == "fixed") return fixed == o.fixed;
+  return calibrated == o.calibrated && (profile == "auto") == (o.profile == "auto");
+}
+
+bool ScenarioConfig::operator==(const ScenarioConfig& o) const {
+  auto same_yaml = [](const YAML::Node& a, const YAML::Node& b) { return YAML::Dump(a) == YAML::Dump(b); };
+  return name == o.name && seed == o.seed && horizon == o.horizon && model == o.model && hardware == o.hardware &&
+         attention == o.attention && tp == o.tp && batching == o.batching &&
+         memory_utilization == o.memory_utilization && activation_reserve_gb == o.activation_reserve_gb &&
+         page_size == o.page_size && workers == o.workers &&
+         same_yaml(local_policy.resolved, o.local_policy.resolved) && local_policy.oracle == o.local_policy.oracle &&
+         same_yaml(global_policy.resolved, o.global_policy.resolved) &&
+         global_policy.oracle == o.global_policy.oracle && cost_model == o.cost_model &&
+         same_yaml(workload->resolved(), o.workload->resolved()) && out_dir == o.out_dir && w_in == o.w_in &&
+         w_out == o.w_out && write_requests == o.write_requests && timeline_interval == o.timeline_interval;
+}
+
 ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& set_overrides) {
   YAML::Node root = load_yaml_file(path);
   for (const auto& s : set_overrides) apply_override(root, s);
@@ -425,7 +458,7 @@ YAML::Node ScenarioConfig::resolved() const {
     return x;
   };
   n["hardware"] = hw_node(hardware);
-  n["attention"] = attention_node(workers.front().attention);
+  n["attention"] = attention_node(attention);
   YAML::Node b;
   b["max_batch_tokens"] = batching.max_batch_tokens;
   b["chunk_size"] = batching.chunk_size;
@@ -440,8 +473,7 @@ YAML::Node ScenarioConfig::resolved() const {
   n["cluster"]["tp"] = tp;
   for (std::size_t i = 0; i < workers.size(); ++i) {
     const WorkerConfig& w = workers[i];
-    bool same = w.hardware.name == hardware.name && w.attention.describe() == workers.front().attention.describe();
-    if (same) continue;
+    if (w.hardware == hardware && w.attention == attention) continue;
     YAML::Node o;
     o["worker"] = i;
     o["hardware"] = hw_node(w.hardware);

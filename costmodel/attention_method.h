@@ -26,6 +26,7 @@ namespace servesim {
 struct QuestParams {
   std::int64_t budget = 2048;     // tokens attended per decode step (ceil(budget/16) pages)
   std::int64_t dense_layers = 2;  // leading layers that stay dense (Quest paper, Sec. 4.2.4)
+  bool operator==(const QuestParams&) const = default;
 };
 
 struct MInferenceParams {
@@ -35,12 +36,14 @@ struct MInferenceParams {
   // A chunk whose attention span (cached context + chunk) is shorter runs the
   // dense kernel: MInference is slower than dense on short prompts.
   std::int64_t min_length = 32768;
+  bool operator==(const MInferenceParams&) const = default;
 };
 
 struct AndproParams {
   std::int64_t budget = 2048;  // tokens kept per KV head after prefill (a multiple of block)
   std::int64_t window = 32;    // observation window: the last prompt tokens, always kept
   std::int64_t block = 16;     // scoring block (tokens merged per selection unit)
+  bool operator==(const AndproParams&) const = default;
 
   // Tokens each KV head keeps of an n-token prompt: floor(budget/block) scored
   // blocks (at most those that exist) + the tokens after the last whole block
@@ -60,8 +63,14 @@ struct AttentionMethods {
   MInferenceParams minference;
   AndproParams andpro;
 
+  // Identity: every field by value (all parameters, even those of methods
+  // not selected). Configurations are compared with ==, never by describe().
+  bool operator==(const AttentionMethods&) const = default;
+
   bool is_dense() const { return prefill == "dense" && decode == "dense" && kv == "none"; }
-  // "prefill=minference(vs_500_1500:1 min_length=32768) decode=quest(budget=2048) kv=none"
+  // For people (reports, error messages): the selected methods and all their
+  // parameters, e.g. "prefill=minference(vs_500_1500:1 min_length=32768)
+  // decode=quest(budget=2048 dense_layers=2) kv=andpro(budget=2048 window=32 block=16)".
   std::string describe() const {
     std::string p = prefill;
     if (prefill == "minference") {
@@ -71,7 +80,8 @@ struct AttentionMethods {
     }
     std::string d = decode == "quest" ? fmt::format("quest(budget={} dense_layers={})", quest.budget, quest.dense_layers)
                                       : decode;
-    std::string k = kv == "andpro" ? fmt::format("andpro(budget={} window={})", andpro.budget, andpro.window) : kv;
+    std::string k = kv == "andpro" ? fmt::format("andpro(budget={} window={} block={})", andpro.budget, andpro.window,
+                                                     andpro.block) : kv;
     return fmt::format("prefill={} decode={} kv={}", p, d, k);
   }
 };
