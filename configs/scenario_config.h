@@ -30,8 +30,10 @@ namespace servesim {
 // `calibrated` when every worker's hardware has a measured (not synthetic)
 // profile at <profile_dir()>/<hardware>/profile.csv, else to `roofline`
 // (labelled uncalibrated); `backend` then holds the resolved name.
+// Option defaults live in RooflineOptions / CalibratedOptions / FixedCostOptions;
+// the keys are in configs/option_tables.h.
 struct CostModelConfig {
-  std::string backend = "roofline";  // roofline | fixed | calibrated (after resolving auto)
+  std::string backend = "auto";      // as written; after parsing: roofline | fixed | calibrated
   bool auto_selected = false;        // backend came from `auto`
   RooflineOptions roofline;          // tp is filled from the cluster
   FixedCostOptions fixed;
