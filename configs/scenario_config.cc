@@ -169,17 +169,20 @@ std::string auto_profile_path(const HardwareSpec& hw) {
   return (fs::path(profile_dir()) / lower(hw.name) / "profile.csv").string();
 }
 
-// cost_model: backend auto | calibrated | roofline | fixed and its options.
-// Needs c.workers (hardware and attention per worker). See CostModelConfig.
-void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
-  YamlMap cm = m.map("cost_model");
+// cost_model: backend auto | calibrated | roofline | fixed and its options,
+// in four steps (each below): resolve the backend, read its options, load and
+// fit the profiles, check every worker can be priced. Needs c.workers
+// (hardware and attention per worker). See CostModelConfig.
+void parse_cost_model(YamlMap& m, ScenarioConfig& c);
+
+// Step 1: `backend`, with auto resolved: calibrated only when every worker's
+// GPU has a measured profile, else roofline.
+void resolve_backend(YamlMap& cm, ScenarioConfig& c) {
   CostModelConfig& cc = c.cost_model;
   std::string backend = cm.get<std::string>("backend", cc.backend);
   if (backend != "auto" && backend != "calibrated" && backend != "roofline" && backend != "fixed")
     cm.fail("backend", fmt::format("unknown cost model backend '{}'; known: auto, calibrated, roofline, fixed", backend));
-  cc.estimate_noise = cm.get<double>("estimate_noise", cc.estimate_noise);
-  if (cc.estimate_noise < 0) cm.fail("estimate_noise", "must be >= 0");
-  if (backend == "auto") {  // calibrated only when every worker's GPU has a measured profile
+  if (backend == "auto") {
     cc.auto_selected = true;
     bool all = true;
     std::set<std::string> seen;  // hardware names (a cluster may have 100000 workers)
@@ -188,6 +191,15 @@ void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
     backend = all ? "calibrated" : "roofline";
   }
   cc.backend = backend;
+}
+
+// Step 2: the options of the resolved backend (auto accepts both roofline's
+// and calibrated's keys), and estimate_noise.
+void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
+  CostModelConfig& cc = c.cost_model;
+  const std::string& backend = cc.backend;
+  cc.estimate_noise = cm.get<double>("estimate_noise", cc.estimate_noise);
+  if (cc.estimate_noise < 0) cm.fail("estimate_noise", "must be >= 0");
   if (backend == "fixed") {  // accepted (and unused) by every backend, as documented
     if (cm.get<double>("iteration_overhead_us", 0.0) < 0) cm.fail("iteration_overhead_us", "must be >= 0");
   }
@@ -210,38 +222,52 @@ void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
         seconds_to_time(cm.get<double>("per_decode_token_us", time_to_seconds(f.per_decode_token) * 1e6) * 1e-6);
     if (f.per_prefill_token < 0 || f.per_decode_token < 0) cm.fail_here("per-token costs must be >= 0");
   }
-  if (backend == "calibrated") {
-    const std::string key = cm.has("profile") ? "profile" : "backend";
-    std::map<std::string, std::string> resolved_path;  // hardware name → profile path
-    for (std::size_t i = 0; i < c.workers.size(); ++i) {
-      WorkerConfig& w = c.workers[i];
-      if (auto it = resolved_path.find(w.hardware.name); it != resolved_path.end()) {
-        w.profile = it->second;
-        continue;
-      }
-      const bool automatic = cc.profile == "auto";
-      fs::path p = automatic ? fs::path(auto_profile_path(w.hardware)) : fs::path(cc.profile);
-      if (!automatic && p.is_relative()) p = fs::path(cm.file()).parent_path() / p;
-      w.profile = fs::absolute(p).lexically_normal().string();
-      if (automatic && !fs::exists(p))
-        cm.fail(key, fmt::format("no measured kernel profile for hardware '{}' at {}; measure one "
-                                 "(docs/costmodel.md, \"Calibrating a new GPU\") or set cost_model.profile",
-                                 w.hardware.name, w.profile));
-      resolved_path[w.hardware.name] = w.profile;
-      if (cc.fits.count(w.profile)) continue;
-      std::shared_ptr<const KernelFits> fits;
-      try {
-        fits = std::make_shared<KernelFits>(KernelFits::fit(ProfileTable::load(w.profile)));
-      } catch (const InputError& e) {
-        cm.fail(key, e.what());
-      }
-      if (automatic && fits->synthetic())
-        cm.fail(key, fmt::format("{} is a SYNTHETIC profile; the profile folder holds measured profiles only",
-                                 w.profile));
-      cc.fits[w.profile] = fits;
+}
+
+// The key a calibrated-backend error is reported at.
+std::string profile_key(const YamlMap& cm) { return cm.has("profile") ? "profile" : "backend"; }
+
+// Step 3 (calibrated): each worker's profile path (per hardware name with
+// profile auto), each distinct file loaded and fitted once into cc.fits.
+void load_profiles(YamlMap& cm, ScenarioConfig& c) {
+  CostModelConfig& cc = c.cost_model;
+  const std::string key = profile_key(cm);
+  std::map<std::string, std::string> resolved_path;  // hardware name → profile path
+  for (std::size_t i = 0; i < c.workers.size(); ++i) {
+    WorkerConfig& w = c.workers[i];
+    if (auto it = resolved_path.find(w.hardware.name); it != resolved_path.end()) {
+      w.profile = it->second;
+      continue;
     }
-    // Build each distinct worker's model once now, so a missing family or
-    // shape is reported here, at the config key, not in the middle of a run.
+    const bool automatic = cc.profile == "auto";
+    fs::path p = automatic ? fs::path(auto_profile_path(w.hardware)) : fs::path(cc.profile);
+    if (!automatic && p.is_relative()) p = fs::path(cm.file()).parent_path() / p;
+    w.profile = fs::absolute(p).lexically_normal().string();
+    if (automatic && !fs::exists(p))
+      cm.fail(key, fmt::format("no measured kernel profile for hardware '{}' at {}; measure one "
+                               "(docs/costmodel.md, \"Calibrating a new GPU\") or set cost_model.profile",
+                               w.hardware.name, w.profile));
+    resolved_path[w.hardware.name] = w.profile;
+    if (cc.fits.count(w.profile)) continue;
+    std::shared_ptr<const KernelFits> fits;
+    try {
+      fits = std::make_shared<KernelFits>(KernelFits::fit(ProfileTable::load(w.profile)));
+    } catch (const InputError& e) {
+      cm.fail(key, e.what());
+    }
+    if (automatic && fits->synthetic())
+      cm.fail(key, fmt::format("{} is a SYNTHETIC profile; the profile folder holds measured profiles only",
+                               w.profile));
+    cc.fits[w.profile] = fits;
+  }
+}
+
+// Step 4: every worker can be priced. Calibrated: each distinct worker's
+// model is built now, so a missing family or shape is reported here, at the
+// config key, not in the middle of a run. Other backends: dense attention only.
+void check_workers_priced(YamlMap& cm, const ScenarioConfig& c) {
+  const CostModelConfig& cc = c.cost_model;
+  if (cc.backend == "calibrated") {
     const std::vector<std::size_t> first = first_equal_worker(c.workers);
     for (std::size_t i = 0; i < c.workers.size(); ++i) {
       if (first[i] != i) continue;
@@ -249,20 +275,28 @@ void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
       try {
         CalibratedCostModel(cc.fits.at(w.profile), c.model, w.hardware, w.attention, cc.calibrated);
       } catch (const InputError& e) {
-        cm.fail(key, e.what());
+        cm.fail(profile_key(cm), e.what());
       }
     }
-  } else {
-    for (std::size_t i = 0; i < c.workers.size(); ++i)
-      if (!c.workers[i].attention.is_dense())
-        cm.fail("backend", fmt::format(
-            "worker {} uses attention {}, which only the calibrated backend prices (the {} backend has no model of "
-            "sparse kernels){}; set cost_model: {{backend: calibrated, profile: PROFILE.csv}}", i,
-            c.workers[i].attention.describe(), backend,
-            cc.auto_selected ? fmt::format(" and backend auto found no measured profile at {}",
-                                           auto_profile_path(c.workers[i].hardware))
-                             : ""));
+    return;
   }
+  for (std::size_t i = 0; i < c.workers.size(); ++i)
+    if (!c.workers[i].attention.is_dense())
+      cm.fail("backend", fmt::format(
+          "worker {} uses attention {}, which only the calibrated backend prices (the {} backend has no model of "
+          "sparse kernels){}; set cost_model: {{backend: calibrated, profile: PROFILE.csv}}", i,
+          c.workers[i].attention.describe(), cc.backend,
+          cc.auto_selected ? fmt::format(" and backend auto found no measured profile at {}",
+                                         auto_profile_path(c.workers[i].hardware))
+                           : ""));
+}
+
+void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
+  YamlMap cm = m.map("cost_model");
+  resolve_backend(cm, c);
+  read_backend_options(cm, c);
+  if (c.cost_model.backend == "calibrated") load_profiles(cm, c);
+  check_workers_priced(cm, c);
   cm.finish();
 }
 
