@@ -16,7 +16,7 @@ namespace {
 class AzureReader final : public TraceReader {
  public:
   AzureReader(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt)
-      : TraceReader(std::move(lines), TraceFormat::kAzure, opt) {
+      : TraceReader(std::move(lines), "azure", opt) {
     CsvColumns cols;
     if (!cols.parse(read_header())) header_error("unterminated double quote");
     ts_ = cols.find({"TIMESTAMP"});

@@ -24,7 +24,7 @@ namespace {
 class BurstGptReader final : public TraceReader {
  public:
   BurstGptReader(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt)
-      : TraceReader(std::move(lines), TraceFormat::kBurstGpt, opt) {
+      : TraceReader(std::move(lines), "burstgpt", opt) {
     if (!cols_.parse(read_header())) header_error("unterminated double quote");
     names_.resize(cols_.size());
     auto need = [&](std::string_view name) {

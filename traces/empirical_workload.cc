@@ -71,7 +71,7 @@ YAML::Node EmpiricalWorkload::resolved() const {
   YAML::Node n;
   n["type"] = "empirical";
   n["path"] = spec_.path;
-  n["format"] = format_name(spec_.read.format);
+  n["format"] = spec_.read.format;
   n["skip_bad_rows"] = spec_.read.skip_bad_rows;
   n["max_rows"] = spec_.max_rows;
   n["joint"] = spec_.joint;

@@ -16,7 +16,7 @@ constexpr std::int32_t kMooncakeBlock = 512;
 class MooncakeReader final : public TraceReader {
  public:
   MooncakeReader(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt)
-      : TraceReader(std::move(lines), TraceFormat::kMooncake, opt) {}
+      : TraceReader(std::move(lines), "mooncake", opt) {}
 
   bool has_prefix() const override { return true; }
 

@@ -21,7 +21,7 @@ namespace {
 
 class NativeCsvReader final : public TraceReader {
  public:
-  NativeCsvReader(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt, TraceFormat as)
+  NativeCsvReader(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt, const std::string& as)
       : TraceReader(std::move(lines), as, opt) {
     allow_comments();
     if (!cols_.parse(read_header())) header_error("unterminated double quote");
@@ -105,7 +105,7 @@ class NativeCsvReader final : public TraceReader {
 }  // namespace
 
 std::unique_ptr<TraceReader> make_native_csv_reader(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt,
-                                                    TraceFormat as) {
+                                                    const std::string& as) {
   return std::make_unique<NativeCsvReader>(std::move(lines), opt, as);
 }
 

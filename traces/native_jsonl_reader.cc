@@ -14,7 +14,7 @@ namespace {
 class NativeJsonlReader final : public TraceReader {
  public:
   NativeJsonlReader(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt)
-      : TraceReader(std::move(lines), TraceFormat::kNativeJsonl, opt) {
+      : TraceReader(std::move(lines), "native_jsonl", opt) {
     allow_comments();
   }
 

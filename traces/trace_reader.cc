@@ -13,19 +13,6 @@
 
 namespace servesim {
 
-std::string format_name(TraceFormat f) {
-  switch (f) {
-    case TraceFormat::kAuto: return "auto";
-    case TraceFormat::kAzure: return "azure";
-    case TraceFormat::kBurstGpt: return "burstgpt";
-    case TraceFormat::kMooncake: return "mooncake";
-    case TraceFormat::kVtc: return "vtc";
-    case TraceFormat::kNativeCsv: return "native_csv";
-    case TraceFormat::kNativeJsonl: return "native_jsonl";
-  }
-  return "?";
-}
-
 namespace {
 
 bool ends_with(const std::string& s, std::string_view suffix) {
@@ -56,19 +43,58 @@ void reset(TraceRow& row) {
 
 }  // namespace
 
-TraceFormat parse_format(const std::string& name, const std::string& path) {
-  for (TraceFormat f : {TraceFormat::kAuto, TraceFormat::kAzure, TraceFormat::kBurstGpt, TraceFormat::kMooncake,
-                        TraceFormat::kVtc, TraceFormat::kNativeCsv, TraceFormat::kNativeJsonl})
-    if (name == format_name(f)) return f;
-  if (name == "native") return is_jsonl_path(path) ? TraceFormat::kNativeJsonl : TraceFormat::kNativeCsv;
-  throw InputError(fmt::format(
-      "unknown trace format '{}'; expected one of: auto, azure, burstgpt, mooncake, vtc, native, native_csv, "
-      "native_jsonl",
-      name));
+const std::vector<TraceFormatType>& trace_formats() {
+  auto has = [](std::string_view line, std::string_view s) { return line.find(s) != std::string_view::npos; };
+  static const std::vector<TraceFormatType> formats = {
+      {"azure", [=](std::string_view l, bool json) { return !json && has(l, "ContextTokens") && has(l, "GeneratedTokens"); },
+       make_azure_reader, /*wall_clock=*/true, /*native=*/false},
+      {"burstgpt", [=](std::string_view l, bool json) { return !json && has(l, "Request tokens") && has(l, "Response tokens"); },
+       make_burstgpt_reader, /*wall_clock=*/true, /*native=*/false},
+      {"mooncake", [=](std::string_view l, bool json) { return json && (has(l, "\"hash_ids\"") || has(l, "\"input_length\"")); },
+       make_mooncake_reader, /*wall_clock=*/false, /*native=*/false},
+      {"vtc", [=](std::string_view l, bool json) { return !json && has(l, "req_id") && has(l, "prompt_tokens"); },
+       [](std::unique_ptr<LineReader> lines, const TraceReadOptions& opt) {
+         return make_native_csv_reader(std::move(lines), opt, "vtc");
+       },
+       /*wall_clock=*/false, /*native=*/false},
+      {"native_csv", [=](std::string_view l, bool json) { return !json && has(l, "prompt_tokens"); },
+       [](std::unique_ptr<LineReader> lines, const TraceReadOptions& opt) {
+         return make_native_csv_reader(std::move(lines), opt, "native_csv");
+       },
+       /*wall_clock=*/false, /*native=*/true},
+      {"native_jsonl", [=](std::string_view l, bool json) { return json && has(l, "\"prompt_tokens\""); },
+       make_native_jsonl_reader, /*wall_clock=*/false, /*native=*/true},
+  };
+  return formats;
 }
 
-TraceReader::TraceReader(std::unique_ptr<LineReader> lines, TraceFormat format, const TraceReadOptions& opt)
-    : lines_(std::move(lines)), format_(format), opt_(opt) {}
+namespace {
+
+std::string format_names() {
+  std::string out;
+  for (const TraceFormatType& f : trace_formats()) out += (out.empty() ? "" : ", ") + f.name;
+  return out;
+}
+
+}  // namespace
+
+const TraceFormatType& trace_format(const std::string& name) {
+  for (const TraceFormatType& f : trace_formats())
+    if (f.name == name) return f;
+  throw InputError(fmt::format("unknown trace format '{}'; expected one of: {}", name, format_names()));
+}
+
+std::string parse_format(const std::string& name, const std::string& path) {
+  if (name == "auto") return name;
+  if (name == "native") return is_jsonl_path(path) ? "native_jsonl" : "native_csv";
+  for (const TraceFormatType& f : trace_formats())
+    if (f.name == name) return name;
+  throw InputError(
+      fmt::format("unknown trace format '{}'; expected one of: auto, native, {}", name, format_names()));
+}
+
+TraceReader::TraceReader(std::unique_ptr<LineReader> lines, std::string format, const TraceReadOptions& opt)
+    : lines_(std::move(lines)), format_(std::move(format)), opt_(opt) {}
 
 bool TraceReader::handle_comment(std::string_view line) {
   if (!comments_ || line.empty() || line.front() != '#') return false;
@@ -100,7 +126,7 @@ std::string_view TraceReader::read_header() {
                                bad + 1));
     return line;
   }
-  throw InputError(located(lines_->path(), 0, fmt::format("empty file: expected a {} header line", format_name(format_))));
+  throw InputError(located(lines_->path(), 0, fmt::format("empty file: expected a {} header line", format_)));
 }
 
 void TraceReader::header_error(const std::string& msg) const {
@@ -178,23 +204,16 @@ bool TraceReader::next(TraceRow& row) {
   }
 }
 
-TraceFormat detect_format(const std::string& path) {
+std::string detect_format(const std::string& path) {
   LineReader lines(path, 1 << 16);
   std::string_view first;
   while (lines.next(first)) {
     if (first.substr(0, 3) == "\xEF\xBB\xBF") first.remove_prefix(3);
     if (!is_blank(first) && first.front() != '#') break;  // '#' comments: native formats
   }
-  auto has = [&](std::string_view s) { return first.find(s) != std::string_view::npos; };
-  if (is_jsonl_path(path) || (!first.empty() && first.front() == '{')) {
-    if (has("\"hash_ids\"") || has("\"input_length\"")) return TraceFormat::kMooncake;
-    if (has("\"prompt_tokens\"")) return TraceFormat::kNativeJsonl;
-  } else {
-    if (has("ContextTokens") && has("GeneratedTokens")) return TraceFormat::kAzure;
-    if (has("Request tokens") && has("Response tokens")) return TraceFormat::kBurstGpt;
-    if (has("req_id") && has("prompt_tokens")) return TraceFormat::kVtc;
-    if (has("prompt_tokens")) return TraceFormat::kNativeCsv;
-  }
+  const bool json = is_jsonl_path(path) || (!first.empty() && first.front() == '{');
+  for (const TraceFormatType& f : trace_formats())
+    if (f.detect(first, json)) return f.name;
   throw InputError(located(path, lines.line_number(),
                            fmt::format("cannot tell the trace format from the first line {}; set `format:` to one of "
                                        "azure, burstgpt, mooncake, vtc, native",
@@ -202,18 +221,8 @@ TraceFormat detect_format(const std::string& path) {
 }
 
 std::unique_ptr<TraceReader> open_trace(const std::string& path, const TraceReadOptions& opt) {
-  TraceFormat f = opt.format == TraceFormat::kAuto ? detect_format(path) : opt.format;
-  auto lines = std::make_unique<LineReader>(path);
-  switch (f) {
-    case TraceFormat::kAzure: return make_azure_reader(std::move(lines), opt);
-    case TraceFormat::kBurstGpt: return make_burstgpt_reader(std::move(lines), opt);
-    case TraceFormat::kMooncake: return make_mooncake_reader(std::move(lines), opt);
-    case TraceFormat::kVtc:
-    case TraceFormat::kNativeCsv: return make_native_csv_reader(std::move(lines), opt, f);
-    case TraceFormat::kNativeJsonl: return make_native_jsonl_reader(std::move(lines), opt);
-    case TraceFormat::kAuto: break;
-  }
-  throw InputError(located(path, 0, "unknown trace format"));
+  const TraceFormatType& f = trace_format(opt.format == "auto" ? detect_format(path) : opt.format);
+  return f.make(std::make_unique<LineReader>(path), opt);
 }
 
 }  // namespace servesim

@@ -9,9 +9,12 @@
 // independent rows must not decrease: that is an error (or a skipped row)
 // unless the options ask for an in-memory sort (see open_trace()).
 //
-// Formats are documented in docs/traces.md; detection rules in detect_format().
+// Formats are a registry (trace_formats(): name, detection rule, reader
+// factory), documented in docs/traces.md. Adding a format is one reader file
+// and one registry entry in trace_reader.cc.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,19 +27,36 @@
 
 namespace servesim {
 
-enum class TraceFormat { kAuto, kAzure, kBurstGpt, kMooncake, kVtc, kNativeCsv, kNativeJsonl };
+class TraceReader;
+struct TraceReadOptions;
 
-// "auto", "azure", "burstgpt", "mooncake", "vtc", "native_csv", "native_jsonl".
-std::string format_name(TraceFormat f);
-// Parses a format name; also accepts "native" (CSV or JSONL by extension).
-// Throws InputError listing the valid names. `path` picks native's flavour.
-TraceFormat parse_format(const std::string& name, const std::string& path);
+// One trace format of the registry.
+struct TraceFormatType {
+  std::string name;  // as written in `format:` and reported by `trace stats`
+  // Whether a file is in this format, from its first non-blank, non-comment
+  // line (BOM removed); `json` is true for .jsonl/.json paths and lines
+  // starting with '{'. Formats are tried in registry order.
+  std::function<bool(std::string_view first, bool json)> detect;
+  std::function<std::unique_ptr<TraceReader>(std::unique_ptr<LineReader>, const TraceReadOptions&)> make;
+  bool wall_clock = false;  // timestamps are dates: time_origin auto rebases to the first row
+  bool native = false;      // our own format: a written trace that must replay exactly (dropped rows tracked)
+};
+
+// Every format, in detection order.
+const std::vector<TraceFormatType>& trace_formats();
+// The registry entry of a format name (not "auto"); throws InputError listing the names.
+const TraceFormatType& trace_format(const std::string& name);
+
+// Parses a `format:` value: "auto", a registered name, or "native" (native_csv
+// or native_jsonl by the extension of `path`). Throws InputError listing the
+// valid names.
+std::string parse_format(const std::string& name, const std::string& path);
 
 // What a BurstGPT row with zero response tokens (a failed request) becomes.
 enum class FailedRows { kDrop, kKeep, kError };
 
 struct TraceReadOptions {
-  TraceFormat format = TraceFormat::kAuto;
+  std::string format = "auto";  // "auto" or a registered format name (parse_format())
   bool skip_bad_rows = false;  // skip and count bad rows instead of failing
   bool sort = false;           // load all rows and stable-sort by arrival (not streaming)
   FailedRows failed = FailedRows::kDrop;  // BurstGPT zero-response rows
@@ -64,7 +84,7 @@ class TraceReader {
   // Next data row; false at end of file. Throws InputError on bad input.
   bool next(TraceRow& row);
 
-  TraceFormat format() const { return format_; }
+  const std::string& format() const { return format_; }  // a registered format name
   const std::string& path() const { return lines_->path(); }
   virtual bool has_clients() const { return false; }
   virtual bool has_prefix() const { return false; }
@@ -81,7 +101,7 @@ class TraceReader {
   const std::string& first_skip_reason() const { return first_skip_reason_; }
 
  protected:
-  TraceReader(std::unique_ptr<LineReader> lines, TraceFormat format, const TraceReadOptions& opt);
+  TraceReader(std::unique_ptr<LineReader> lines, std::string format, const TraceReadOptions& opt);
 
   // Parses one non-blank data line into `row` (spec fields, client, group).
   // Throws RowError for a bad row; returns false to drop the row by rule.
@@ -105,7 +125,7 @@ class TraceReader {
   std::vector<std::string> declared_clients_;
 
   std::unique_ptr<LineReader> lines_;
-  TraceFormat format_;
+  std::string format_;
   TraceReadOptions opt_;
   std::int64_t ordinal_ = 0;  // data rows parsed so far (the id of id-less rows)
   std::int64_t rows_read_ = 0, rows_skipped_ = 0, rows_dropped_ = 0;
@@ -119,12 +139,10 @@ class TraceReader {
   std::size_t sorted_pos_ = 0;
 };
 
-// Picks the format from the extension and the first line (see docs/traces.md):
-// .jsonl/.json: keys "hash_ids"/"input_length" -> mooncake, "prompt_tokens" ->
-// native_jsonl; .csv (or anything else): header TIMESTAMP/ContextTokens ->
-// azure, "Request tokens" -> burstgpt, req_id -> vtc, prompt_tokens -> native_csv.
+// Picks the format from the extension and the first line: the first registry
+// entry whose detect() accepts it (rules in trace_reader.cc and docs/traces.md).
 // Throws InputError when nothing matches.
-TraceFormat detect_format(const std::string& path);
+std::string detect_format(const std::string& path);
 
 // Opens a trace. With opt.sort the whole file is read and stable-sorted by
 // arrival on open (memory grows with the file; the default is streaming).
@@ -134,9 +152,10 @@ std::unique_ptr<TraceReader> open_trace(const std::string& path, const TraceRead
 std::unique_ptr<TraceReader> make_azure_reader(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt);
 std::unique_ptr<TraceReader> make_burstgpt_reader(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt);
 std::unique_ptr<TraceReader> make_mooncake_reader(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt);
-// Native CSV; VTC's CSV is read by the same code (req_id is an alias of id).
+// Native CSV; VTC's CSV is read by the same code (req_id is an alias of id);
+// `as` is the format name the reader reports ("native_csv" or "vtc").
 std::unique_ptr<TraceReader> make_native_csv_reader(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt,
-                                                    TraceFormat as);
+                                                    const std::string& as);
 std::unique_ptr<TraceReader> make_native_jsonl_reader(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt);
 
 }  // namespace servesim

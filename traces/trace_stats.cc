@@ -144,7 +144,7 @@ std::string format_trace_stats(const TraceStats& s) {
   std::string o;
   auto out = std::back_inserter(o);
   fmt::format_to(out, "file:             {}\n", s.path);
-  fmt::format_to(out, "format:           {}\n", format_name(s.format));
+  fmt::format_to(out, "format:           {}\n", s.format);
   fmt::format_to(out, "rows:             {}", grouped(s.rows));
   if (s.rows_skipped) fmt::format_to(out, " ({} bad rows skipped)", grouped(s.rows_skipped));
   if (s.rows_dropped) fmt::format_to(out, " ({} failed rows dropped)", grouped(s.rows_dropped));

@@ -24,7 +24,7 @@ struct LengthSummary {
 
 struct TraceStats {
   std::string path;
-  TraceFormat format = TraceFormat::kAuto;
+  std::string format = "auto";  // the detected (or given) format name
   std::int64_t rows = 0, rows_skipped = 0, rows_dropped = 0;
   std::string first_skip_reason;       // with skip_bad_rows: the first bad row's error
   std::int64_t dependent_rows = 0;     // rows with parents (excluded from timing stats)
