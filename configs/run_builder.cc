@@ -163,7 +163,9 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
       {"calibrated", out.calibrated ? "true" : "false"},
   };
   add_policy_metrics(sim, identity);
-  out.summary = report.finish(clients, out.totals, out.workers, identity);
+  RunSummary summary = report.finish(clients, out.totals, out.workers, identity);
+  out.summary = std::move(summary.fields);
+  out.values = summary.values;
   return out;
 }
 
