@@ -127,7 +127,7 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
     ws.batching = c.batching;
     ws.kv_capacity_pages = w.kv.pages;
     ws.page_size = c.page_size;
-    if (w.attention.kv == "andpro") ws.kv_eviction = w.attention.andpro;  // private KV shrinks after prefill
+    ws.kv_eviction = make_kv_eviction(w.attention);  // null, or private KV shrinks after prefill
     out.capacities.push_back(w.kv);
     setup.workers.push_back(std::move(ws));
   }

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <set>
 
+#include <fmt/ranges.h>
+
 #include "configs/option_tables.h"
 #include "costmodel/profile_table.h"
 
@@ -92,18 +94,17 @@ HardwareSpec load_hardware(YamlMap& parent, const std::string& key, const std::s
 AttentionConfig parse_attention(YamlMap& parent, const AttentionConfig& def) {
   AttentionConfig a = def;
   YamlMap m = parent.map("attention");
-  auto method = [&](const char* key, std::string& v, std::initializer_list<const char*> known) {
-    v = m.get<std::string>(key, v);
-    std::string list;
-    for (const char* k : known) {
-      if (v == k) return;
-      list += (list.empty() ? "" : ", ") + std::string(k);
+  auto method = [&]<class Method, std::size_t N>(const char* key, Method& v, const std::array<std::string_view, N>& names) {
+    const std::string name = m.get<std::string>(key, std::string(method_name(v)));
+    if (auto found = method_by_name<Method>(names, name)) {
+      v = *found;
+      return;
     }
-    m.fail(key, fmt::format("unknown attention method '{}'; known: {}", v, list));
+    m.fail(key, fmt::format("unknown attention method '{}'; known: {}", name, fmt::join(names, ", ")));
   };
-  method("prefill", a.prefill, {"dense", "minference"});
-  method("decode", a.decode, {"dense", "quest"});
-  method("kv", a.kv, {"none", "andpro"});
+  method("prefill", a.prefill, kPrefillMethodNames);
+  method("decode", a.decode, kDecodeMethodNames);
+  method("kv", a.kv, kKvMethodNames);
   YamlMap q = m.map("quest");
   read_options(q, quest_options(), a.quest);
   q.finish();
@@ -148,9 +149,9 @@ AttentionConfig parse_attention(YamlMap& parent, const AttentionConfig& def) {
 
 YAML::Node attention_node(const AttentionConfig& a) {
   YAML::Node n;
-  n["prefill"] = a.prefill;
-  n["decode"] = a.decode;
-  n["kv"] = a.kv;
+  n["prefill"] = std::string(method_name(a.prefill));
+  n["decode"] = std::string(method_name(a.decode));
+  n["kv"] = std::string(method_name(a.kv));
   YAML::Node q;
   write_options(q, quest_options(), a.quest);
   n["quest"] = q;

@@ -41,7 +41,7 @@ struct WorkerSetup {
   BatchingOptions batching;
   std::int64_t kv_capacity_pages = 0;
   std::int64_t page_size = 16;
-  std::optional<AndproParams> kv_eviction;  // AnDPro: KV eviction after prefill (worker.h)
+  std::shared_ptr<const KvEviction> kv_eviction;  // KV eviction after prefill, or null (worker.h)
 };
 
 struct SimulationSetup {
