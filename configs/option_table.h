@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 
 namespace servesim {
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "costmodel/gemm_shapes.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 namespace {

@@ -5,7 +5,7 @@
 #include "costmodel/calibrated_cost_model.h"
 #include "costmodel/noisy_cost_model.h"
 #include "costmodel/synthetic_profile.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 using namespace servesim;
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 namespace {

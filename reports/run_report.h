@@ -21,7 +21,7 @@
 #include "reports/csv_writer.h"
 #include "reports/fairness_tracker.h"
 #include "reports/quantile_sketch.h"
-#include "sim/request_source.h"
+#include "sim/core/request_source.h"
 #include "sim/run_observer.h"
 #include "sim/simulation.h"
 #include "sim/worker_stats.h"

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "policies/local_policy.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 #include "sim/prefix_cache.h"
-#include "sim/request.h"
+#include "sim/core/request.h"
 
 namespace servesim {
 

@@ -26,7 +26,7 @@
 #include "policies/global_policy.h"
 #include "sim/event_queue.h"
 #include "sim/live_request.h"
-#include "sim/request_source.h"
+#include "sim/core/request_source.h"
 #include "sim/run_observer.h"
 #include "sim/worker.h"
 

@@ -8,7 +8,7 @@
 #include <boost/graph/topological_sort.hpp>
 #include <fmt/format.h>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 

@@ -11,8 +11,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "configs/yaml_map.h"
-#include "sim/rng.h"
+#include "sim/core/yaml_map.h"
+#include "sim/core/rng.h"
 
 namespace servesim {
 

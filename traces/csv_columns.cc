@@ -3,7 +3,7 @@
 
 #include <cctype>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 #include "traces/field_parse.h"
 
 namespace servesim {

@@ -7,9 +7,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "configs/yaml_map.h"
-#include "sim/rng.h"
-#include "sim/time.h"
+#include "sim/core/yaml_map.h"
+#include "sim/core/rng.h"
+#include "sim/core/time.h"
 
 namespace servesim {
 

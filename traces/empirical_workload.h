@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/rng.h"
+#include "sim/core/rng.h"
 #include "traces/arrival_spec.h"
 #include "traces/trace_reader.h"
 #include "traces/workload.h"

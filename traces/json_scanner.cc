@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 #include "traces/field_parse.h"
 
 namespace servesim {

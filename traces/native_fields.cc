@@ -1,7 +1,7 @@
 // Cross-field checks of native rows; see native_fields.h.
 #include "traces/native_fields.h"
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 

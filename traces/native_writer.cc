@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 #include "traces/native_fields.h"
 
 namespace servesim {

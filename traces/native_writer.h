@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/request_source.h"
+#include "sim/core/request_source.h"
 
 namespace servesim {
 

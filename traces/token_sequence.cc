@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 #include "traces/seeded_hash.h"
 
 namespace servesim {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/request.h"
+#include "sim/core/request.h"
 
 namespace servesim {
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 namespace {

@@ -19,7 +19,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 #include "traces/trace_reader.h"
 
 namespace servesim {

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/rng.h"
+#include "sim/core/rng.h"
 #include "traces/trace_reader.h"
 
 using namespace servesim;

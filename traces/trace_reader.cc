@@ -8,7 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 #include "traces/field_parse.h"
 
 namespace servesim {

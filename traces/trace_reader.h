@@ -22,7 +22,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/request.h"
+#include "sim/core/request.h"
 #include "traces/line_reader.h"
 
 namespace servesim {

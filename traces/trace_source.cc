@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 #include "traces/seeded_hash.h"
 
 namespace servesim {

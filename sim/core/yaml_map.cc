@@ -1,5 +1,5 @@
 // Implementation of the strict YAML reader; see yaml_map.h for the contract.
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 
 #include <fstream>
 #include <limits>
