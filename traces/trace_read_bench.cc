@@ -2,7 +2,7 @@
 // written to /tmp (removed afterwards). Targets: >= 1M rows/s for the CSV
 // formats, >= 300K rows/s for Mooncake JSONL (rows shaped like the
 // conversation trace: ~24 block ids each). Prints min/median/max over runs.
-//   trace_read_bench [rows_csv=3000000] [rows_jsonl=1000000] [runs=3]
+//   servesim_trace_read_bench [rows_csv=3000000] [rows_jsonl=1000000] [runs=3]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
                               }));
     bench("native_jsonl", files.back(), runs);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "trace_read_bench: %s\n", e.what());
+    std::fprintf(stderr, "servesim_trace_read_bench: %s\n", e.what());
     for (const auto& f : files) std::filesystem::remove(f);
     return 1;
   }
