@@ -47,7 +47,7 @@ TEST_CASE("a child of two live parents is released at the later parent's end plu
   CHECK(rejected.empty());
 }
 
-TEST_CASE("a finished parent is remembered for a child pulled later; a failed or missing parent fails the child") {
+TEST_CASE("a finished parent is remembered for a child pulled later, and a failed or missing parent fails the child") {
   RequestTable t;
   DependencyTracker d;
   std::vector<RequestHandle> released, rejected;
