@@ -8,7 +8,7 @@
 #include "costmodel/noisy_cost_model.h"
 #include "reports/progress.h"
 #include "reports/timeline_writer.h"
-#include "traces/synthetic_workload.h"
+#include "traces/generators/synthetic_workload.h"
 #include "sim/simulation.h"
 
 namespace servesim {

@@ -27,7 +27,9 @@ declare -A allowed=(
 
 bad=0
 for module in "${!allowed[@]}"; do
-  files=$(find "$module" -maxdepth 1 -type f \( -name '*.h' -o -name '*.cc' \) ! -name '*_test.cc' ! -name '*_bench.cc' \
+  depth=(-maxdepth 1)
+  [[ "$module" == traces ]] && depth=()  # traces/, traces/readers/, traces/generators/
+  files=$(find "$module" "${depth[@]}" -type f \( -name '*.h' -o -name '*.cc' \) ! -name '*_test.cc' ! -name '*_bench.cc' \
           ! -name 'test_harness.h' ! -name 'test_files.h' ! -name '*test_util.h')
   for f in $files; do
     while IFS= read -r inc; do

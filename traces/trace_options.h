@@ -20,7 +20,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/core/yaml_map.h"
-#include "traces/trace_reader.h"
+#include "traces/readers/trace_reader.h"
 
 namespace servesim {
 

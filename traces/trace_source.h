@@ -22,7 +22,7 @@
 #include "traces/client_assigner.h"
 #include "traces/timestamp_spreader.h"
 #include "traces/trace_options.h"
-#include "traces/trace_reader.h"
+#include "traces/readers/trace_reader.h"
 
 namespace servesim {
 
