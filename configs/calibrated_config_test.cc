@@ -136,7 +136,7 @@ TEST_CASE("attention methods and their parameters are parsed, resolved and check
   quest: {budget: 1024}, minference: {patterns: {vs_30_2048: 0.5, bs_100: 0.5}, min_length: 16384},
   andpro: {budget: 1024, window: 64}})"), kSmallWorkload));
   const AttentionConfig& a = c.workers[0].attention;
-  CHECK(a.prefill == "minference");
+  CHECK(a.prefill == PrefillMethod::kMInference);
   CHECK(a.quest.budget == 1024);
   CHECK(a.minference.patterns.size() == 2);
   CHECK(a.minference.min_length == 16384);

@@ -8,7 +8,7 @@
 #include "costmodel/noisy_cost_model.h"
 #include "reports/progress.h"
 #include "reports/timeline_writer.h"
-#include "traces/synthetic_workload.h"
+#include "traces/generators/synthetic_workload.h"
 #include "sim/simulation.h"
 
 namespace servesim {
@@ -110,12 +110,15 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   setup.horizon = c.horizon;
   PolicyContext pctx{c.workers.size(), c.seed};
   setup.global = c.global_policy.make(pctx);
-  // One cost model instance per distinct (hardware, attention) pair.
-  std::map<std::string, std::shared_ptr<const CostModel>> shared_cost;
-  for (const WorkerConfig& w : c.workers) {
+  // One cost model instance per distinct worker (equal by value: hardware,
+  // attention, KV capacity, profile); workers equal to an earlier one share it.
+  const std::vector<std::size_t> first = first_equal_worker(c.workers);
+  std::vector<std::shared_ptr<const CostModel>> cost_of(c.workers.size());
+  for (std::size_t i = 0; i < c.workers.size(); ++i) {
+    const WorkerConfig& w = c.workers[i];
     WorkerSetup ws;
     ws.policy = c.local_policy.make(pctx);
-    auto& cost = shared_cost[w.hardware.name + "|" + w.attention.describe()];
+    auto& cost = cost_of[first[i]];
     if (!cost) cost = make_cost_model(c, w);
     ws.cost = cost;
     // Policies may see a noisy estimate of the same model (cost_model.estimate_noise).
@@ -124,7 +127,7 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
     ws.batching = c.batching;
     ws.kv_capacity_pages = w.kv.pages;
     ws.page_size = c.page_size;
-    if (w.attention.kv == "andpro") ws.kv_eviction = w.attention.andpro;  // private KV shrinks after prefill
+    ws.kv_eviction = make_kv_eviction(w.attention);  // null, or private KV shrinks after prefill
     out.capacities.push_back(w.kv);
     setup.workers.push_back(std::move(ws));
   }
@@ -160,7 +163,9 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
       {"calibrated", out.calibrated ? "true" : "false"},
   };
   add_policy_metrics(sim, identity);
-  out.summary = report.finish(clients, out.totals, out.workers, identity);
+  RunSummary summary = report.finish(clients, out.totals, out.workers, identity);
+  out.summary = std::move(summary.fields);
+  out.values = summary.values;
   return out;
 }
 

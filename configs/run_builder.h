@@ -19,7 +19,8 @@ struct RunOptions {
 
 struct RunOutput {
   std::string out_dir;
-  SummaryFields summary;
+  SummaryFields summary;  // summary.csv's columns as written
+  SummaryValues values;   // the run-wide values of summary.csv, typed
   SimulationTotals totals;
   std::vector<WorkerStats> workers;
   std::vector<KvCapacity> capacities;

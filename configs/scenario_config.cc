@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <set>
 
+#include <fmt/ranges.h>
+
+#include "configs/option_tables.h"
 #include "costmodel/profile_table.h"
 
 namespace servesim {
@@ -65,17 +68,7 @@ std::pair<YamlMap, std::string> resolve_named(YamlMap& parent, const std::string
 ModelSpec parse_model(YamlMap& m, const std::string& fallback_name) {
   ModelSpec s;
   s.name = m.get<std::string>("name", fallback_name.empty() ? "custom" : fallback_name);
-  s.layers = m.positive_int("layers", s.layers);
-  s.hidden = m.positive_int("hidden", s.hidden);
-  s.heads = m.positive_int("heads", s.heads);
-  s.kv_heads = m.positive_int("kv_heads", s.kv_heads);
-  s.head_dim = m.positive_int("head_dim", s.head_dim);
-  s.intermediate = m.positive_int("intermediate", s.intermediate);
-  s.vocab = m.positive_int("vocab", s.vocab);
-  s.max_context = m.positive_int("max_context", s.max_context);
-  s.tie_embeddings = m.get<bool>("tie_embeddings", s.tie_embeddings);
-  s.weight_bytes = static_cast<int>(m.positive_int("weight_bytes", s.weight_bytes));
-  s.kv_bytes = static_cast<int>(m.positive_int("kv_bytes", s.kv_bytes));
+  read_options(m, model_options(), s);
   if (s.heads % s.kv_heads != 0)
     m.fail("kv_heads", fmt::format("heads ({}) must be a multiple of kv_heads ({})", s.heads, s.kv_heads));
   m.finish();
@@ -85,12 +78,7 @@ ModelSpec parse_model(YamlMap& m, const std::string& fallback_name) {
 HardwareSpec parse_hardware(YamlMap& m, const std::string& fallback_name) {
   HardwareSpec h;
   h.name = m.get<std::string>("name", fallback_name.empty() ? "custom" : fallback_name);
-  h.memory_gb = m.positive("memory_gb", h.memory_gb);
-  h.mem_bandwidth_gbps = m.positive("mem_bandwidth_gbps", h.mem_bandwidth_gbps);
-  h.bf16_tflops = m.positive("bf16_tflops", h.bf16_tflops);
-  h.interconnect_gbps = m.positive("interconnect_gbps", h.interconnect_gbps);
-  h.kernel_launch_us = m.get<double>("kernel_launch_us", h.kernel_launch_us);
-  if (h.kernel_launch_us < 0) m.fail("kernel_launch_us", "must be >= 0");
+  read_options(m, hardware_options(), h);
   m.get<std::string>("source", "");  // provenance note (datasheet), informational
   m.finish();
   return h;
@@ -106,22 +94,19 @@ HardwareSpec load_hardware(YamlMap& parent, const std::string& key, const std::s
 AttentionConfig parse_attention(YamlMap& parent, const AttentionConfig& def) {
   AttentionConfig a = def;
   YamlMap m = parent.map("attention");
-  auto method = [&](const char* key, std::string& v, std::initializer_list<const char*> known) {
-    v = m.get<std::string>(key, v);
-    std::string list;
-    for (const char* k : known) {
-      if (v == k) return;
-      list += (list.empty() ? "" : ", ") + std::string(k);
+  auto method = [&]<class Method, std::size_t N>(const char* key, Method& v, const std::array<std::string_view, N>& names) {
+    const std::string name = m.get<std::string>(key, std::string(method_name(v)));
+    if (auto found = method_by_name<Method>(names, name)) {
+      v = *found;
+      return;
     }
-    m.fail(key, fmt::format("unknown attention method '{}'; known: {}", v, list));
+    m.fail(key, fmt::format("unknown attention method '{}'; known: {}", name, fmt::join(names, ", ")));
   };
-  method("prefill", a.prefill, {"dense", "minference"});
-  method("decode", a.decode, {"dense", "quest"});
-  method("kv", a.kv, {"none", "andpro"});
+  method("prefill", a.prefill, kPrefillMethodNames);
+  method("decode", a.decode, kDecodeMethodNames);
+  method("kv", a.kv, kKvMethodNames);
   YamlMap q = m.map("quest");
-  a.quest.budget = q.positive_int("budget", a.quest.budget);
-  a.quest.dense_layers = q.get<std::int64_t>("dense_layers", a.quest.dense_layers);
-  if (a.quest.dense_layers < 0) q.fail("dense_layers", "must be >= 0");
+  read_options(q, quest_options(), a.quest);
   q.finish();
   YamlMap mi = m.map("minference");
   if (mi.has("patterns")) {
@@ -151,12 +136,10 @@ AttentionConfig parse_attention(YamlMap& parent, const AttentionConfig& def) {
                                         "ashape_<sink>_<window>)", name));
     }
   }
-  a.minference.min_length = mi.positive_int("min_length", a.minference.min_length);
+  read_options(mi, minference_options(), a.minference);
   mi.finish();
   YamlMap an = m.map("andpro");
-  a.andpro.block = an.positive_int("block", a.andpro.block);
-  a.andpro.budget = an.positive_int("budget", a.andpro.budget);
-  a.andpro.window = an.positive_int("window", a.andpro.window);
+  read_options(an, andpro_options(), a.andpro);
   if (a.andpro.budget % a.andpro.block != 0)
     an.fail("budget", fmt::format("must be a multiple of block ({}), got {}", a.andpro.block, a.andpro.budget));
   an.finish();
@@ -166,43 +149,41 @@ AttentionConfig parse_attention(YamlMap& parent, const AttentionConfig& def) {
 
 YAML::Node attention_node(const AttentionConfig& a) {
   YAML::Node n;
-  n["prefill"] = a.prefill;
-  n["decode"] = a.decode;
-  n["kv"] = a.kv;
-  n["quest"]["budget"] = a.quest.budget;
-  n["quest"]["dense_layers"] = a.quest.dense_layers;
-  YAML::Node p;
+  n["prefill"] = std::string(method_name(a.prefill));
+  n["decode"] = std::string(method_name(a.decode));
+  n["kv"] = std::string(method_name(a.kv));
+  YAML::Node q;
+  write_options(q, quest_options(), a.quest);
+  n["quest"] = q;
+  YAML::Node mi, p;
   for (const auto& [name, share] : a.minference.patterns) p[name] = share;
-  n["minference"]["patterns"] = p;
-  n["minference"]["min_length"] = a.minference.min_length;
-  n["andpro"]["budget"] = a.andpro.budget;
-  n["andpro"]["window"] = a.andpro.window;
-  n["andpro"]["block"] = a.andpro.block;
+  mi["patterns"] = p;
+  write_options(mi, minference_options(), a.minference);
+  n["minference"] = mi;
+  YAML::Node an;
+  write_options(an, andpro_options(), a.andpro);
+  n["andpro"] = an;
   return n;
-}
-
-double fraction(YamlMap& m, const std::string& key, double def, bool allow_zero) {
-  double x = m.get<double>(key, def);
-  if (!(allow_zero ? x >= 0 : x > 0) || x > 1)
-    m.fail(key, fmt::format("must be in {}0, 1], got {}", allow_zero ? "[" : "(", x));
-  return x;
 }
 
 std::string auto_profile_path(const HardwareSpec& hw) {
   return (fs::path(profile_dir()) / lower(hw.name) / "profile.csv").string();
 }
 
-// cost_model: backend auto | calibrated | roofline | fixed and its options.
-// Needs c.workers (hardware and attention per worker). See CostModelConfig.
-void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
-  YamlMap cm = m.map("cost_model");
+// cost_model: backend auto | calibrated | roofline | fixed and its options,
+// in four steps (each below): resolve the backend, read its options, load and
+// fit the profiles, check every worker can be priced. Needs c.workers
+// (hardware and attention per worker). See CostModelConfig.
+void parse_cost_model(YamlMap& m, ScenarioConfig& c);
+
+// Step 1: `backend`, with auto resolved: calibrated only when every worker's
+// GPU has a measured profile, else roofline.
+void resolve_backend(YamlMap& cm, ScenarioConfig& c) {
   CostModelConfig& cc = c.cost_model;
-  std::string backend = cm.get<std::string>("backend", "auto");
+  std::string backend = cm.get<std::string>("backend", cc.backend);
   if (backend != "auto" && backend != "calibrated" && backend != "roofline" && backend != "fixed")
     cm.fail("backend", fmt::format("unknown cost model backend '{}'; known: auto, calibrated, roofline, fixed", backend));
-  cc.estimate_noise = cm.get<double>("estimate_noise", 0.0);
-  if (cc.estimate_noise < 0) cm.fail("estimate_noise", "must be >= 0");
-  if (backend == "auto") {  // calibrated only when every worker's GPU has a measured profile
+  if (backend == "auto") {
     cc.auto_selected = true;
     bool all = true;
     std::set<std::string> seen;  // hardware names (a cluster may have 100000 workers)
@@ -211,87 +192,112 @@ void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
     backend = all ? "calibrated" : "roofline";
   }
   cc.backend = backend;
-  const double overhead = cm.get<double>("iteration_overhead_us", 50.0);
-  if (overhead < 0) cm.fail("iteration_overhead_us", "must be >= 0");
+}
+
+// Step 2: the options of the resolved backend (auto accepts both roofline's
+// and calibrated's keys), and estimate_noise.
+void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
+  CostModelConfig& cc = c.cost_model;
+  const std::string& backend = cc.backend;
+  cc.estimate_noise = cm.get<double>("estimate_noise", cc.estimate_noise);
+  if (cc.estimate_noise < 0) cm.fail("estimate_noise", "must be >= 0");
+  if (backend == "fixed") {  // accepted (and unused) by every backend, as documented
+    if (cm.get<double>("iteration_overhead_us", 0.0) < 0) cm.fail("iteration_overhead_us", "must be >= 0");
+  }
   if (backend == "roofline" || cc.auto_selected) {
-    RooflineOptions& r = cc.roofline;
-    r.compute_efficiency = fraction(cm, "compute_efficiency", r.compute_efficiency, false);
-    r.memory_efficiency = fraction(cm, "memory_efficiency", r.memory_efficiency, false);
-    r.iteration_overhead_us = overhead;
-    r.kernels_per_layer = static_cast<int>(cm.get<std::int64_t>("kernels_per_layer", r.kernels_per_layer));
-    if (r.kernels_per_layer < 0) cm.fail("kernels_per_layer", "must be >= 0");
-    r.tp = c.tp;
+    read_options(cm, roofline_options(), cc.roofline);
+    cc.roofline.tp = c.tp;
   }
   if (backend == "calibrated" || cc.auto_selected) {
-    CalibratedOptions& o = cc.calibrated;
-    o.iteration_overhead_us = overhead;
-    o.layer_overhead_us = cm.get<double>("layer_overhead_us", o.layer_overhead_us);
-    if (o.layer_overhead_us < 0) cm.fail("layer_overhead_us", "must be >= 0");
-    o.allreduce_latency_us = cm.get<double>("allreduce_latency_us", o.allreduce_latency_us);
-    if (o.allreduce_latency_us < 0) cm.fail("allreduce_latency_us", "must be >= 0");
-    o.allow_scaling = cm.get<bool>("allow_scaling", o.allow_scaling);
-    o.tp = c.tp;
-    cc.profile = cm.get<std::string>("profile", "auto");
+    read_options(cm, calibrated_options(), cc.calibrated);
+    cc.calibrated.tp = c.tp;
+    cc.profile = cm.get<std::string>("profile", cc.profile);
   }
   if (backend == "fixed") {
     FixedCostOptions& f = cc.fixed;
-    f.base = seconds_to_time(cm.positive("base_ms", 10.0) * 1e-3);
-    f.per_prefill_token = seconds_to_time(cm.get<double>("per_prefill_token_us", 0.0) * 1e-6);
-    f.per_decode_token = seconds_to_time(cm.get<double>("per_decode_token_us", 0.0) * 1e-6);
+    // Defaults: FixedCostOptions, converted to the keys' units.
+    f.base = seconds_to_time(cm.positive("base_ms", time_to_seconds(f.base) * 1e3) * 1e-3);
+    f.per_prefill_token =
+        seconds_to_time(cm.get<double>("per_prefill_token_us", time_to_seconds(f.per_prefill_token) * 1e6) * 1e-6);
+    f.per_decode_token =
+        seconds_to_time(cm.get<double>("per_decode_token_us", time_to_seconds(f.per_decode_token) * 1e6) * 1e-6);
     if (f.per_prefill_token < 0 || f.per_decode_token < 0) cm.fail_here("per-token costs must be >= 0");
   }
-  if (backend == "calibrated") {
-    const std::string key = cm.has("profile") ? "profile" : "backend";
-    std::map<std::string, std::string> resolved_path;  // hardware name → profile path
-    for (std::size_t i = 0; i < c.workers.size(); ++i) {
-      WorkerConfig& w = c.workers[i];
-      if (auto it = resolved_path.find(w.hardware.name); it != resolved_path.end()) {
-        w.profile = it->second;
-        continue;
-      }
-      const bool automatic = cc.profile == "auto";
-      fs::path p = automatic ? fs::path(auto_profile_path(w.hardware)) : fs::path(cc.profile);
-      if (!automatic && p.is_relative()) p = fs::path(cm.file()).parent_path() / p;
-      w.profile = fs::absolute(p).lexically_normal().string();
-      if (automatic && !fs::exists(p))
-        cm.fail(key, fmt::format("no measured kernel profile for hardware '{}' at {}; measure one "
-                                 "(docs/costmodel.md, \"Calibrating a new GPU\") or set cost_model.profile",
-                                 w.hardware.name, w.profile));
-      resolved_path[w.hardware.name] = w.profile;
-      if (cc.fits.count(w.profile)) continue;
-      std::shared_ptr<const KernelFits> fits;
-      try {
-        fits = std::make_shared<KernelFits>(KernelFits::fit(ProfileTable::load(w.profile)));
-      } catch (const InputError& e) {
-        cm.fail(key, e.what());
-      }
-      if (automatic && fits->synthetic())
-        cm.fail(key, fmt::format("{} is a SYNTHETIC profile; the profile folder holds measured profiles only",
-                                 w.profile));
-      cc.fits[w.profile] = fits;
+}
+
+// The key a calibrated-backend error is reported at.
+std::string profile_key(const YamlMap& cm) { return cm.has("profile") ? "profile" : "backend"; }
+
+// Step 3 (calibrated): each worker's profile path (per hardware name with
+// profile auto), each distinct file loaded and fitted once into cc.fits.
+void load_profiles(YamlMap& cm, ScenarioConfig& c) {
+  CostModelConfig& cc = c.cost_model;
+  const std::string key = profile_key(cm);
+  std::map<std::string, std::string> resolved_path;  // hardware name → profile path
+  for (std::size_t i = 0; i < c.workers.size(); ++i) {
+    WorkerConfig& w = c.workers[i];
+    if (auto it = resolved_path.find(w.hardware.name); it != resolved_path.end()) {
+      w.profile = it->second;
+      continue;
     }
-    // Build each distinct worker's model once now, so a missing family or
-    // shape is reported here, at the config key, not in the middle of a run.
-    std::set<std::string> checked;
-    for (const WorkerConfig& w : c.workers) {
-      if (!checked.insert(w.profile + "|" + w.hardware.name + "|" + w.attention.describe()).second) continue;
+    const bool automatic = cc.profile == "auto";
+    fs::path p = automatic ? fs::path(auto_profile_path(w.hardware)) : fs::path(cc.profile);
+    if (!automatic && p.is_relative()) p = fs::path(cm.file()).parent_path() / p;
+    w.profile = fs::absolute(p).lexically_normal().string();
+    if (automatic && !fs::exists(p))
+      cm.fail(key, fmt::format("no measured kernel profile for hardware '{}' at {}; measure one "
+                               "(docs/costmodel.md, \"Calibrating a new GPU\") or set cost_model.profile",
+                               w.hardware.name, w.profile));
+    resolved_path[w.hardware.name] = w.profile;
+    if (cc.fits.count(w.profile)) continue;
+    std::shared_ptr<const KernelFits> fits;
+    try {
+      fits = std::make_shared<KernelFits>(KernelFits::fit(ProfileTable::load(w.profile)));
+    } catch (const InputError& e) {
+      cm.fail(key, e.what());
+    }
+    if (automatic && fits->synthetic())
+      cm.fail(key, fmt::format("{} is a SYNTHETIC profile; the profile folder holds measured profiles only",
+                               w.profile));
+    cc.fits[w.profile] = fits;
+  }
+}
+
+// Step 4: every worker can be priced. Calibrated: each distinct worker's
+// model is built now, so a missing family or shape is reported here, at the
+// config key, not in the middle of a run. Other backends: dense attention only.
+void check_workers_priced(YamlMap& cm, const ScenarioConfig& c) {
+  const CostModelConfig& cc = c.cost_model;
+  if (cc.backend == "calibrated") {
+    const std::vector<std::size_t> first = first_equal_worker(c.workers);
+    for (std::size_t i = 0; i < c.workers.size(); ++i) {
+      if (first[i] != i) continue;
+      const WorkerConfig& w = c.workers[i];
       try {
         CalibratedCostModel(cc.fits.at(w.profile), c.model, w.hardware, w.attention, cc.calibrated);
       } catch (const InputError& e) {
-        cm.fail(key, e.what());
+        cm.fail(profile_key(cm), e.what());
       }
     }
-  } else {
-    for (std::size_t i = 0; i < c.workers.size(); ++i)
-      if (!c.workers[i].attention.is_dense())
-        cm.fail("backend", fmt::format(
-            "worker {} uses attention {}, which only the calibrated backend prices (the {} backend has no model of "
-            "sparse kernels){}; set cost_model: {{backend: calibrated, profile: PROFILE.csv}}", i,
-            c.workers[i].attention.describe(), backend,
-            cc.auto_selected ? fmt::format(" and backend auto found no measured profile at {}",
-                                           auto_profile_path(c.workers[i].hardware))
-                             : ""));
+    return;
   }
+  for (std::size_t i = 0; i < c.workers.size(); ++i)
+    if (!c.workers[i].attention.is_dense())
+      cm.fail("backend", fmt::format(
+          "worker {} uses attention {}, which only the calibrated backend prices (the {} backend has no model of "
+          "sparse kernels){}; set cost_model: {{backend: calibrated, profile: PROFILE.csv}}", i,
+          c.workers[i].attention.describe(), cc.backend,
+          cc.auto_selected ? fmt::format(" and backend auto found no measured profile at {}",
+                                         auto_profile_path(c.workers[i].hardware))
+                           : ""));
+}
+
+void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
+  YamlMap cm = m.map("cost_model");
+  resolve_backend(cm, c);
+  read_backend_options(cm, c);
+  if (c.cost_model.backend == "calibrated") load_profiles(cm, c);
+  check_workers_priced(cm, c);
   cm.finish();
 }
 
@@ -312,17 +318,11 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
     c.model = parse_model(mm, name);
   }
   c.hardware = load_hardware(m, "hardware", "h100-sxm");
-  AttentionConfig attention = parse_attention(m, AttentionConfig{});
+  c.attention = parse_attention(m, AttentionConfig{});
 
   YamlMap b = m.map("batching");
-  c.batching.max_batch_tokens = b.positive_int("max_batch_tokens", c.batching.max_batch_tokens);
-  c.batching.chunk_size = b.positive_int("chunk_size", c.batching.chunk_size);
-  c.batching.max_running = b.positive_int("max_running", c.batching.max_running);
-  c.batching.reservation_ratio = fraction(b, "reservation_ratio", c.batching.reservation_ratio, true);
-  c.memory_utilization = fraction(b, "memory_utilization", c.memory_utilization, false);
-  c.activation_reserve_gb = b.get<double>("activation_reserve_gb", c.activation_reserve_gb);
-  if (c.activation_reserve_gb < 0) b.fail("activation_reserve_gb", "must be >= 0");
-  c.page_size = b.positive_int("page_size", c.page_size);
+  read_options(b, batching_options(), c.batching);
+  read_options(b, memory_options(), c);
   std::string mode = b.get<std::string>("mode", "mixed");
   if (mode == "mixed") c.batching.mode = BatchMode::kMixed;
   else if (mode == "prefill_first") c.batching.mode = BatchMode::kPrefillFirst;
@@ -343,7 +343,7 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
       where.fail(key, e.what());
     }
   };
-  WorkerConfig base{c.hardware, attention, capacity(c.hardware, attention, m, "model"), ""};
+  WorkerConfig base{c.hardware, c.attention, capacity(c.hardware, c.attention, m, "model"), ""};
   c.workers.assign(static_cast<std::size_t>(n_workers), base);
   YAML::Node overrides = cl.raw("overrides");
   if (overrides.IsDefined() && !overrides.IsNull() && !overrides.IsSequence()) cl.fail("overrides", "expected a list of {worker: N, hardware: ..., attention: ...}");
@@ -377,16 +377,45 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
 
   YamlMap rm = m.map("report");
   c.out_dir = rm.get<std::string>("out", "runs/" + c.name);
-  c.w_in = rm.get<double>("w_in", c.w_in);
-  c.w_out = rm.get<double>("w_out", c.w_out);
-  if (c.w_in < 0 || c.w_out < 0) rm.fail_here("service weights w_in and w_out must be >= 0");
-  c.write_requests = rm.get<bool>("requests_csv", c.write_requests);
-  double tl = rm.get<double>("timeline_interval_s", 1.0);
+  read_options(rm, report_options(), c);
+  double tl = rm.get<double>("timeline_interval_s", c.timeline_interval ? time_to_seconds(*c.timeline_interval) : 0.0);
   if (tl < 0) rm.fail("timeline_interval_s", "must be >= 0 (0 turns timeline.csv off)");
   c.timeline_interval = tl > 0 ? std::optional<Time>(seconds_to_time(tl)) : std::nullopt;
   rm.finish();
   m.finish();
   return c;
+}
+
+std::vector<std::size_t> first_equal_worker(const std::vector<WorkerConfig>& workers) {
+  std::vector<std::size_t> first(workers.size());
+  std::map<std::string, std::vector<std::size_t>> by_name;  // hardware name → distinct workers seen
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    std::vector<std::size_t>& seen = by_name[workers[i].hardware.name];
+    auto it = std::find_if(seen.begin(), seen.end(), [&](std::size_t j) { return workers[j] == workers[i]; });
+    if (it == seen.end()) it = seen.insert(seen.end(), i);
+    first[i] = *it;
+  }
+  return first;
+}
+
+bool CostModelConfig::operator==(const CostModelConfig& o) const {
+  if (backend != o.backend || estimate_noise != o.estimate_noise) return false;
+  if (backend == "roofline") return roofline == o.roofline;
+  if (backend == "fixed") return fixed == o.fixed;
+  return calibrated == o.calibrated && (profile == "auto") == (o.profile == "auto");
+}
+
+bool ScenarioConfig::operator==(const ScenarioConfig& o) const {
+  auto same_yaml = [](const YAML::Node& a, const YAML::Node& b) { return YAML::Dump(a) == YAML::Dump(b); };
+  return name == o.name && seed == o.seed && horizon == o.horizon && model == o.model && hardware == o.hardware &&
+         attention == o.attention && tp == o.tp && batching == o.batching &&
+         memory_utilization == o.memory_utilization && activation_reserve_gb == o.activation_reserve_gb &&
+         page_size == o.page_size && workers == o.workers &&
+         same_yaml(local_policy.resolved, o.local_policy.resolved) && local_policy.oracle == o.local_policy.oracle &&
+         same_yaml(global_policy.resolved, o.global_policy.resolved) &&
+         global_policy.oracle == o.global_policy.oracle && cost_model == o.cost_model &&
+         same_yaml(workload->resolved(), o.workload->resolved()) && out_dir == o.out_dir && w_in == o.w_in &&
+         w_out == o.w_out && write_requests == o.write_requests && timeline_interval == o.timeline_interval;
 }
 
 ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& set_overrides) {
@@ -402,46 +431,26 @@ YAML::Node ScenarioConfig::resolved() const {
   if (horizon) n["horizon_s"] = time_to_seconds(*horizon);
   YAML::Node mo;
   mo["name"] = model.name;
-  mo["layers"] = model.layers;
-  mo["hidden"] = model.hidden;
-  mo["heads"] = model.heads;
-  mo["kv_heads"] = model.kv_heads;
-  mo["head_dim"] = model.head_dim;
-  mo["intermediate"] = model.intermediate;
-  mo["vocab"] = model.vocab;
-  mo["max_context"] = model.max_context;
-  mo["tie_embeddings"] = model.tie_embeddings;
-  mo["weight_bytes"] = model.weight_bytes;
-  mo["kv_bytes"] = model.kv_bytes;
+  write_options(mo, model_options(), model);
   n["model"] = mo;
   auto hw_node = [](const HardwareSpec& h) {
     YAML::Node x;
     x["name"] = h.name;
-    x["memory_gb"] = h.memory_gb;
-    x["mem_bandwidth_gbps"] = h.mem_bandwidth_gbps;
-    x["bf16_tflops"] = h.bf16_tflops;
-    x["interconnect_gbps"] = h.interconnect_gbps;
-    x["kernel_launch_us"] = h.kernel_launch_us;
+    write_options(x, hardware_options(), h);
     return x;
   };
   n["hardware"] = hw_node(hardware);
-  n["attention"] = attention_node(workers.front().attention);
+  n["attention"] = attention_node(attention);
   YAML::Node b;
-  b["max_batch_tokens"] = batching.max_batch_tokens;
-  b["chunk_size"] = batching.chunk_size;
-  b["max_running"] = batching.max_running;
-  b["reservation_ratio"] = batching.reservation_ratio;
-  b["memory_utilization"] = memory_utilization;
-  b["activation_reserve_gb"] = activation_reserve_gb;
-  b["page_size"] = page_size;
+  write_options(b, batching_options(), batching);
+  write_options(b, memory_options(), *this);
   b["mode"] = batching.mode == BatchMode::kMixed ? "mixed" : "prefill_first";
   n["batching"] = b;
   n["cluster"]["workers"] = workers.size();
   n["cluster"]["tp"] = tp;
   for (std::size_t i = 0; i < workers.size(); ++i) {
     const WorkerConfig& w = workers[i];
-    bool same = w.hardware.name == hardware.name && w.attention.describe() == workers.front().attention.describe();
-    if (same) continue;
+    if (w.hardware == hardware && w.attention == attention) continue;
     YAML::Node o;
     o["worker"] = i;
     o["hardware"] = hw_node(w.hardware);
@@ -453,16 +462,10 @@ YAML::Node ScenarioConfig::resolved() const {
   YAML::Node cm;
   cm["backend"] = cost_model.backend;
   if (cost_model.backend == "roofline") {
-    cm["compute_efficiency"] = cost_model.roofline.compute_efficiency;
-    cm["memory_efficiency"] = cost_model.roofline.memory_efficiency;
-    cm["iteration_overhead_us"] = cost_model.roofline.iteration_overhead_us;
-    cm["kernels_per_layer"] = cost_model.roofline.kernels_per_layer;
+    write_options(cm, roofline_options(), cost_model.roofline);
   } else if (cost_model.backend == "calibrated") {
     cm["profile"] = cost_model.profile == "auto" ? std::string("auto") : workers.front().profile;
-    cm["iteration_overhead_us"] = cost_model.calibrated.iteration_overhead_us;
-    cm["layer_overhead_us"] = cost_model.calibrated.layer_overhead_us;
-    cm["allreduce_latency_us"] = cost_model.calibrated.allreduce_latency_us;
-    cm["allow_scaling"] = cost_model.calibrated.allow_scaling;
+    write_options(cm, calibrated_options(), cost_model.calibrated);
   } else {
     cm["base_ms"] = time_to_seconds(cost_model.fixed.base) * 1e3;
     cm["per_prefill_token_us"] = time_to_seconds(cost_model.fixed.per_prefill_token) * 1e6;
@@ -472,9 +475,8 @@ YAML::Node ScenarioConfig::resolved() const {
   n["cost_model"] = cm;
   n["workload"] = workload->resolved();
   n["report"]["out"] = out_dir;
-  n["report"]["w_in"] = w_in;
-  n["report"]["w_out"] = w_out;
-  n["report"]["requests_csv"] = write_requests;
+  YAML::Node report = n["report"];
+  write_options(report, report_options(), *this);
   n["report"]["timeline_interval_s"] = timeline_interval ? time_to_seconds(*timeline_interval) : 0.0;
   return n;
 }

@@ -30,8 +30,10 @@ namespace servesim {
 // `calibrated` when every worker's hardware has a measured (not synthetic)
 // profile at <profile_dir()>/<hardware>/profile.csv, else to `roofline`
 // (labelled uncalibrated); `backend` then holds the resolved name.
+// Option defaults live in RooflineOptions / CalibratedOptions / FixedCostOptions;
+// the keys are in configs/option_tables.h.
 struct CostModelConfig {
-  std::string backend = "roofline";  // roofline | fixed | calibrated (after resolving auto)
+  std::string backend = "auto";      // as written; after parsing: roofline | fixed | calibrated
   bool auto_selected = false;        // backend came from `auto`
   RooflineOptions roofline;          // tp is filled from the cluster
   FixedCostOptions fixed;
@@ -40,6 +42,13 @@ struct CostModelConfig {
   double estimate_noise = 0;         // σ of the log-normal error of the policies' estimates
   // Fitted profiles by resolved path (loaded once at parse time; shared).
   std::map<std::string, std::shared_ptr<const KernelFits>> fits;
+
+  // Same pricing: backend, estimate_noise and the options of the backend in
+  // use (those of an unused backend are not part of the run). Not compared:
+  // auto_selected (how the backend was chosen), fits (a cache of the workers'
+  // profile files; the workers' resolved paths are compared in WorkerConfig),
+  // and `profile` beyond auto-or-explicit (resolved() writes the path).
+  bool operator==(const CostModelConfig& o) const;
 };
 
 // Attention methods (costmodel/attention_method.h): prefill dense|minference,
@@ -52,7 +61,16 @@ struct WorkerConfig {
   AttentionConfig attention;
   KvCapacity kv;
   std::string profile;  // calibrated backend: the resolved profile path of this worker
+
+  // By value: workers that compare equal are priced and sized identically.
+  bool operator==(const WorkerConfig&) const = default;
 };
+
+// For each worker, the index of the first worker equal to it by value (its
+// own index when it is the first of its kind): workers with the same
+// representative can share one cost model. Buckets by hardware name and
+// compares within a bucket with ==, so a 100000-worker cluster stays cheap.
+std::vector<std::size_t> first_equal_worker(const std::vector<WorkerConfig>& workers);
 
 struct ScenarioConfig {
   std::string file;                 // the scenario file it came from
@@ -61,6 +79,7 @@ struct ScenarioConfig {
   std::optional<Time> horizon;
   ModelSpec model;
   HardwareSpec hardware;            // default for workers without an override
+  AttentionConfig attention;        // default for workers without an override
   int tp = 1;
   BatchingOptions batching;
   double memory_utilization = 0.9;  // share of GPU memory the engine may use
@@ -76,8 +95,15 @@ struct ScenarioConfig {
   bool write_requests = true;
   std::optional<Time> timeline_interval = kNsPerSec;  // timeline.csv sampling; none = off
 
-  // The exact configuration as YAML (defaults filled in, seeds included).
+  // The exact configuration as YAML (defaults filled in, seeds included):
+  // parse_scenario(resolved()) == *this, and a run of it reproduces this
+  // run's output files byte for byte. A worker is written as an override
+  // whenever its hardware or attention differs by value from the defaults.
   YAML::Node resolved() const;
+
+  // The same run by value. Not compared: `file` (provenance). Policies and
+  // the workload are opaque objects and are compared by their resolved YAML.
+  bool operator==(const ScenarioConfig& o) const;
 };
 
 // Loads `path`, applies `--set key.path=value` overrides in order, parses.

@@ -4,7 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 
 namespace servesim {
 namespace {

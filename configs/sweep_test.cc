@@ -10,7 +10,7 @@
 #include "configs/sweep_runner.h"
 #include "reports/csv_reader.h"
 #include "reports/sweep_merge.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 using namespace servesim;
 namespace fs = std::filesystem;

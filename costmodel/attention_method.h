@@ -14,18 +14,45 @@
 // accounting (kv_capacity.h for Quest's metadata, the engine for AnDPro).
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "costmodel/kv_eviction.h"
+
 namespace servesim {
+
+// The methods, typed. Their YAML names are the *_names arrays, in enum order.
+enum class PrefillMethod : std::uint8_t { kDense, kMInference };
+enum class DecodeMethod : std::uint8_t { kDense, kQuest };
+enum class KvMethod : std::uint8_t { kNone, kAndpro };
+inline constexpr std::array<std::string_view, 2> kPrefillMethodNames = {"dense", "minference"};
+inline constexpr std::array<std::string_view, 2> kDecodeMethodNames = {"dense", "quest"};
+inline constexpr std::array<std::string_view, 2> kKvMethodNames = {"none", "andpro"};
+
+inline std::string_view method_name(PrefillMethod m) { return kPrefillMethodNames[static_cast<std::size_t>(m)]; }
+inline std::string_view method_name(DecodeMethod m) { return kDecodeMethodNames[static_cast<std::size_t>(m)]; }
+inline std::string_view method_name(KvMethod m) { return kKvMethodNames[static_cast<std::size_t>(m)]; }
+
+// The method named `name` (one of Names, in enum order), or none.
+template <class Method, std::size_t N>
+std::optional<Method> method_by_name(const std::array<std::string_view, N>& names, std::string_view name) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (names[i] == name) return static_cast<Method>(i);
+  return std::nullopt;
+}
 
 struct QuestParams {
   std::int64_t budget = 2048;     // tokens attended per decode step (ceil(budget/16) pages)
   std::int64_t dense_layers = 2;  // leading layers that stay dense (Quest paper, Sec. 4.2.4)
+  bool operator==(const QuestParams&) const = default;
 };
 
 struct MInferenceParams {
@@ -35,12 +62,14 @@ struct MInferenceParams {
   // A chunk whose attention span (cached context + chunk) is shorter runs the
   // dense kernel: MInference is slower than dense on short prompts.
   std::int64_t min_length = 32768;
+  bool operator==(const MInferenceParams&) const = default;
 };
 
 struct AndproParams {
   std::int64_t budget = 2048;  // tokens kept per KV head after prefill (a multiple of block)
   std::int64_t window = 32;    // observation window: the last prompt tokens, always kept
   std::int64_t block = 16;     // scoring block (tokens merged per selection unit)
+  bool operator==(const AndproParams&) const = default;
 
   // Tokens each KV head keeps of an n-token prompt: floor(budget/block) scored
   // blocks (at most those that exist) + the tokens after the last whole block
@@ -53,27 +82,49 @@ struct AndproParams {
 };
 
 struct AttentionMethods {
-  std::string prefill = "dense";  // dense | minference
-  std::string decode = "dense";   // dense | quest
-  std::string kv = "none";        // none | andpro
+  PrefillMethod prefill = PrefillMethod::kDense;
+  DecodeMethod decode = DecodeMethod::kDense;
+  KvMethod kv = KvMethod::kNone;
   QuestParams quest;
   MInferenceParams minference;
   AndproParams andpro;
 
-  bool is_dense() const { return prefill == "dense" && decode == "dense" && kv == "none"; }
-  // "prefill=minference(vs_500_1500:1 min_length=32768) decode=quest(budget=2048) kv=none"
+  // Identity: every field by value (all parameters, even those of methods
+  // not selected). Configurations are compared with ==, never by describe().
+  bool operator==(const AttentionMethods&) const = default;
+
+  bool is_dense() const {
+    return prefill == PrefillMethod::kDense && decode == DecodeMethod::kDense && kv == KvMethod::kNone;
+  }
+  // For people (reports, error messages): the selected methods and all their
+  // parameters, e.g. "prefill=minference(vs_500_1500:1 min_length=32768)
+  // decode=quest(budget=2048 dense_layers=2) kv=andpro(budget=2048 window=32 block=16)".
   std::string describe() const {
-    std::string p = prefill;
-    if (prefill == "minference") {
+    std::string p(method_name(prefill));
+    if (prefill == PrefillMethod::kMInference) {
       p += "(";
       for (const auto& [name, share] : minference.patterns) p += fmt::format("{}:{} ", name, share);
       p += fmt::format("min_length={})", minference.min_length);
     }
-    std::string d = decode == "quest" ? fmt::format("quest(budget={} dense_layers={})", quest.budget, quest.dense_layers)
-                                      : decode;
-    std::string k = kv == "andpro" ? fmt::format("andpro(budget={} window={})", andpro.budget, andpro.window) : kv;
+    std::string d = decode == DecodeMethod::kQuest
+                        ? fmt::format("quest(budget={} dense_layers={})", quest.budget, quest.dense_layers)
+                        : std::string(method_name(decode));
+    std::string k = kv == KvMethod::kAndpro
+                        ? fmt::format("andpro(budget={} window={} block={})", andpro.budget, andpro.window, andpro.block)
+                        : std::string(method_name(kv));
     return fmt::format("prefill={} decode={} kv={}", p, d, k);
   }
 };
+
+// The engine's view of the KV method (kv_eviction.h): null for none.
+inline std::shared_ptr<const KvEviction> make_kv_eviction(const AttentionMethods& a) {
+  struct Andpro final : KvEviction {
+    explicit Andpro(AndproParams p) : params(p) {}
+    std::int64_t kept_tokens(std::int64_t n) const override { return params.kept_tokens(n); }
+    AndproParams params;
+  };
+  if (a.kv == KvMethod::kAndpro) return std::make_shared<Andpro>(a.andpro);
+  return nullptr;
+}
 
 }  // namespace servesim

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "costmodel/gemm_shapes.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 namespace {
@@ -107,7 +107,7 @@ CalibratedCostModel::Gemm CalibratedCostModel::resolve_gemm(std::int64_t n, std:
 
 void CalibratedCostModel::resolve_sparse() {
   const std::string& file = fits_->file();
-  if (attn_.decode == "quest") {
+  if (attn_.decode == DecodeMethod::kQuest) {
     auto it = fits_->quest().find("kvhead");
     const QuestFits* q = it == fits_->quest().end() ? nullptr : &it->second;
     if (!q || q->metadata.empty() || q->estimate.empty() || q->topk.empty() || q->decode.empty())
@@ -122,7 +122,7 @@ void CalibratedCostModel::resolve_sparse() {
     }
     quest_ = q;
   }
-  if (attn_.prefill == "minference") {
+  if (attn_.prefill == PrefillMethod::kMInference) {
     for (const auto& [name, share] : attn_.minference.patterns) {
       auto it = fits_->minference().find(name + "/structured");
       const MinfFits* m = it == fits_->minference().end() ? nullptr : &it->second;
@@ -143,7 +143,7 @@ void CalibratedCostModel::resolve_sparse() {
       patterns_.push_back(Pattern{share, m});
     }
   }
-  if (attn_.kv == "andpro") {
+  if (attn_.kv == KvMethod::kAndpro) {
     auto it = fits_->andpro().find(attn_.andpro.window);
     if (it == fits_->andpro().end() || it->second.score.empty() || it->second.select.empty() ||
         it->second.compact.empty())

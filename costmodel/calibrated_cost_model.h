@@ -42,6 +42,7 @@ struct CalibratedOptions {
   double allreduce_latency_us = 10;   // per TP all-reduce, plus bytes / hardware interconnect (datasheet)
   bool allow_scaling = true;          // price unmeasured shapes by the scaling rules (false: reject)
   int tp = 1;                         // tensor-parallel degree of the worker
+  bool operator==(const CalibratedOptions&) const = default;
 };
 
 class CalibratedCostModel final : public CostModel {

@@ -5,7 +5,7 @@
 #include "costmodel/calibrated_cost_model.h"
 #include "costmodel/noisy_cost_model.h"
 #include "costmodel/synthetic_profile.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 using namespace servesim;
 
@@ -93,7 +93,7 @@ TEST_CASE("an iteration is the sum of per-layer kernels plus overheads") {
 
 TEST_CASE("Quest makes long-context decode cheaper and leaves short contexts dense") {
   AttentionMethods quest;
-  quest.decode = "quest";
+  quest.decode = DecodeMethod::kQuest;
   const CalibratedCostModel dense = model(), sparse = model(quest);
   const auto long_dense = dense.breakdown(decode_batch(8, 32768));
   const auto long_quest = sparse.breakdown(decode_batch(8, 32768));
@@ -107,7 +107,7 @@ TEST_CASE("Quest makes long-context decode cheaper and leaves short contexts den
 
 TEST_CASE("MInference speeds up long prompts and falls back to dense below min_length") {
   AttentionMethods minf;
-  minf.prefill = "minference";
+  minf.prefill = PrefillMethod::kMInference;
   const CalibratedCostModel dense = model(), sparse = model(minf);
   CHECK(sparse.breakdown(prompt(65536)).prefill_attention < 0.5 * dense.breakdown(prompt(65536)).prefill_attention);
   CHECK(sparse.iteration_time(prompt(4096)) == dense.iteration_time(prompt(4096)));
@@ -121,7 +121,7 @@ TEST_CASE("MInference speeds up long prompts and falls back to dense below min_l
 
 TEST_CASE("AnDPro charges scoring once, when a long prompt completes") {
   AttentionMethods andpro;
-  andpro.kv = "andpro";
+  andpro.kv = KvMethod::kAndpro;
   const CalibratedCostModel dense = model(), evict = model(andpro);
   CHECK(evict.breakdown(prompt(16384)).andpro > 0);
   CHECK(evict.breakdown(prompt(8192, 8192, false)).andpro == 0);  // not the last chunk
@@ -155,12 +155,12 @@ TEST_CASE("unmeasured shapes are scaled and reported, or rejected when scaling i
 TEST_CASE("an attention method whose kernels the profile lacks is a clear error") {
   // The quick grid has no window 16; no grid has the paper's vs_1000_6096.
   AttentionMethods a;
-  a.kv = "andpro";
+  a.kv = KvMethod::kAndpro;
   a.andpro.window = 16;
   CHECK_THROWS_WITH_AS(CalibratedCostModel(fits(true), llama8b(), {}, a, {}),
                        doctest::Contains("andpro window 16 has no measured"), InputError);
   AttentionMethods m;
-  m.prefill = "minference";
+  m.prefill = PrefillMethod::kMInference;
   m.minference.patterns = {{"vs_1000_6096", 1.0}};
   CHECK_THROWS_WITH_AS(CalibratedCostModel(fits(), llama8b(), {}, m, {}),
                        doctest::Contains("pattern 'vs_1000_6096' has no measured"), InputError);

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "costmodel/batch_shape.h"
-#include "sim/time.h"
+#include "sim/core/time.h"
 
 namespace servesim {
 

@@ -4,7 +4,7 @@
 #include "costmodel/fixed_cost_model.h"
 #include "costmodel/kv_capacity.h"
 #include "costmodel/roofline_cost_model.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 using namespace servesim;
 

@@ -9,7 +9,7 @@
 #include <Eigen/Dense>
 #include <fmt/format.h>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 

@@ -12,6 +12,7 @@ struct FixedCostOptions {
   Time base = 10 * kNsPerMs;
   Time per_prefill_token = 0;
   Time per_decode_token = 0;
+  bool operator==(const FixedCostOptions&) const = default;
 };
 
 class FixedCostModel final : public CostModel {

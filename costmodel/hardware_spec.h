@@ -14,6 +14,10 @@ struct HardwareSpec {
   double bf16_tflops = 989;          // dense bf16 tensor-core peak, TFLOP/s (datasheet)
   double interconnect_gbps = 450;    // per-direction NVLink bandwidth for TP all-reduce, GB/s
   double kernel_launch_us = 4;       // per kernel launch (CUDA graph-less serving loop)
+
+  // Identity is the value of every field, never the name alone: two GPUs
+  // named alike but with different memory or bandwidth are different hardware.
+  bool operator==(const HardwareSpec&) const = default;
 };
 
 }  // namespace servesim

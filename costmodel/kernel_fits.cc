@@ -6,7 +6,7 @@
 #include <set>
 
 #include "costmodel/attention_method.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 namespace {

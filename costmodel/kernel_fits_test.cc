@@ -11,7 +11,7 @@
 #include "costmodel/monotone_curve.h"
 #include "costmodel/profile_validation.h"
 #include "costmodel/synthetic_profile.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 using namespace servesim;
 

@@ -25,6 +25,7 @@ struct KvCapacity {
   double kv_gb = 0;  // KV pool of the whole worker (metadata excluded)
   double metadata_share = 0;  // extra bytes per page / page KV bytes
   std::int64_t tokens() const { return pages * page_size; }
+  bool operator==(const KvCapacity&) const = default;
 };
 
 KvCapacity compute_kv_capacity(const ModelSpec& m, const HardwareSpec& hw, int tp, double utilization,

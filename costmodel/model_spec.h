@@ -20,6 +20,7 @@ struct ModelSpec {
   bool tie_embeddings = false;         // LM head shares the embedding matrix
   int weight_bytes = 2;                // bf16
   int kv_bytes = 2;                    // bf16 KV cache
+  bool operator==(const ModelSpec&) const = default;
 
   // Parameters of one layer's linear weights (q, k, v, o, gate, up, down).
   std::int64_t linear_params_per_layer() const {

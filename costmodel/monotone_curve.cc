@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 

@@ -5,7 +5,7 @@
 
 #include "costmodel/profile_table.h"
 #include "costmodel/synthetic_profile.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 using namespace servesim;
 

@@ -17,6 +17,7 @@ struct RooflineOptions {
   double iteration_overhead_us = 50; // scheduler + sampling + host work per iteration
   int kernels_per_layer = 8;         // launches per layer (norms, GEMMs, attention, activations)
   int tp = 1;                        // tensor-parallel degree of the worker
+  bool operator==(const RooflineOptions&) const = default;
 };
 
 class RooflineCostModel final : public CostModel {

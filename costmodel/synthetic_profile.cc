@@ -14,7 +14,7 @@
 #include "costmodel/attention_method.h"
 #include "costmodel/gemm_shapes.h"
 #include "costmodel/kernel_features.h"
-#include "sim/rng.h"
+#include "sim/core/rng.h"
 
 namespace servesim {
 namespace {

@@ -18,12 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/request_handle.h"
 #include "sim/request.h"
 #include "sim/time.h"
 
 namespace servesim {
-
-using RequestHandle = std::uint32_t;  // engine slot of a live request; stable while it lives
 
 // What a local policy sees of a waiting request.
 struct QueuedRequest {

@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 

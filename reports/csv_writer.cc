@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 

@@ -30,8 +30,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/request.h"
-#include "sim/time.h"
+#include "sim/core/request.h"
+#include "sim/core/time.h"
 
 namespace servesim {
 

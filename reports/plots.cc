@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "reports/csv_reader.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 namespace fs = std::filesystem;

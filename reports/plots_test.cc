@@ -7,7 +7,7 @@
 
 #include "reports/csv_writer.h"
 #include "reports/plots.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 using namespace servesim;
 namespace fs = std::filesystem;

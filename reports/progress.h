@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "sim/time.h"
+#include "sim/core/time.h"
 
 namespace servesim {
 

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 namespace {
@@ -32,22 +33,211 @@ void account(ClientAccumulator& a, const RequestOutcome& r) {
   if (r.spec->output_tokens > 1) a.lat.tpot.add((finish - first) / static_cast<double>(r.spec->output_tokens - 1));
 }
 
-const char* kLatencyNames[] = {"ttft", "tpot", "e2e", "queue"};
+// A CSV column: its name and how a row writes it, side by side, so header
+// and values cannot drift apart.
+template <class Row>
+struct Column {
+  std::string name;
+  std::function<void(CsvWriter&, const Row&)> write;
+};
 
-void latency_header(CsvWriter& w) {
-  for (const char* n : kLatencyNames)
-    for (const char* s : {"mean", "p50", "p90", "p99", "max"}) w.field(fmt::format("{}_{}_s", n, s));
+template <class Row>
+void write_header(CsvWriter& w, const std::vector<Column<Row>>& columns) {
+  for (const Column<Row>& c : columns) w.field(std::string_view(c.name));
+  w.end_row();
 }
 
-void latency_fields(CsvWriter& w, const LatencyStats& l) {
-  for (const QuantileSketch* q : {&l.ttft, &l.tpot, &l.e2e, &l.queue}) {
-    if (q->count() == 0) {
-      for (int i = 0; i < 5; ++i) w.empty();
-      continue;
-    }
-    w.seconds(q->mean()).seconds(q->quantile(0.5)).seconds(q->quantile(0.9)).seconds(q->quantile(0.99));
-    w.seconds(q->max());
-  }
+template <class Row>
+void write_row(CsvWriter& w, const std::vector<Column<Row>>& columns, const Row& row) {
+  for (const Column<Row>& c : columns) c.write(w, row);
+  w.end_row();
+}
+
+// The four latency metrics, in column order.
+struct LatencyMetric {
+  const char* name;
+  const QuantileSketch LatencyStats::*sketch;
+};
+constexpr LatencyMetric kLatencyMetrics[] = {
+    {"ttft", &LatencyStats::ttft}, {"tpot", &LatencyStats::tpot}, {"e2e", &LatencyStats::e2e},
+    {"queue", &LatencyStats::queue}};
+
+// <metric>_{mean,p50,p90,p99,max}_s for every metric; empty cells when the
+// metric has no sample. `stats` picks a row's LatencyStats.
+template <class Row>
+void add_latency_columns(std::vector<Column<Row>>& columns, const LatencyStats& (*stats)(const Row&)) {
+  using Stat = double (*)(const QuantileSketch&);
+  const std::pair<const char*, Stat> kStats[] = {
+      {"mean", [](const QuantileSketch& q) { return q.mean(); }},
+      {"p50", [](const QuantileSketch& q) { return q.quantile(0.5); }},
+      {"p90", [](const QuantileSketch& q) { return q.quantile(0.9); }},
+      {"p99", [](const QuantileSketch& q) { return q.quantile(0.99); }},
+      {"max", [](const QuantileSketch& q) { return q.max(); }}};
+  for (const LatencyMetric& m : kLatencyMetrics)
+    for (const auto& [stat_name, stat] : kStats)
+      columns.push_back({fmt::format("{}_{}_s", m.name, stat_name), [sketch = m.sketch, stat, stats](CsvWriter& w, const Row& r) {
+                           const QuantileSketch& q = stats(r).*sketch;
+                           q.count() ? w.seconds(stat(q)) : w.empty();
+                         }});
+}
+
+// requests.csv: one row per reported request.
+const std::vector<Column<RequestOutcome>>& request_columns() {
+  using R = RequestOutcome;
+  auto time = [](const std::optional<Time> R::*t) {
+    return [t](CsvWriter& w, const R& r) { r.*t ? w.seconds(time_to_seconds(*(r.*t))) : w.empty(); };
+  };
+  static const std::vector<Column<R>> columns = {
+      {"id", [](CsvWriter& w, const R& r) { w.field(r.spec->id); }},
+      {"client", [](CsvWriter& w, const R& r) { w.field(static_cast<std::int64_t>(r.spec->client)); }},
+      {"worker", [](CsvWriter& w, const R& r) { r.routed ? w.field(static_cast<std::int64_t>(r.worker)) : w.empty(); }},
+      {"arrival_s", time(&R::arrival)},
+      {"admitted_s", time(&R::admitted)},
+      {"first_token_s", time(&R::first_token)},
+      {"finish_s", time(&R::finish)},
+      {"ttft_s", [](CsvWriter& w, const R& r) {
+         r.first_token && r.arrival ? w.seconds(time_to_seconds(*r.first_token - *r.arrival)) : w.empty();
+       }},
+      {"tpot_s", [](CsvWriter& w, const R& r) {
+         if (r.finish && r.spec->output_tokens > 1)
+           w.seconds(time_to_seconds(*r.finish - *r.first_token) / static_cast<double>(r.spec->output_tokens - 1));
+         else
+           w.empty();
+       }},
+      {"e2e_s", [](CsvWriter& w, const R& r) { r.finish ? w.seconds(time_to_seconds(*r.finish - *r.arrival)) : w.empty(); }},
+      {"prompt_tokens", [](CsvWriter& w, const R& r) { w.field(r.spec->prompt_tokens); }},
+      {"cached_tokens", [](CsvWriter& w, const R& r) { w.field(r.cached_tokens); }},
+      {"output_tokens", [](CsvWriter& w, const R& r) { w.field(r.spec->output_tokens); }},
+      {"generated_tokens", [](CsvWriter& w, const R& r) { w.field(r.generated_tokens); }},
+      {"preemptions", [](CsvWriter& w, const R& r) { w.field(static_cast<std::int64_t>(r.preemptions)); }},
+      {"status", [](CsvWriter& w, const R& r) { w.field(status_name(r.status)); }},
+      {"reason", [](CsvWriter& w, const R& r) { w.field(r.reason); }},
+  };
+  return columns;
+}
+
+// clients.csv: one row per client.
+struct ClientRow {
+  std::string name;
+  const ClientAccumulator* a;
+  double service, extend_service, backlogged_s, span;
+};
+
+const std::vector<Column<ClientRow>>& client_columns() {
+  using R = ClientRow;
+  static const std::vector<Column<R>> columns = [] {
+    std::vector<Column<R>> c = {
+        {"client", [](CsvWriter& w, const R& r) { w.field(r.name); }},
+        {"requests", [](CsvWriter& w, const R& r) { w.field(r.a->requests); }},
+        {"finished", [](CsvWriter& w, const R& r) { w.field(r.a->finished); }},
+        {"rejected", [](CsvWriter& w, const R& r) { w.field(r.a->rejected); }},
+        {"unfinished", [](CsvWriter& w, const R& r) { w.field(r.a->unfinished); }},
+        {"not_arrived", [](CsvWriter& w, const R& r) { w.field(r.a->not_arrived); }},
+        {"input_tokens", [](CsvWriter& w, const R& r) { w.field(r.a->input_tokens); }},
+        {"cached_tokens", [](CsvWriter& w, const R& r) { w.field(r.a->cached_tokens); }},
+        {"output_tokens", [](CsvWriter& w, const R& r) { w.field(r.a->output_tokens); }},
+        {"service", [](CsvWriter& w, const R& r) { w.amount(r.service); }},
+        {"service_rate_per_s", [](CsvWriter& w, const R& r) { w.field(r.service / r.span); }},
+        {"extend_service", [](CsvWriter& w, const R& r) { w.amount(r.extend_service); }},
+        {"backlogged_s", [](CsvWriter& w, const R& r) { w.field(r.backlogged_s); }},
+        {"throughput_rps", [](CsvWriter& w, const R& r) { w.field(static_cast<double>(r.a->finished) / r.span); }},
+        {"preemptions", [](CsvWriter& w, const R& r) { w.field(r.a->preemptions); }},
+    };
+    add_latency_columns<R>(c, [](const R& r) -> const LatencyStats& { return r.a->lat; });
+    return c;
+  }();
+  return columns;
+}
+
+// workers.csv: one row per worker.
+struct WorkerRow {
+  std::int64_t index;
+  const WorkerStats* s;
+  double span;
+};
+
+const std::vector<Column<WorkerRow>>& worker_columns() {
+  using R = WorkerRow;
+  static const std::vector<Column<R>> columns = {
+      {"worker", [](CsvWriter& w, const R& r) { w.field(r.index); }},
+      {"iterations", [](CsvWriter& w, const R& r) { w.field(r.s->iterations); }},
+      {"busy_s", [](CsvWriter& w, const R& r) { w.seconds(time_to_seconds(r.s->busy_ns)); }},
+      {"busy_fraction", [](CsvWriter& w, const R& r) { w.field(time_to_seconds(r.s->busy_ns) / r.span); }},
+      {"prefill_tokens", [](CsvWriter& w, const R& r) { w.field(r.s->prefill_tokens); }},
+      {"decode_tokens", [](CsvWriter& w, const R& r) { w.field(r.s->decode_tokens); }},
+      {"prompt_tokens", [](CsvWriter& w, const R& r) { w.field(r.s->prompt_tokens); }},
+      {"cached_tokens", [](CsvWriter& w, const R& r) { w.field(r.s->cached_tokens); }},
+      {"cache_hit_rate", [](CsvWriter& w, const R& r) {
+         w.field(r.s->prompt_tokens ? static_cast<double>(r.s->cached_tokens) / static_cast<double>(r.s->prompt_tokens)
+                                    : 0.0);
+       }},
+      {"admitted", [](CsvWriter& w, const R& r) { w.field(r.s->admitted); }},
+      {"finished", [](CsvWriter& w, const R& r) { w.field(r.s->finished); }},
+      {"preemptions", [](CsvWriter& w, const R& r) { w.field(r.s->preemptions); }},
+      {"peak_kv_pages", [](CsvWriter& w, const R& r) { w.field(r.s->peak_kv_pages); }},
+      {"kv_capacity_pages", [](CsvWriter& w, const R& r) { w.field(r.s->kv_capacity_pages); }},
+      {"peak_kv_fraction", [](CsvWriter& w, const R& r) {
+         w.field(static_cast<double>(r.s->peak_kv_pages) /
+                 static_cast<double>(std::max<std::int64_t>(1, r.s->kv_capacity_pages)));
+       }},
+      {"peak_running", [](CsvWriter& w, const R& r) { w.field(r.s->peak_running); }},
+      {"peak_waiting", [](CsvWriter& w, const R& r) { w.field(r.s->peak_waiting); }},
+  };
+  return columns;
+}
+
+// summary.csv after the identity columns: name and text of each typed value.
+// Counts as integers, seconds with 6 decimals, rates with 6 significant
+// digits; an empty optional is an empty cell.
+std::string num(double v) { return fmt::format("{:.6g}", v); }
+std::string sec(double v) { return fmt::format("{:.6f}", v); }
+std::string sec(const std::optional<double>& v) { return v ? sec(*v) : ""; }
+
+const std::vector<std::pair<std::string, std::function<std::string(const SummaryValues&)>>>& summary_columns() {
+  using V = SummaryValues;
+  using Entry = std::pair<std::string, std::function<std::string(const V&)>>;
+  static const std::vector<Entry> columns = [] {
+    std::vector<Entry> c = {
+        {"requests", [](const V& v) { return std::to_string(v.requests); }},
+        {"finished", [](const V& v) { return std::to_string(v.finished); }},
+        {"rejected", [](const V& v) { return std::to_string(v.rejected); }},
+        {"unfinished", [](const V& v) { return std::to_string(v.unfinished); }},
+        {"not_arrived", [](const V& v) { return std::to_string(v.not_arrived); }},
+        {"duration_s", [](const V& v) { return sec(v.duration_s); }},
+        {"throughput_rps", [](const V& v) { return num(v.throughput_rps); }},
+        {"input_tokens_per_s", [](const V& v) { return num(v.input_tokens_per_s); }},
+        {"output_tokens_per_s", [](const V& v) { return num(v.output_tokens_per_s); }},
+    };
+    const std::pair<const char*, LatencySummary V::*> metrics[] = {
+        {"ttft", &V::ttft}, {"tpot", &V::tpot}, {"e2e", &V::e2e}, {"queue", &V::queue}};
+    const std::pair<const char*, std::optional<double> LatencySummary::*> stats[] = {
+        {"mean", &LatencySummary::mean}, {"p50", &LatencySummary::p50}, {"p90", &LatencySummary::p90},
+        {"p99", &LatencySummary::p99}};
+    for (const auto& [metric, lat] : metrics)
+      for (const auto& [stat, value] : stats)
+        c.push_back({fmt::format("{}_{}_s", metric, stat), [lat, value](const V& v) { return sec(v.*lat.*value); }});
+    const std::vector<Entry> rest = {
+        {"normalized_latency_mean_s_per_token",
+         [](const V& v) { return v.normalized_latency_s_per_token ? num(*v.normalized_latency_s_per_token) : ""; }},
+        {"cache_hit_rate", [](const V& v) { return num(v.cache_hit_rate); }},
+        {"preemptions", [](const V& v) { return std::to_string(v.preemptions); }},
+        {"service_diff_max", [](const V& v) { return num(v.fairness.diff_max); }},
+        {"service_diff_mean", [](const V& v) { return num(v.fairness.diff_mean); }},
+        {"extend_service_diff_max", [](const V& v) { return num(v.fairness.extend_diff_max); }},
+        {"extend_service_diff_mean", [](const V& v) { return num(v.fairness.extend_diff_mean); }},
+        {"jain_service_rate", [](const V& v) { return num(v.fairness.jain); }},
+        {"jain_extend_service_rate", [](const V& v) { return num(v.fairness.jain_extend); }},
+        {"events", [](const V& v) { return std::to_string(v.events); }},
+    };
+    c.insert(c.end(), rest.begin(), rest.end());
+    return c;
+  }();
+  return columns;
+}
+
+LatencySummary latency_summary(const QuantileSketch& q) {
+  if (q.count() == 0) return {};
+  return {q.mean(), q.quantile(0.5), q.quantile(0.9), q.quantile(0.99)};
 }
 
 }  // namespace
@@ -58,11 +248,7 @@ RunReport::RunReport(ReportOptions opt) : opt_(std::move(opt)), fairness_(opt_.w
   if (ec) throw InputError(fmt::format("{}: cannot create output folder: {}", opt_.out_dir, ec.message()));
   if (opt_.write_requests) {
     requests_ = std::make_unique<CsvWriter>(opt_.out_dir + "/requests.csv");
-    for (const char* h : {"id", "client", "worker", "arrival_s", "admitted_s", "first_token_s", "finish_s", "ttft_s",
-                          "tpot_s", "e2e_s", "prompt_tokens", "cached_tokens", "output_tokens", "generated_tokens",
-                          "preemptions", "status", "reason"})
-      requests_->field(std::string_view(h));
-    requests_->end_row();
+    write_header(*requests_, request_columns());
   }
   if (opt_.service_series) {
     service_ = std::make_unique<CsvWriter>(opt_.out_dir + "/client_service.csv");
@@ -92,28 +278,11 @@ void RunReport::on_request(const RequestOutcome& r) {
   account(clients_[r.spec->client], r);
   account(overall_, r);
   if (r.finish) last_finish_ = std::max(last_finish_, *r.finish);
-  if (!requests_) return;
-  CsvWriter& w = *requests_;
-  w.field(r.spec->id).field(static_cast<std::int64_t>(r.spec->client));
-  if (r.routed) w.field(static_cast<std::int64_t>(r.worker)); else w.empty();
-  auto t = [&](const std::optional<Time>& x) { x ? w.seconds(time_to_seconds(*x)) : w.empty(); };
-  t(r.arrival);
-  t(r.admitted);
-  t(r.first_token);
-  t(r.finish);
-  if (r.first_token && r.arrival) w.seconds(time_to_seconds(*r.first_token - *r.arrival)); else w.empty();
-  if (r.finish && r.spec->output_tokens > 1)
-    w.seconds(time_to_seconds(*r.finish - *r.first_token) / static_cast<double>(r.spec->output_tokens - 1));
-  else
-    w.empty();
-  if (r.finish) w.seconds(time_to_seconds(*r.finish - *r.arrival)); else w.empty();
-  w.field(r.spec->prompt_tokens).field(r.cached_tokens).field(r.spec->output_tokens).field(r.generated_tokens);
-  w.field(static_cast<std::int64_t>(r.preemptions)).field(status_name(r.status)).field(r.reason);
-  w.end_row();
+  if (requests_) write_row(*requests_, request_columns(), r);
 }
 
-SummaryFields RunReport::finish(const ClientTable& clients, const SimulationTotals& totals,
-                                const std::vector<WorkerStats>& workers, const SummaryFields& identity) {
+RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals& totals,
+                             const std::vector<WorkerStats>& workers, const SummaryFields& identity) {
   if (requests_) requests_->close();
   const double span = std::max(1e-9, time_to_seconds(std::max(totals.end_time, last_finish_) - totals.first_arrival));
   fairness_.finish(std::max(totals.end_time, last_finish_));
@@ -124,94 +293,61 @@ SummaryFields RunReport::finish(const ClientTable& clients, const SimulationTota
 
   {
     CsvWriter w(opt_.out_dir + "/clients.csv");
-    for (const char* h : {"client", "requests", "finished", "rejected", "unfinished", "not_arrived", "input_tokens",
-                          "cached_tokens", "output_tokens", "service", "service_rate_per_s", "extend_service",
-                          "backlogged_s", "throughput_rps", "preemptions"})
-      w.field(std::string_view(h));
-    latency_header(w);
-    w.end_row();
+    write_header(w, client_columns());
     clients_.resize(std::max(clients_.size(), clients.size()));
     for (ClientId c = 0; c < clients_.size(); ++c) {
       const ClientAccumulator& a = clients_[c];
-      double service = opt_.w_in * static_cast<double>(a.input_tokens) + opt_.w_out * static_cast<double>(a.output_tokens);
-      w.field(c < clients.size() ? clients.name(c) : fmt::format("client{}", c));
-      w.field(a.requests).field(a.finished).field(a.rejected).field(a.unfinished).field(a.not_arrived);
-      w.field(a.input_tokens).field(a.cached_tokens).field(a.output_tokens).amount(service).field(service / span);
-      w.amount(opt_.w_in * static_cast<double>(a.input_tokens - a.cached_tokens) +
-               opt_.w_out * static_cast<double>(a.output_tokens));
-      w.field(fairness_.backlogged_s(c));
-      w.field(static_cast<double>(a.finished) / span).field(a.preemptions);
-      latency_fields(w, a.lat);
-      w.end_row();
+      const ClientRow row{
+          c < clients.size() ? clients.name(c) : fmt::format("client{}", c), &a,
+          opt_.w_in * static_cast<double>(a.input_tokens) + opt_.w_out * static_cast<double>(a.output_tokens),
+          opt_.w_in * static_cast<double>(a.input_tokens - a.cached_tokens) +
+              opt_.w_out * static_cast<double>(a.output_tokens),
+          fairness_.backlogged_s(c), span};
+      write_row(w, client_columns(), row);
     }
     w.close();
   }
   {
     CsvWriter w(opt_.out_dir + "/workers.csv");
-    for (const char* h : {"worker", "iterations", "busy_s", "busy_fraction", "prefill_tokens", "decode_tokens",
-                          "prompt_tokens", "cached_tokens", "cache_hit_rate", "admitted", "finished", "preemptions",
-                          "peak_kv_pages", "kv_capacity_pages", "peak_kv_fraction", "peak_running", "peak_waiting"})
-      w.field(std::string_view(h));
-    w.end_row();
-    for (std::size_t i = 0; i < workers.size(); ++i) {
-      const WorkerStats& s = workers[i];
-      w.field(static_cast<std::int64_t>(i)).field(s.iterations).seconds(time_to_seconds(s.busy_ns));
-      w.field(time_to_seconds(s.busy_ns) / span).field(s.prefill_tokens).field(s.decode_tokens);
-      w.field(s.prompt_tokens).field(s.cached_tokens);
-      w.field(s.prompt_tokens ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens) : 0.0);
-      w.field(s.admitted).field(s.finished).field(s.preemptions).field(s.peak_kv_pages).field(s.kv_capacity_pages);
-      w.field(static_cast<double>(s.peak_kv_pages) / static_cast<double>(std::max<std::int64_t>(1, s.kv_capacity_pages)));
-      w.field(s.peak_running).field(s.peak_waiting);
-      w.end_row();
-    }
+    write_header(w, worker_columns());
+    for (std::size_t i = 0; i < workers.size(); ++i)
+      write_row(w, worker_columns(), WorkerRow{static_cast<std::int64_t>(i), &workers[i], span});
     w.close();
   }
 
-  SummaryFields out = identity;
-  auto put = [&](const std::string& k, const std::string& v) { out.emplace_back(k, v); };
-  auto num = [](double v) { return fmt::format("{:.6g}", v); };
-  auto sec = [](double v) { return fmt::format("{:.6f}", v); };
+  RunSummary out;
+  SummaryValues& v = out.values;
   const ClientAccumulator& a = overall_;
-  std::int64_t preempt = 0, prompt = 0, cached = 0;
+  std::int64_t prompt = 0, cached = 0;
   for (const auto& s : workers) {
-    preempt += s.preemptions;
+    v.preemptions += s.preemptions;
     prompt += s.prompt_tokens;
     cached += s.cached_tokens;
   }
-  put("requests", std::to_string(a.requests));
-  put("finished", std::to_string(a.finished));
-  put("rejected", std::to_string(a.rejected));
-  put("unfinished", std::to_string(a.unfinished));
-  put("not_arrived", std::to_string(a.not_arrived));
-  put("duration_s", sec(span));
-  put("throughput_rps", num(static_cast<double>(a.finished) / span));
-  put("input_tokens_per_s", num(static_cast<double>(a.input_tokens) / span));
-  put("output_tokens_per_s", num(static_cast<double>(a.output_tokens) / span));
-  const char* names[] = {"ttft", "tpot", "e2e", "queue"};
-  const QuantileSketch* qs[] = {&a.lat.ttft, &a.lat.tpot, &a.lat.e2e, &a.lat.queue};
-  for (int i = 0; i < 4; ++i) {
-    bool any = qs[i]->count() > 0;
-    put(fmt::format("{}_mean_s", names[i]), any ? sec(qs[i]->mean()) : "");
-    put(fmt::format("{}_p50_s", names[i]), any ? sec(qs[i]->quantile(0.5)) : "");
-    put(fmt::format("{}_p90_s", names[i]), any ? sec(qs[i]->quantile(0.9)) : "");
-    put(fmt::format("{}_p99_s", names[i]), any ? sec(qs[i]->quantile(0.99)) : "");
-  }
-  put("normalized_latency_mean_s_per_token", a.lat.normalized.count() ? num(a.lat.normalized.mean()) : "");
-  put("cache_hit_rate", num(prompt ? static_cast<double>(cached) / static_cast<double>(prompt) : 0.0));
-  put("preemptions", std::to_string(preempt));
-  const FairnessTracker::Measures f = fairness_.measures(clients.size(), span);
-  put("service_diff_max", num(f.diff_max));
-  put("service_diff_mean", num(f.diff_mean));
-  put("extend_service_diff_max", num(f.extend_diff_max));
-  put("extend_service_diff_mean", num(f.extend_diff_mean));
-  put("jain_service_rate", num(f.jain));
-  put("jain_extend_service_rate", num(f.jain_extend));
-  put("events", std::to_string(totals.events));
+  v.requests = a.requests;
+  v.finished = a.finished;
+  v.rejected = a.rejected;
+  v.unfinished = a.unfinished;
+  v.not_arrived = a.not_arrived;
+  v.duration_s = span;
+  v.throughput_rps = static_cast<double>(a.finished) / span;
+  v.input_tokens_per_s = static_cast<double>(a.input_tokens) / span;
+  v.output_tokens_per_s = static_cast<double>(a.output_tokens) / span;
+  v.ttft = latency_summary(a.lat.ttft);
+  v.tpot = latency_summary(a.lat.tpot);
+  v.e2e = latency_summary(a.lat.e2e);
+  v.queue = latency_summary(a.lat.queue);
+  if (a.lat.normalized.count()) v.normalized_latency_s_per_token = a.lat.normalized.mean();
+  v.cache_hit_rate = prompt ? static_cast<double>(cached) / static_cast<double>(prompt) : 0.0;
+  v.fairness = fairness_.measures(clients.size(), span);
+  v.events = totals.events;
 
+  out.fields = identity;
+  for (const auto& [name, text] : summary_columns()) out.fields.emplace_back(name, text(v));
   CsvWriter w(opt_.out_dir + "/summary.csv");
-  for (const auto& [k, v] : out) w.field(k);
+  for (const auto& [k, x] : out.fields) w.field(k);
   w.end_row();
-  for (const auto& [k, v] : out) w.field(v);
+  for (const auto& [k, x] : out.fields) w.field(x);
   w.end_row();
   w.close();
   return out;

@@ -6,11 +6,14 @@
 //                 cumulative service, as the fairness measures count it, at
 //                 every sample_service() time and at the end; a client's row
 //                 is written only when its values changed since its last row
-// Column definitions and units: docs/reports.md (keep the two in sync).
+// Each CSV's columns are defined once, as a table of (name, writer) in
+// run_report.cc. Column definitions and units: docs/reports.md (keep the two
+// in sync).
 // Percentiles come from QuantileSketch (exact up to 4096 samples per metric,
 // then within 0.1% relative error).
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,7 +21,7 @@
 #include "reports/csv_writer.h"
 #include "reports/fairness_tracker.h"
 #include "reports/quantile_sketch.h"
-#include "sim/request_source.h"
+#include "sim/core/request_source.h"
 #include "sim/run_observer.h"
 #include "sim/simulation.h"
 #include "sim/worker_stats.h"
@@ -27,6 +30,32 @@ namespace servesim {
 
 // Ordered (column, value) pairs: the config-identity part of summary.csv.
 using SummaryFields = std::vector<std::pair<std::string, std::string>>;
+
+// One latency metric over the finished requests, in seconds; empty when no
+// request finished (tpot: none had more than one output token).
+struct LatencySummary {
+  std::optional<double> mean, p50, p90, p99;
+};
+
+// The run-wide values of summary.csv, typed (after the identity columns).
+struct SummaryValues {
+  std::uint64_t requests = 0, finished = 0, rejected = 0, unfinished = 0, not_arrived = 0;
+  double duration_s = 0;
+  double throughput_rps = 0, input_tokens_per_s = 0, output_tokens_per_s = 0;
+  LatencySummary ttft, tpot, e2e, queue;
+  std::optional<double> normalized_latency_s_per_token;
+  double cache_hit_rate = 0;
+  std::int64_t preemptions = 0;
+  FairnessTracker::Measures fairness;
+  std::uint64_t events = 0;
+};
+
+// What finish() returns: the typed values, and summary.csv's row as written
+// (identity columns first), for sweeps and tests that read columns by name.
+struct RunSummary {
+  SummaryValues values;
+  SummaryFields fields;
+};
 
 struct ReportOptions {
   std::string out_dir;
@@ -60,10 +89,10 @@ class RunReport final : public RunObserver {
   // REQUIRES: service_series; t non-decreasing; every hook at or before t delivered.
   void sample_service(Time t);
 
-  // Writes clients/workers/summary CSVs; returns the summary values (for the
-  // stdout summary and sweeps).
-  SummaryFields finish(const ClientTable& clients, const SimulationTotals& totals,
-                       const std::vector<WorkerStats>& workers, const SummaryFields& identity);
+  // Writes clients/workers/summary CSVs; returns the summary (for the stdout
+  // summary and sweeps).
+  RunSummary finish(const ClientTable& clients, const SimulationTotals& totals,
+                    const std::vector<WorkerStats>& workers, const SummaryFields& identity);
   const ClientAccumulator& overall() const { return overall_; }
 
  private:

@@ -8,7 +8,7 @@
 
 #include "reports/csv_reader.h"
 #include "reports/csv_writer.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 namespace fs = std::filesystem;

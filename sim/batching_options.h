@@ -26,6 +26,7 @@ struct BatchingOptions {
   // preemptions, fewer concurrent requests.
   double reservation_ratio = 0.02;
   BatchMode mode = BatchMode::kMixed;
+  bool operator==(const BatchingOptions&) const = default;
 };
 
 }  // namespace servesim

@@ -6,7 +6,7 @@
 #include <queue>
 #include <vector>
 
-#include "sim/time.h"
+#include "sim/core/time.h"
 
 namespace servesim {
 

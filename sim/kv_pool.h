@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 

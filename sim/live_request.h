@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "policies/local_policy.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 #include "sim/prefix_cache.h"
-#include "sim/request.h"
+#include "sim/core/request.h"
 
 namespace servesim {
 
@@ -37,7 +37,7 @@ struct LiveRequest {
   std::int64_t generated = 0;       // output tokens produced so far
   std::int64_t cached = 0;          // prompt tokens served from the prefix cache at first admission (reported)
   std::int64_t kv_pages = 0;        // private KV pages held (not counting the locked cache path)
-  // KV eviction (AnDPro): prompt tokens kept per KV head after the prefill, as
+  // KV eviction (KvEviction): prompt tokens kept per KV head after the prefill, as
   // a private compacted copy; 0 = not compressed (the whole context is held).
   std::int64_t compressed = 0;
   // Prefix cache state on the routed worker: the path this request locks

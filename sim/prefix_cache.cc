@@ -5,7 +5,7 @@
 #include <functional>
 #include <set>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 

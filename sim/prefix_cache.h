@@ -34,9 +34,9 @@
 #include <utility>
 #include <vector>
 
-#include "sim/child_index.h"
+#include "sim/core/child_index.h"
 #include "sim/kv_pool.h"
-#include "sim/request.h"
+#include "sim/core/request.h"
 
 namespace servesim {
 

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "sim/prefix_cache.h"
-#include "sim/rng.h"
+#include "sim/core/rng.h"
 #include "sim/test_harness.h"
 
 using namespace servesim;

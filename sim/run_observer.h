@@ -9,7 +9,7 @@
 
 #include "costmodel/batch_shape.h"
 #include "policies/global_policy.h"
-#include "sim/request.h"
+#include "sim/core/request.h"
 
 namespace servesim {
 

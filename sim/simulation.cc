@@ -64,7 +64,7 @@ void Simulation::take_arrivals() {
     LiveRequest& r = table_[h];
     r.dependents_unseen = r.spec.dependents;
     totals_.peak_live_requests = std::max(totals_.peak_live_requests, table_.live());
-    if (r.spec.dependents > 0) live_ids_[r.spec.id] = h;
+    if (r.spec.dependents > 0) deps_.add_parent(r.spec.id, h);
     if (r.spec.parents.empty()) {
       r.arrival = now_;
       admit_to_cluster(h);
@@ -76,34 +76,17 @@ void Simulation::take_arrivals() {
 }
 
 void Simulation::register_dependent(RequestHandle h) {
-  LiveRequest& r = table_[h];
-  r.ready_at = now_;
-  bool failed = false;
-  for (RequestId p : r.spec.parents) {
-    if (auto it = finished_parents_.find(p); it != finished_parents_.end()) {
-      ParentRecord& rec = it->second;
-      failed |= !rec.ok;
-      r.ready_at = std::max(r.ready_at, rec.finish + r.spec.think_time);
-      if (--rec.unseen <= 0) finished_parents_.erase(it);
-    } else if (auto lt = live_ids_.find(p); lt != live_ids_.end()) {
-      table_[lt->second].dependents_unseen--;
-      r.parents_left++;
-      waiting_children_[p].push_back(h);
-    } else {
-      failed = true;
-    }
-  }
-  if (failed) {
-    for (RequestId p : r.spec.parents)
-      if (auto it = waiting_children_.find(p); it != waiting_children_.end()) std::erase(it->second, h);
+  if (!deps_.add_child(h, table_, now_)) {
     report(h, RequestStatus::kRejected,
            "a parent request was rejected or unfinished, or did not appear before it in the input");
     return;
   }
-  if (r.parents_left == 0) {
-    ++pending_releases_;
-    events_.push(r.ready_at, EventKind::kRelease, h);
-  }
+  if (table_[h].parents_left == 0) schedule_release(h);
+}
+
+void Simulation::schedule_release(RequestHandle h) {
+  ++pending_releases_;
+  events_.push(table_[h].ready_at, EventKind::kRelease, h);
 }
 
 void Simulation::admit_to_cluster(RequestHandle h) {
@@ -130,38 +113,26 @@ void Simulation::wake(WorkerId w) {
   events_.push(now_, EventKind::kWake, w);
 }
 
-void Simulation::on_iteration_end(WorkerId w) {
-  done_.clear();
-  workers_[w]->finish_iteration(now_, done_);
-  for (RequestHandle h : done_) finish_request(h);
-  Time t = workers_[w]->start_iteration(now_);
+void Simulation::start_iteration(WorkerId w) {
+  Worker& wk = *workers_[w];
+  const Time t = wk.start_iteration(now_);
   if (t > 0) {
-    observer_.on_iteration(w, now_, t, workers_[w]->last_batch());
+    observer_.on_iteration(w, now_, t, wk.last_batch());
     events_.push(now_ + t, EventKind::kIterationEnd, w);
   }
 }
 
+void Simulation::on_iteration_end(WorkerId w) {
+  done_.clear();
+  workers_[w]->finish_iteration(now_, done_);
+  for (RequestHandle h : done_) finish_request(h);
+  start_iteration(w);
+}
+
 void Simulation::retire_parent(LiveRequest& r, bool ok) {
-  if (r.spec.dependents == 0) return;
-  live_ids_.erase(r.spec.id);
-  if (r.dependents_unseen > 0) finished_parents_[r.spec.id] = ParentRecord{now_, r.dependents_unseen, ok};
-  auto it = waiting_children_.find(r.spec.id);
-  if (it == waiting_children_.end()) return;
-  std::vector<RequestHandle> children = std::move(it->second);
-  waiting_children_.erase(it);
-  for (RequestHandle c : children) {
-    LiveRequest& child = table_[c];
-    if (!ok) {
-      if (child.phase == Phase::kPending)
-        report(c, RequestStatus::kRejected, "a parent request was rejected or unfinished");
-      continue;
-    }
-    child.ready_at = std::max(child.ready_at, now_ + child.spec.think_time);
-    if (--child.parents_left == 0) {
-      ++pending_releases_;
-      events_.push(child.ready_at, EventKind::kRelease, c);
-    }
-  }
+  deps_.retire(
+      r, ok, now_, table_, [&](RequestHandle c) { schedule_release(c); },
+      [&](RequestHandle c) { report(c, RequestStatus::kRejected, "a parent request was rejected or unfinished"); });
 }
 
 void Simulation::finish_request(RequestHandle h) {
@@ -268,13 +239,7 @@ SimulationTotals Simulation::run() {
       }
       case EventKind::kWake: {
         wake_pending_[e.target] = false;
-        Worker& w = *workers_[e.target];
-        if (w.busy()) break;
-        Time t = w.start_iteration(now_);
-        if (t > 0) {
-          observer_.on_iteration(e.target, now_, t, w.last_batch());
-          events_.push(now_ + t, EventKind::kIterationEnd, e.target);
-        }
+        if (!workers_[e.target]->busy()) start_iteration(e.target);
         break;
       }
       case EventKind::kIterationEnd: on_iteration_end(e.target); break;

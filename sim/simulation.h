@@ -24,9 +24,10 @@
 #include <vector>
 
 #include "policies/global_policy.h"
+#include "sim/dependency_tracker.h"
 #include "sim/event_queue.h"
 #include "sim/live_request.h"
-#include "sim/request_source.h"
+#include "sim/core/request_source.h"
 #include "sim/run_observer.h"
 #include "sim/worker.h"
 
@@ -41,7 +42,7 @@ struct WorkerSetup {
   BatchingOptions batching;
   std::int64_t kv_capacity_pages = 0;
   std::int64_t page_size = 16;
-  std::optional<AndproParams> kv_eviction;  // AnDPro: KV eviction after prefill (worker.h)
+  std::shared_ptr<const KvEviction> kv_eviction;  // KV eviction after prefill, or null (worker.h)
 };
 
 struct SimulationSetup {
@@ -82,6 +83,7 @@ class Simulation final : private ClusterView {
   void take_arrivals();
   void admit_to_cluster(RequestHandle h);
   void wake(WorkerId w);
+  void start_iteration(WorkerId w);  // the one place an iteration starts
   void on_iteration_end(WorkerId w);
   void finish_request(RequestHandle h);
   void report(RequestHandle h, RequestStatus status, std::string_view reason);
@@ -89,6 +91,7 @@ class Simulation final : private ClusterView {
   void drain_at_horizon();
   void register_dependent(RequestHandle h);
   void retire_parent(LiveRequest& r, bool ok);
+  void schedule_release(RequestHandle h);
   bool work_left() const;
   void sample_until(Time t);  // emits observer samples at multiples of the interval <= t
 
@@ -107,16 +110,7 @@ class Simulation final : private ClusterView {
   bool source_done_ = false;
   std::vector<bool> wake_pending_;
   std::vector<RequestHandle> done_;
-  // Dependencies: finished parents (id -> finish) kept until all their dependents
-  // are released; children waiting on unfinished parents.
-  struct ParentRecord {
-    Time finish = 0;
-    std::int32_t unseen = 0;  // dependents not yet pulled from the source
-    bool ok = true;           // false: rejected or unfinished, dependents fail too
-  };
-  std::unordered_map<RequestId, ParentRecord> finished_parents_;
-  std::unordered_map<RequestId, std::vector<RequestHandle>> waiting_children_;
-  std::unordered_map<RequestId, RequestHandle> live_ids_;  // for dependency lookups only
+  DependencyTracker deps_;
   std::uint64_t pending_releases_ = 0;
   std::optional<Time> sample_interval_;
   Time next_sample_ = 0;

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "sim/rng.h"
+#include "sim/core/rng.h"
 #include "sim/test_harness.h"
 
 using namespace servesim;

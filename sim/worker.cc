@@ -7,9 +7,9 @@ namespace servesim {
 
 Worker::Worker(WorkerId id, std::unique_ptr<LocalPolicy> policy, std::shared_ptr<const CostModel> cost,
                BatchingOptions opt, std::int64_t kv_capacity_pages, std::int64_t page_size, RequestTable& table,
-               RunObserver* observer, std::optional<AndproParams> kv_eviction)
+               RunObserver* observer, std::shared_ptr<const KvEviction> kv_eviction)
     : id_(id), policy_(std::move(policy)), cost_(std::move(cost)), opt_(opt), kv_(kv_capacity_pages, page_size),
-      cache_(kv_), table_(table), observer_(observer), eviction_(kv_eviction) {
+      cache_(kv_), table_(table), observer_(observer), eviction_(std::move(kv_eviction)) {
   stats_.kv_capacity_pages = kv_capacity_pages;
 }
 
@@ -45,7 +45,7 @@ std::int64_t Worker::kv_tokens(const LiveRequest& r) const {
   return (r.compressed > 0 ? r.compressed : r.computed) + r.generated;
 }
 
-// AnDPro: the request keeps kept_tokens(n) of its n context tokens, compacted
+// KV eviction: the request keeps kept_tokens(n) of its n context tokens, compacted
 // out of place into fresh private pages (allocated first; without room it
 // stays uncompressed). Its old private pages are freed and its cache path
 // unlocked: the uncompressed shared prompt stays cached (evictable), and the

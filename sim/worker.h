@@ -25,7 +25,7 @@
 // them (evictable, not lost). Generated tokens have no block ids, so nothing
 // could ever match them: their KV is freed at finish. Allocation evicts
 // unlocked cache leaves (LRU) before it preempts anyone.
-// KV eviction (optional, AnDPro; docs/simulation.md): when a request's
+// KV eviction (optional, costmodel/kv_eviction.h; docs/simulation.md): when a request's
 // prefill completes it keeps kept_tokens(n) of its n context tokens as a
 // private compacted copy and frees the rest; its uncompressed prompt blocks
 // stay in the prefix cache, unlocked (shared, evictable). Decode steps then
@@ -37,7 +37,7 @@
 #include <optional>
 #include <vector>
 
-#include "costmodel/attention_method.h"
+#include "costmodel/kv_eviction.h"
 #include "costmodel/batch_shape.h"
 #include "costmodel/cost_model.h"
 #include "policies/local_policy.h"
@@ -54,7 +54,7 @@ class Worker final : private AdmissionContext {
  public:
   Worker(WorkerId id, std::unique_ptr<LocalPolicy> policy, std::shared_ptr<const CostModel> cost,
          BatchingOptions opt, std::int64_t kv_capacity_pages, std::int64_t page_size, RequestTable& table,
-         RunObserver* observer = nullptr, std::optional<AndproParams> kv_eviction = std::nullopt);
+         RunObserver* observer = nullptr, std::shared_ptr<const KvEviction> kv_eviction = nullptr);
 
   WorkerId id() const { return id_; }
   bool busy() const { return busy_; }
@@ -120,7 +120,7 @@ class Worker final : private AdmissionContext {
   PrefixCache cache_;
   RequestTable& table_;
   RunObserver* observer_;
-  std::optional<AndproParams> eviction_;  // KV eviction after prefill (AnDPro), if any
+  std::shared_ptr<const KvEviction> eviction_;  // KV eviction after prefill, or null
   std::int64_t private_pages_ = 0;  // sum of running requests' kv_pages
 
   std::vector<RequestHandle> running_;  // admission order (the back is preempted first)

@@ -2,7 +2,7 @@
 #pragma once
 #include <cstdint>
 
-#include "sim/time.h"
+#include "sim/core/time.h"
 
 namespace servesim {
 
@@ -20,7 +20,7 @@ struct WorkerStats {
   std::int64_t kv_capacity_pages = 0;
   std::int64_t peak_running = 0;
   std::int64_t peak_waiting = 0;
-  std::int64_t kv_evicted_tokens = 0;  // context tokens dropped by KV eviction (AnDPro) after prefills
+  std::int64_t kv_evicted_tokens = 0;  // context tokens dropped by KV eviction after prefills
 };
 
 }  // namespace servesim

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 #include "traces/seeded_hash.h"
 
 namespace servesim {

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/request_source.h"
+#include "sim/core/request_source.h"
 #include "traces/trace_options.h"
 
 namespace servesim {

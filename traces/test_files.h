@@ -7,7 +7,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim::testing {
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 namespace {
@@ -109,7 +109,7 @@ YAML::Node trace_options_yaml(const TraceOptions& o) {
   YAML::Node n;
   n["type"] = "trace";
   n["path"] = o.path;
-  n["format"] = format_name(o.read.format);
+  n["format"] = o.read.format;
   n["skip_bad_rows"] = o.read.skip_bad_rows;
   n["sort"] = o.read.sort;
   n["failed"] = name_of(o.read.failed, kFailed);

@@ -19,8 +19,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "configs/yaml_map.h"
-#include "traces/trace_reader.h"
+#include "sim/core/yaml_map.h"
+#include "traces/readers/trace_reader.h"
 
 namespace servesim {
 

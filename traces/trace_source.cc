@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 #include "traces/seeded_hash.h"
 
 namespace servesim {
@@ -19,14 +19,14 @@ TraceSource::TraceSource(const TraceOptions& opt, ClientTable& clients, std::uin
       clients_(clients),
       reader_(open_trace(opt.path, opt.read)),
       assigner_(opt.clients, opt.path, seed, clients) {
-  const TraceFormat f = reader_->format();
+  const TraceFormatType& f = trace_format(reader_->format());
   rebase_ = opt_.time_origin == TraceOptions::Origin::kFirstRow ||
             (opt_.time_origin == TraceOptions::Origin::kAuto &&
-             (f == TraceFormat::kAzure || f == TraceFormat::kBurstGpt));
+             f.wall_clock);
   start_ns_ = seconds_to_time(opt_.start_s);
   has_end_ = std::isfinite(opt_.end_s);
   if (has_end_) end_ns_ = seconds_to_time(opt_.end_s);
-  track_dropped_ = f == TraceFormat::kNativeCsv || f == TraceFormat::kNativeJsonl;
+  track_dropped_ = f.native;
   if (assigner_.needs_common_blocks()) {
     std::vector<const std::vector<BlockHash>*> blocks;
     TraceRow r;
@@ -111,7 +111,7 @@ bool TraceSource::next(RequestSpec& out) {
 }
 
 std::string TraceSource::describe() const {
-  std::string s = fmt::format("trace {} {}: {} requests from {} rows", format_name(reader_->format()), opt_.path,
+  std::string s = fmt::format("trace {} {}: {} requests from {} rows", reader_->format(), opt_.path,
                               emitted_, reader_->rows_read());
   if (reader_->rows_skipped() > 0) s += fmt::format(", {} bad rows skipped", reader_->rows_skipped());
   if (reader_->rows_dropped() > 0) s += fmt::format(", {} failed rows dropped", reader_->rows_dropped());

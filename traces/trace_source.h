@@ -18,11 +18,11 @@
 #include <string>
 #include <unordered_set>
 
-#include "sim/request_source.h"
+#include "sim/core/request_source.h"
 #include "traces/client_assigner.h"
 #include "traces/timestamp_spreader.h"
 #include "traces/trace_options.h"
-#include "traces/trace_reader.h"
+#include "traces/readers/trace_reader.h"
 
 namespace servesim {
 

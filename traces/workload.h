@@ -15,8 +15,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "configs/yaml_map.h"
-#include "sim/request_source.h"
+#include "sim/core/yaml_map.h"
+#include "sim/core/request_source.h"
 
 namespace servesim {
 

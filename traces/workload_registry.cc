@@ -2,11 +2,11 @@
 // one class file plus one line here.
 #include "traces/workload.h"
 
-#include "traces/agent_workload.h"
-#include "traces/empirical_workload.h"
-#include "traces/session_workload.h"
-#include "traces/synthetic_workload.h"
-#include "traces/template_workload.h"
+#include "traces/generators/agent_workload.h"
+#include "traces/generators/empirical_workload.h"
+#include "traces/generators/session_workload.h"
+#include "traces/generators/synthetic_workload.h"
+#include "traces/generators/template_workload.h"
 #include "traces/trace_workload.h"
 
 namespace servesim {

@@ -13,7 +13,7 @@
 #include "costmodel/profile_validation.h"
 #include "costmodel/synthetic_profile.h"
 #include "sim/cli/commands.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim::cli {
 namespace {

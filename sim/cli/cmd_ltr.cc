@@ -17,8 +17,8 @@
 #include "policies/kendall_tau.h"
 #include "policies/ltr_ranker.h"
 #include "sim/cli/commands.h"
-#include "sim/error.h"
-#include "sim/rng.h"
+#include "sim/core/error.h"
+#include "sim/core/rng.h"
 #include "traces/trace_workload.h"
 
 namespace servesim::cli {

@@ -16,38 +16,27 @@ struct RunArgs {
   bool quiet = false;
 };
 
-std::string value_of(const SummaryFields& f, const std::string& key) {
-  for (const auto& [k, v] : f)
-    if (k == key) return v;
-  return "";
-}
-
 void print_summary(const ScenarioConfig& c, const RunOutput& r) {
-  const auto& s = r.summary;
-  auto ms = [&](const std::string& k) {
-    std::string v = value_of(s, k);
-    return v.empty() ? std::string("-") : fmt::format("{:.1f}", std::stod(v) * 1e3);
-  };
+  const SummaryValues& v = r.values;
+  auto ms = [](const std::optional<double>& s) { return s ? fmt::format("{:.1f}", *s * 1e3) : std::string("-"); };
   fmt::print("servesim run: {}  (seed {})\n", c.name, c.seed);
   fmt::print("  model      {} on {} x{} (tp={}), KV {:.1f} GB = {} tokens per worker\n", c.model.name,
              c.hardware.name, c.workers.size(), c.tp, r.capacities.front().kv_gb, r.capacities.front().tokens());
-  fmt::print("  policies   local={} global={}  batching={}\n", value_of(s, "policy_local"),
-             value_of(s, "policy_global"), value_of(s, "batching_mode"));
+  fmt::print("  policies   local={} global={}  batching={}\n", c.local_policy.resolved["name"].as<std::string>(),
+             c.global_policy.resolved["name"].as<std::string>(),
+             c.batching.mode == BatchMode::kMixed ? "mixed" : "prefill_first");
   fmt::print("  cost model {}\n", r.cost_identity);
-  fmt::print("  requests   {} total: {} finished, {} rejected, {} unfinished, {} not arrived\n",
-             value_of(s, "requests"), value_of(s, "finished"), value_of(s, "rejected"), value_of(s, "unfinished"),
-             value_of(s, "not_arrived"));
-  fmt::print("  span       {:.1f} s simulated, {} events\n", std::stod(value_of(s, "duration_s")),
-             value_of(s, "events"));
-  fmt::print("  throughput {:.2f} req/s, {:.0f} input tok/s, {:.0f} output tok/s\n",
-             std::stod(value_of(s, "throughput_rps")), std::stod(value_of(s, "input_tokens_per_s")),
-             std::stod(value_of(s, "output_tokens_per_s")));
+  fmt::print("  requests   {} total: {} finished, {} rejected, {} unfinished, {} not arrived\n", v.requests, v.finished,
+             v.rejected, v.unfinished, v.not_arrived);
+  fmt::print("  span       {:.1f} s simulated, {} events\n", v.duration_s, v.events);
+  fmt::print("  throughput {:.2f} req/s, {:.0f} input tok/s, {:.0f} output tok/s\n", v.throughput_rps,
+             v.input_tokens_per_s, v.output_tokens_per_s);
   fmt::print("  latency (ms)      mean      p50      p90      p99\n");
-  for (const char* m : {"ttft", "tpot", "e2e", "queue"})
-    fmt::print("    {:<6} {:>12} {:>8} {:>8} {:>8}\n", m, ms(fmt::format("{}_mean_s", m)), ms(fmt::format("{}_p50_s", m)),
-               ms(fmt::format("{}_p90_s", m)), ms(fmt::format("{}_p99_s", m)));
-  fmt::print("  cache hit  {:.1f}%   preemptions {}\n", 100 * std::stod(value_of(s, "cache_hit_rate")),
-             value_of(s, "preemptions"));
+  const std::pair<const char*, const LatencySummary*> metrics[] = {
+      {"ttft", &v.ttft}, {"tpot", &v.tpot}, {"e2e", &v.e2e}, {"queue", &v.queue}};
+  for (const auto& [name, l] : metrics)
+    fmt::print("    {:<6} {:>12} {:>8} {:>8} {:>8}\n", name, ms(l->mean), ms(l->p50), ms(l->p90), ms(l->p99));
+  fmt::print("  cache hit  {:.1f}%   preemptions {}\n", 100 * v.cache_hit_rate, v.preemptions);
   std::string files;
   for (const char* f : {"requests", "clients", "workers", "summary", "timeline", "client_service"})
     if (std::filesystem::exists(r.out_dir + "/" + f + ".csv")) files += (files.empty() ? "" : ",") + std::string(f);

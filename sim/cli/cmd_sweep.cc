@@ -7,7 +7,7 @@
 #include "configs/sweep_runner.h"
 #include "reports/sweep_merge.h"
 #include "sim/cli/commands.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim::cli {
 

@@ -8,8 +8,8 @@
 
 #include "configs/scenario_config.h"
 #include "sim/cli/commands.h"
-#include "traces/native_writer.h"
-#include "traces/trace_stats.h"
+#include "traces/readers/native_writer.h"
+#include "traces/readers/trace_stats.h"
 
 namespace servesim::cli {
 namespace {

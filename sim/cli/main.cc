@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/cli/commands.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"servesim: a discrete-event simulator of LLM serving clusters"};

@@ -1,0 +1,120 @@
+// The option tables; see option_tables.h. Row order is the order keys are
+// written to config.resolved.yaml.
+#include "configs/option_tables.h"
+
+namespace servesim {
+
+using R = OptionRange;
+
+const OptionTable<ModelSpec>& model_options() {
+  static const OptionTable<ModelSpec> t = {
+      {"layers", &ModelSpec::layers, R::kPositive, "decoder layers"},
+      {"hidden", &ModelSpec::hidden, R::kPositive, "model dimension"},
+      {"heads", &ModelSpec::heads, R::kPositive, "query heads"},
+      {"kv_heads", &ModelSpec::kv_heads, R::kPositive, "key/value heads (GQA); divides heads"},
+      {"head_dim", &ModelSpec::head_dim, R::kPositive, "dimension of one head"},
+      {"intermediate", &ModelSpec::intermediate, R::kPositive, "MLP hidden size"},
+      {"vocab", &ModelSpec::vocab, R::kPositive, "vocabulary size"},
+      {"max_context", &ModelSpec::max_context, R::kPositive, "longest prompt + output the model accepts"},
+      {"tie_embeddings", &ModelSpec::tie_embeddings, R::kAny, "LM head shares the embedding matrix"},
+      {"weight_bytes", &ModelSpec::weight_bytes, R::kPositive, "bytes per weight (2 = bf16)"},
+      {"kv_bytes", &ModelSpec::kv_bytes, R::kPositive, "bytes per KV element (2 = bf16)"},
+  };
+  return t;
+}
+
+const OptionTable<HardwareSpec>& hardware_options() {
+  static const OptionTable<HardwareSpec> t = {
+      {"memory_gb", &HardwareSpec::memory_gb, R::kPositive, "HBM capacity, GB"},
+      {"mem_bandwidth_gbps", &HardwareSpec::mem_bandwidth_gbps, R::kPositive, "HBM bandwidth, GB/s (datasheet)"},
+      {"bf16_tflops", &HardwareSpec::bf16_tflops, R::kPositive, "dense bf16 tensor peak, TFLOP/s (datasheet)"},
+      {"interconnect_gbps", &HardwareSpec::interconnect_gbps, R::kPositive,
+       "per-direction NVLink bandwidth for TP all-reduce, GB/s"},
+      {"kernel_launch_us", &HardwareSpec::kernel_launch_us, R::kNonNegative, "per kernel launch"},
+  };
+  return t;
+}
+
+const OptionTable<BatchingOptions>& batching_options() {
+  static const OptionTable<BatchingOptions> t = {
+      {"max_batch_tokens", &BatchingOptions::max_batch_tokens, R::kPositive,
+       "tokens per iteration (decode tokens + prefill chunks)"},
+      {"chunk_size", &BatchingOptions::chunk_size, R::kPositive, "most prefill tokens of one request per iteration"},
+      {"max_running", &BatchingOptions::max_running, R::kPositive, "most admitted requests at once"},
+      {"reservation_ratio", &BatchingOptions::reservation_ratio, R::kFractionOrZero,
+       "share of KV kept free when admitting while others run"},
+  };
+  return t;
+}
+
+const OptionTable<ScenarioConfig>& memory_options() {
+  static const OptionTable<ScenarioConfig> t = {
+      {"memory_utilization", &ScenarioConfig::memory_utilization, R::kFraction,
+       "share of GPU memory the engine may use"},
+      {"activation_reserve_gb", &ScenarioConfig::activation_reserve_gb, R::kNonNegative,
+       "per GPU, kept for activations (not KV)"},
+      {"page_size", &ScenarioConfig::page_size, R::kPositive, "tokens per KV page"},
+  };
+  return t;
+}
+
+const OptionTable<QuestParams>& quest_options() {
+  static const OptionTable<QuestParams> t = {
+      {"budget", &QuestParams::budget, R::kPositive, "tokens attended per decode step"},
+      {"dense_layers", &QuestParams::dense_layers, R::kNonNegative, "leading layers that stay dense"},
+  };
+  return t;
+}
+
+const OptionTable<MInferenceParams>& minference_options() {
+  static const OptionTable<MInferenceParams> t = {
+      {"min_length", &MInferenceParams::min_length, R::kPositive, "dense below this attention span"},
+  };
+  return t;
+}
+
+const OptionTable<AndproParams>& andpro_options() {
+  static const OptionTable<AndproParams> t = {
+      {"budget", &AndproParams::budget, R::kPositive, "tokens kept per KV head after prefill (a multiple of block)"},
+      {"window", &AndproParams::window, R::kPositive, "observation window: the last prompt tokens, always kept"},
+      {"block", &AndproParams::block, R::kPositive, "scoring block"},
+  };
+  return t;
+}
+
+const OptionTable<RooflineOptions>& roofline_options() {
+  static const OptionTable<RooflineOptions> t = {
+      {"compute_efficiency", &RooflineOptions::compute_efficiency, R::kFraction, "achieved / peak tensor FLOP/s"},
+      {"memory_efficiency", &RooflineOptions::memory_efficiency, R::kFraction, "achieved / peak HBM bandwidth"},
+      {"iteration_overhead_us", &RooflineOptions::iteration_overhead_us, R::kNonNegative,
+       "host/scheduler time per iteration"},
+      {"kernels_per_layer", &RooflineOptions::kernels_per_layer, R::kNonNegative,
+       "launches per layer, x hardware.kernel_launch_us"},
+  };
+  return t;
+}
+
+const OptionTable<CalibratedOptions>& calibrated_options() {
+  static const OptionTable<CalibratedOptions> t = {
+      {"iteration_overhead_us", &CalibratedOptions::iteration_overhead_us, R::kNonNegative,
+       "host/scheduler time per iteration"},
+      {"layer_overhead_us", &CalibratedOptions::layer_overhead_us, R::kNonNegative,
+       "per layer, launches the bench does not measure"},
+      {"allreduce_latency_us", &CalibratedOptions::allreduce_latency_us, R::kNonNegative,
+       "per TP all-reduce (plus bytes / hardware interconnect_gbps)"},
+      {"allow_scaling", &CalibratedOptions::allow_scaling, R::kAny,
+       "price unmeasured head/GEMM shapes by the scaling rules (false: error)"},
+  };
+  return t;
+}
+
+const OptionTable<ScenarioConfig>& report_options() {
+  static const OptionTable<ScenarioConfig> t = {
+      {"w_in", &ScenarioConfig::w_in, R::kNonNegative, "service weight per input token (VTC's measure)"},
+      {"w_out", &ScenarioConfig::w_out, R::kNonNegative, "service weight per output token"},
+      {"requests_csv", &ScenarioConfig::write_requests, R::kAny, "false: skip requests.csv for very large runs"},
+  };
+  return t;
+}
+
+}  // namespace servesim

@@ -1,0 +1,28 @@
+// The schema of every scenario options struct that configs/ owns, as
+// OptionTables (option_table.h): scenario_config.cc parses and writes back
+// with them, and option_tables_test.cc checks docs/configuration.md against
+// them (every key listed, with its default).
+//
+// Not (yet) in a table: keys with a derived default or a unit conversion
+// (report.out, report.timeline_interval_s, cost_model.base_ms and the fixed
+// backend's per-token costs, cost_model.backend/profile), enums
+// (batching.mode, attention methods), minference.patterns, and the policies'
+// parameters (policies/policy_registry.cc has its own echo).
+#pragma once
+#include "configs/option_table.h"
+#include "configs/scenario_config.h"
+
+namespace servesim {
+
+const OptionTable<ModelSpec>& model_options();              // model: (after name)
+const OptionTable<HardwareSpec>& hardware_options();        // hardware: (after name)
+const OptionTable<BatchingOptions>& batching_options();     // batching: budgets
+const OptionTable<ScenarioConfig>& memory_options();        // batching: memory keys
+const OptionTable<QuestParams>& quest_options();            // attention.quest:
+const OptionTable<MInferenceParams>& minference_options();  // attention.minference: (after patterns)
+const OptionTable<AndproParams>& andpro_options();          // attention.andpro:
+const OptionTable<RooflineOptions>& roofline_options();     // cost_model: (roofline, and auto)
+const OptionTable<CalibratedOptions>& calibrated_options(); // cost_model: (calibrated, and auto)
+const OptionTable<ScenarioConfig>& report_options();        // report: (after out)
+
+}  // namespace servesim

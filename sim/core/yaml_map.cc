@@ -1,0 +1,277 @@
+// Implementation of the strict YAML reader; see yaml_map.h for the contract.
+#include "sim/core/yaml_map.h"
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace servesim {
+namespace {
+
+const char* type_name(const bool*) { return "a boolean (true/false)"; }
+const char* type_name(const int*) { return "an integer"; }
+const char* type_name(const std::int64_t*) { return "an integer"; }
+const char* type_name(const std::uint64_t*) { return "a non-negative integer"; }
+const char* type_name(const double*) { return "a number"; }
+const char* type_name(const std::string*) { return "a string"; }
+
+std::string describe(const YAML::Node& v) {
+  if (v.IsScalar()) return "'" + v.Scalar() + "'";
+  if (v.IsSequence()) return "a list";
+  if (v.IsMap()) return "a map";
+  return "nothing";
+}
+
+// Rebuilds a node so it carries no source position: errors about a --set value
+// then say "(from --set)" instead of pointing at line 1 of a one-line document.
+YAML::Node without_marks(const YAML::Node& n) {
+  if (n.IsScalar()) return YAML::Node(n.Scalar());
+  if (n.IsSequence()) {
+    YAML::Node out(YAML::NodeType::Sequence);
+    for (const auto& e : n) out.push_back(without_marks(e));
+    return out;
+  }
+  if (n.IsMap()) {
+    YAML::Node out(YAML::NodeType::Map);
+    for (auto it = n.begin(); it != n.end(); ++it) out[it->first.Scalar()] = without_marks(it->second);
+    return out;
+  }
+  return YAML::Node();
+}
+
+}  // namespace
+
+YamlMap::YamlMap(YAML::Node node, std::string file, std::string path)
+    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {
+  if (node_ && !node_.IsNull() && !node_.IsMap())
+    throw InputError(located(file_, node_.Mark().line + 1,
+                             fmt::format("{}: expected a map of keys, got {}",
+                                         path_.empty() ? "<root>" : path_, describe(node_))));
+}
+
+std::string YamlMap::where(const YAML::Node& n) const {
+  if (n.IsDefined()) {
+    if (n.Mark().line >= 0) return fmt::format("{}:{}:{}", file_, n.Mark().line + 1, n.Mark().column + 1);
+    return file_ + " (from --set)";  // nodes without a position come from overrides
+  }
+  if (node_.IsDefined() && node_.Mark().line >= 0)
+    return fmt::format("{}:{}:{}", file_, node_.Mark().line + 1, node_.Mark().column + 1);
+  return file_ + " (from --set)";
+}
+
+bool YamlMap::has(const std::string& key) const {
+  if (!node_ || !node_.IsMap()) return false;
+  const YAML::Node& c = node_;
+  auto v = c[key];
+  return v && !v.IsNull();
+}
+
+void YamlMap::fail(const std::string& key, const std::string& msg) const {
+  // Point at the key's value when it exists, else at this map.
+  if (has(key)) {
+    const YAML::Node& c = node_;
+    const YAML::Node v = c[key];
+    throw InputError(fmt::format("{}: {}: {}", where(v), key_path(key), msg));
+  }
+  throw InputError(fmt::format("{}: {}: {}", where(node_), key_path(key), msg));
+}
+
+void YamlMap::fail_here(const std::string& msg) const {
+  throw InputError(fmt::format("{}: {}: {}", where(node_), path_.empty() ? "<root>" : path_, msg));
+}
+
+template <class T>
+T YamlMap::convert(const std::string& key, const YAML::Node& v) const {
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!v.IsScalar()) fail(key, fmt::format("expected {}, got {}", type_name(static_cast<T*>(nullptr)), describe(v)));
+    return v.Scalar();
+  } else {
+    if (!v.IsScalar()) fail(key, fmt::format("expected {}, got {}", type_name(static_cast<T*>(nullptr)), describe(v)));
+    // yaml-cpp accepts "1.5" for int by truncation in some versions; check strictly.
+    const std::string& s = v.Scalar();
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      std::size_t pos = 0;
+      long double x = 0;
+      try {
+        x = std::stold(s, &pos);
+      } catch (...) {
+        pos = 0;
+      }
+      // Accept integer literals, including 1e6-style scientific notation that is integral.
+      if (pos != s.size() || s.empty() || x != static_cast<long double>(static_cast<long long>(x)))
+        fail(key, fmt::format("expected {}, got {}", type_name(static_cast<T*>(nullptr)), describe(v)));
+      if (x < static_cast<long double>(std::numeric_limits<T>::min()) ||
+          x > static_cast<long double>(std::numeric_limits<T>::max()))
+        fail(key, fmt::format("value {} is out of range", s));
+      return static_cast<T>(x);
+    } else {
+      T out{};
+      if (!YAML::convert<T>::decode(v, out))
+        fail(key, fmt::format("expected {}, got {}", type_name(static_cast<T*>(nullptr)), describe(v)));
+      if constexpr (std::is_floating_point_v<T>) {
+        if (!std::isfinite(out)) fail(key, fmt::format("expected a finite number, got {}", describe(v)));
+      }
+      return out;
+    }
+  }
+}
+
+template <class T>
+T YamlMap::get(const std::string& key, const T& def) {
+  used_.insert(key);
+  if (!has(key)) return def;
+  const YAML::Node& c = node_;
+  return convert<T>(key, c[key]);
+}
+
+template <class T>
+T YamlMap::require(const std::string& key) {
+  used_.insert(key);
+  if (!has(key)) fail_here(fmt::format("missing required key '{}'", key));
+  const YAML::Node& c = node_;
+  return convert<T>(key, c[key]);
+}
+
+template <class T>
+std::optional<T> YamlMap::optional(const std::string& key) {
+  used_.insert(key);
+  if (!has(key)) return std::nullopt;
+  const YAML::Node& c = node_;
+  return convert<T>(key, c[key]);
+}
+
+template <class T>
+std::vector<T> YamlMap::list(const std::string& key) {
+  used_.insert(key);
+  std::vector<T> out;
+  if (!has(key)) return out;
+  const YAML::Node& c = node_;
+  YAML::Node v = c[key];
+  if (v.IsScalar()) {  // a single value is a one-element list
+    out.push_back(convert<T>(key, v));
+    return out;
+  }
+  if (!v.IsSequence()) fail(key, fmt::format("expected a list, got {}", describe(v)));
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(convert<T>(fmt::format("{}[{}]", key, i), v[i]));
+  return out;
+}
+
+double YamlMap::positive(const std::string& key, double def) {
+  double x = get<double>(key, def);
+  if (!(x > 0)) fail(key, fmt::format("must be > 0, got {}", x));
+  return x;
+}
+
+std::int64_t YamlMap::positive_int(const std::string& key, std::int64_t def) {
+  std::int64_t x = get<std::int64_t>(key, def);
+  if (x <= 0) fail(key, fmt::format("must be a positive integer, got {}", x));
+  return x;
+}
+
+YamlMap YamlMap::map(const std::string& key) {
+  used_.insert(key);
+  YAML::Node v;
+  if (has(key)) {
+    const YAML::Node& c = node_;
+    v = c[key];
+    if (!v.IsMap()) fail(key, fmt::format("expected a map of keys, got {}", describe(v)));
+  }
+  return YamlMap(v, file_, key_path(key));
+}
+
+YAML::Node YamlMap::raw(const std::string& key) {
+  used_.insert(key);
+  if (!has(key)) return YAML::Node();
+  const YAML::Node& c = node_;
+  return c[key];
+}
+
+void YamlMap::finish() const {
+  if (!node_ || !node_.IsMap()) return;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    std::string k = it->first.as<std::string>();
+    if (used_.count(k)) continue;
+    std::string expected;
+    for (const auto& u : used_) expected += (expected.empty() ? "" : ", ") + u;
+    throw InputError(fmt::format("{}: {}: unknown key{}", where(it->first), key_path(k),
+                                 expected.empty() ? "" : "; expected one of: " + expected));
+  }
+}
+
+YAML::Node load_yaml_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
+  try {
+    return YAML::Load(in);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}:{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+}
+
+void apply_override(YAML::Node& root, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(fmt::format("--set {}: expected key.path=value", assignment));
+  std::string path = assignment.substr(0, eq);
+  std::string value = assignment.substr(eq + 1);
+  YAML::Node parsed;
+  try {
+    parsed = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("--set {}: cannot parse value: {}", assignment, e.msg));
+  }
+  if (!parsed || parsed.IsNull()) parsed = YAML::Node(value);
+  // Walk/create the maps along the dotted path. yaml-cpp Nodes are handles, so
+  // assigning through a copied handle edits the tree.
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  for (std::string p; std::getline(ss, p, '.');) {
+    if (p.empty()) throw InputError(fmt::format("--set {}: empty key in path", assignment));
+    parts.push_back(p);
+  }
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  std::vector<YAML::Node> chain{root};
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node cur = chain.back();
+    if (!cur.IsMap())
+      throw InputError(fmt::format("--set {}: '{}' is not a map", assignment, parts[i - (i > 0)]));
+    YAML::Node child = cur[parts[i]];
+    if (!child || child.IsNull()) {
+      cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      child = cur[parts[i]];
+    } else if (child.IsScalar()) {
+      // `policy.local: fcfs` then `--set policy.local.name=x` is not a path.
+      throw InputError(fmt::format("--set {}: '{}' holds a value, not a map", assignment, parts[i]));
+    }
+    chain.push_back(child);
+  }
+  YAML::Node parent = chain.back();
+  if (!parent.IsMap()) throw InputError(fmt::format("--set {}: parent of '{}' is not a map", assignment, parts.back()));
+  // Remove first: assigning into the existing node would keep its file position.
+  parent.remove(parts.back());
+  parent[parts.back()] = without_marks(parsed);
+}
+
+template bool YamlMap::get<bool>(const std::string&, const bool&);
+template int YamlMap::get<int>(const std::string&, const int&);
+template std::int64_t YamlMap::get<std::int64_t>(const std::string&, const std::int64_t&);
+template std::uint64_t YamlMap::get<std::uint64_t>(const std::string&, const std::uint64_t&);
+template double YamlMap::get<double>(const std::string&, const double&);
+template std::string YamlMap::get<std::string>(const std::string&, const std::string&);
+template bool YamlMap::require<bool>(const std::string&);
+template int YamlMap::require<int>(const std::string&);
+template std::int64_t YamlMap::require<std::int64_t>(const std::string&);
+template std::uint64_t YamlMap::require<std::uint64_t>(const std::string&);
+template double YamlMap::require<double>(const std::string&);
+template std::string YamlMap::require<std::string>(const std::string&);
+template std::optional<bool> YamlMap::optional<bool>(const std::string&);
+template std::optional<int> YamlMap::optional<int>(const std::string&);
+template std::optional<std::int64_t> YamlMap::optional<std::int64_t>(const std::string&);
+template std::optional<std::uint64_t> YamlMap::optional<std::uint64_t>(const std::string&);
+template std::optional<double> YamlMap::optional<double>(const std::string&);
+template std::optional<std::string> YamlMap::optional<std::string>(const std::string&);
+template std::vector<double> YamlMap::list<double>(const std::string&);
+template std::vector<std::int64_t> YamlMap::list<std::int64_t>(const std::string&);
+template std::vector<std::string> YamlMap::list<std::string>(const std::string&);
+
+}  // namespace servesim

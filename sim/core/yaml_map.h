@@ -1,0 +1,76 @@
+// YamlMap: strict, typed reading of one YAML mapping, with errors that name the
+// file, line, column and dotted key path ("scenario.yaml:12:3: cluster.workerz:
+// unknown key; expected one of: workers, hardware, ...").
+//
+// Every key a reader asks for is recorded; finish() rejects any key nobody
+// asked for, so typos are never silently ignored. Values that came from
+// `--set` overrides carry no line; their errors say "(from --set)".
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/core/error.h"
+
+namespace servesim {
+
+class YamlMap {
+ public:
+  // `node` must be a map (or null/undefined = empty map); `path` is the dotted
+  // prefix of its keys ("" at the root).
+  YamlMap(YAML::Node node, std::string file, std::string path = "");
+
+  bool has(const std::string& key) const;
+
+  // Typed getters. T in {bool, int, int64_t, uint64_t, double, std::string}.
+  // get() returns `def` when absent; require() errors when absent.
+  template <class T> T get(const std::string& key, const T& def);
+  template <class T> T require(const std::string& key);
+  template <class T> std::optional<T> optional(const std::string& key);
+  template <class T> std::vector<T> list(const std::string& key);  // absent = empty
+
+  // Checks for numbers read with get/require (inclusive bounds).
+  double positive(const std::string& key, double def);
+  std::int64_t positive_int(const std::string& key, std::int64_t def);
+
+  // Sub-map (absent = empty map). The child shares nothing with the parent
+  // except the file name; call finish() on it too.
+  YamlMap map(const std::string& key);
+  // Raw access for lists of maps etc. Marks the key as used.
+  YAML::Node raw(const std::string& key);
+
+  // Errors on any key that was never asked for.
+  void finish() const;
+
+  // Throws InputError naming this map's file and the key's position.
+  [[noreturn]] void fail(const std::string& key, const std::string& msg) const;
+  [[noreturn]] void fail_here(const std::string& msg) const;
+
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+  std::string key_path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  const YAML::Node& node() const { return node_; }
+
+ private:
+  template <class T> T convert(const std::string& key, const YAML::Node& v) const;
+  std::string where(const YAML::Node& n) const;
+
+  YAML::Node node_;
+  std::string file_;
+  std::string path_;
+  std::set<std::string> used_;
+};
+
+// Loads a YAML file; a syntax error becomes an InputError with file:line:col.
+YAML::Node load_yaml_file(const std::string& path);
+
+// Applies one `--set a.b.c=value` override to `root` (value parsed as YAML, so
+// numbers, booleans and [lists] work). Creates missing maps. Throws InputError
+// on a malformed assignment.
+void apply_override(YAML::Node& root, const std::string& assignment);
+
+}  // namespace servesim

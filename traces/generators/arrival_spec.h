@@ -1,0 +1,52 @@
+// ArrivalSpec: the arrival process of the generators in this folder (session
+// starts, workflow starts, empirical requests), in the same YAML syntax as the
+// synthetic workload's clients:
+//   rate: 2.0                       # arrivals per second
+//   arrival: poisson                # or {process: gamma, cv: 3} (burstier for cv > 1)
+// plus a stop rule: `<count_key>: N` and/or `duration_s: T` (at least one).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/core/yaml_map.h"
+#include "sim/core/rng.h"
+
+namespace servesim {
+
+// A renewal arrival process: Poisson (exponential gaps) or Gamma gaps with a
+// coefficient of variation (cv > 1 is burstier than Poisson). YAML, under the
+// key `arrival`: `poisson` (default) or `{process: gamma, cv: 3}`. Shared by
+// every generator (synthetic, templates, sessions, agents, empirical).
+struct ArrivalProcess {
+  bool gamma = false;
+  double cv = 1.0;  // gamma only
+
+  double gap_s(double rate, Rng& rng) const;  // next gap in seconds at `rate` arrivals/s
+  void resolve_into(YAML::Node& n) const;     // writes n["arrival"]
+};
+
+// Reads the `arrival` key of `m`.
+ArrivalProcess parse_arrival_process(YamlMap& m);
+
+struct ArrivalSpec {
+  double rate = 1.0;  // per second
+  ArrivalProcess process;
+  std::optional<std::int64_t> count;  // stop after this many arrivals
+  std::optional<double> duration_s;   // stop at the first arrival at or after this time
+
+  double gap_s(Rng& rng) const { return process.gap_s(rate, rng); }
+  // True if an arrival number `index` (0-based) at `t_s` is within the stop rule.
+  bool within(std::int64_t index, double t_s) const {
+    return (!count || index < *count) && (!duration_s || t_s < *duration_s);
+  }
+  // Writes rate/arrival/<count_key>/duration_s into `n`.
+  void resolve_into(YAML::Node& n, const std::string& count_key) const;
+};
+
+// Reads rate, arrival, `count_key` and duration_s from `m`.
+ArrivalSpec parse_arrival_spec(YamlMap& m, const std::string& count_key, double default_rate);
+
+}  // namespace servesim

@@ -1,0 +1,30 @@
+// DurationDistribution: think times and tool-call times, in seconds.
+//   {dist: fixed, value: S} | {dist: exponential, mean: S} |
+//   {dist: uniform, min: A, max: B} | {dist: lognormal, median: M, sigma: S}
+// A bare number means fixed. Samples are >= 0 and converted to integer ns.
+#pragma once
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/core/yaml_map.h"
+#include "sim/core/rng.h"
+#include "sim/core/time.h"
+
+namespace servesim {
+
+struct DurationDistribution {
+  enum class Kind { kFixed, kExponential, kUniform, kLognormal } kind = Kind::kFixed;
+  double value = 0;            // fixed
+  double mean = 0;             // exponential
+  double min = 0, max = 0;     // uniform
+  double median = 1, sigma = 1;  // lognormal
+
+  Time sample(Rng& rng) const;
+  YAML::Node resolved() const;
+};
+
+// Reads `key` of `m` (bare number or map); `def` when absent.
+DurationDistribution parse_duration(YamlMap& m, const std::string& key, const DurationDistribution& def);
+
+}  // namespace servesim

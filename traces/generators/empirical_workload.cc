@@ -1,0 +1,106 @@
+// Empirical length resampling; see empirical_workload.h.
+#include "traces/generators/empirical_workload.h"
+
+#include <algorithm>
+#include <climits>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.h"
+
+namespace servesim {
+
+EmpiricalLengths::EmpiricalLengths(const std::string& path, const TraceReadOptions& opt, std::int64_t max_rows) {
+  auto reader = open_trace(path, opt);
+  TraceRow row;
+  while ((max_rows == 0 || static_cast<std::int64_t>(rows_.size()) < max_rows) && reader->next(row))
+    rows_.emplace_back(static_cast<std::int32_t>(std::min<std::int64_t>(row.spec.prompt_tokens, INT32_MAX)),
+                       static_cast<std::int32_t>(std::min<std::int64_t>(row.spec.output_tokens, INT32_MAX)));
+  if (rows_.empty()) throw InputError(located(path, 0, "no rows to resample lengths from"));
+}
+
+std::pair<std::int64_t, std::int64_t> EmpiricalLengths::sample(Rng& rng, bool joint) const {
+  const auto& a = rows_[rng.below(rows_.size())];
+  if (joint) return {a.first, a.second};
+  const auto& b = rows_[rng.below(rows_.size())];
+  return {a.first, b.second};
+}
+
+namespace {
+
+class EmpiricalSource final : public RequestSource {
+ public:
+  EmpiricalSource(const EmpiricalSpec& spec, ClientTable& clients, std::uint64_t seed)
+      : spec_(spec),
+        lengths_(spec.path, spec.read, spec.max_rows),
+        arrivals_(Rng::stream(seed, 0xE3B1)),
+        sizes_(Rng::stream(seed, 0xE3B2)),
+        client_(clients.intern(spec.client)) {
+    next_s_ = spec_.arrivals.gap_s(arrivals_);
+  }
+
+  bool next(RequestSpec& out) override {
+    if (!spec_.arrivals.within(static_cast<std::int64_t>(emitted_), next_s_)) return false;
+    out = RequestSpec{};
+    out.id = emitted_++;
+    out.client = client_;
+    out.arrival = seconds_to_time(next_s_);
+    auto [p, o] = lengths_.sample(sizes_, spec_.joint);
+    out.prompt_tokens = p;
+    out.output_tokens = o;
+    next_s_ += spec_.arrivals.gap_s(arrivals_);
+    return true;
+  }
+
+  std::string describe() const override {
+    return fmt::format("empirical lengths from {} ({} rows)", spec_.path, lengths_.size());
+  }
+
+ private:
+  const EmpiricalSpec& spec_;
+  EmpiricalLengths lengths_;
+  Rng arrivals_, sizes_;
+  ClientId client_;
+  double next_s_ = 0;
+  RequestId emitted_ = 0;
+};
+
+}  // namespace
+
+YAML::Node EmpiricalWorkload::resolved() const {
+  YAML::Node n;
+  n["type"] = "empirical";
+  n["path"] = spec_.path;
+  n["format"] = spec_.read.format;
+  n["skip_bad_rows"] = spec_.read.skip_bad_rows;
+  n["max_rows"] = spec_.max_rows;
+  n["joint"] = spec_.joint;
+  spec_.arrivals.resolve_into(n, "requests");
+  n["client"] = spec_.client;
+  return n;
+}
+
+std::unique_ptr<RequestSource> EmpiricalWorkload::open(ClientTable& clients, std::uint64_t seed) const {
+  return std::make_unique<EmpiricalSource>(spec_, clients, seed);
+}
+
+std::unique_ptr<Workload> parse_empirical_workload(YamlMap& m) {
+  EmpiricalSpec s;
+  s.path = m.require<std::string>("path");
+  try {
+    s.read.format = parse_format(m.get<std::string>("format", "auto"), s.path);
+  } catch (const InputError& e) {
+    m.fail("format", e.what());
+  }
+  s.read.skip_bad_rows = m.get<bool>("skip_bad_rows", false);
+  s.max_rows = m.get<std::int64_t>("max_rows", 0);
+  if (s.max_rows < 0) m.fail("max_rows", "must be >= 0 (0 = all)");
+  s.joint = m.get<bool>("joint", true);
+  s.arrivals = parse_arrival_spec(m, "requests", 1.0);
+  s.client = m.get<std::string>("client", "default");
+  if (s.client.empty()) m.fail("client", "must not be empty");
+  m.finish();
+  return std::make_unique<EmpiricalWorkload>(std::move(s));
+}
+
+}  // namespace servesim

@@ -1,0 +1,220 @@
+// Shared-prefix template workload; see template_workload.h.
+#include "traces/generators/template_workload.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace servesim {
+namespace {
+
+std::uint64_t mix(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+struct PoolState {
+  std::vector<std::int64_t> tokens;  // per template
+  std::vector<double> cdf;           // Zipf popularity
+  std::uint64_t key;
+};
+
+class TemplateSource final : public RequestSource {
+ public:
+  TemplateSource(const TemplateSpec& spec, ClientTable& clients, std::uint64_t seed) : spec_(spec) {
+    for (std::size_t p = 0; p < spec_.pools.size(); ++p) {
+      const TemplatePool& tp = spec_.pools[p];
+      Rng rng = Rng::stream(seed, (1ull << 20) | p);
+      PoolState s{{}, {}, mix(seed ^ mix(0x7E4D ^ p))};
+      double total = 0;
+      for (std::int64_t i = 0; i < tp.count; ++i) {
+        s.tokens.push_back(tp.tokens.sample(rng));
+        total += std::pow(static_cast<double>(i + 1), -tp.zipf);
+        s.cdf.push_back(total);
+      }
+      for (double& c : s.cdf) c /= total;
+      pools_.push_back(std::move(s));
+    }
+    for (std::size_t k = 0; k < spec_.clients.size(); ++k) {
+      State s{Rng::stream(seed, k), 0.0, clients.intern(spec_.clients[k].name), mix(seed ^ mix(k + 0xC11E))};
+      s.active_s = gap(spec_.clients[k], s.rng);
+      states_.push_back(std::move(s));
+    }
+  }
+
+  bool next(RequestSpec& out) override {
+    if (spec_.requests && emitted_ >= *spec_.requests) return false;
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < states_.size(); ++k)
+      if (wall(k) < wall(best)) best = k;
+    State& s = states_[best];
+    const TemplateClient& c = spec_.clients[best];
+    const double t = wall(best);
+    if (spec_.duration_s && t >= *spec_.duration_s) return false;
+    out = RequestSpec{};
+    out.id = emitted_++;
+    out.client = s.client;
+    out.arrival = seconds_to_time(t);
+    std::int64_t template_tokens = 0;
+    std::uint64_t template_key = 0;
+    if (c.pool && s.rng.uniform() < c.template_share) {
+      const PoolState& p = pools_[*c.pool];
+      const auto i = static_cast<std::size_t>(std::upper_bound(p.cdf.begin(), p.cdf.end() - 1, s.rng.uniform()) - p.cdf.begin());
+      template_tokens = p.tokens[i];
+      template_key = mix(p.key ^ mix(i));
+      out.category = static_cast<std::int32_t>(i + 1);
+    }
+    const std::int64_t own = c.prompt.sample(s.rng);
+    out.prompt_tokens = template_tokens + own;
+    out.output_tokens = c.output.sample(s.rng);
+    out.prefix_block_size = spec_.block_size;
+    blocks(out, template_tokens, template_key, mix(s.key ^ mix(out.id)));
+    s.active_s += gap(c, s.rng);
+    return true;
+  }
+
+  std::string describe() const override {
+    return fmt::format("templates: {} clients, {} pools", spec_.clients.size(), spec_.pools.size());
+  }
+
+ private:
+  struct State {
+    Rng rng;
+    double active_s;  // next arrival in "on" time (time spent in on phases)
+    ClientId client;
+    std::uint64_t key;
+  };
+
+  // Wall-clock time of client k's next arrival: on-time mapped through its phases.
+  double wall(std::size_t k) const {
+    const TemplateClient& c = spec_.clients[k];
+    const double a = states_[k].active_s;
+    if (c.on_s <= 0 || c.off_s <= 0) return c.phase_s + a;
+    const double cycles = std::floor(a / c.on_s);
+    return c.phase_s + cycles * (c.on_s + c.off_s) + (a - cycles * c.on_s);
+  }
+
+  static double gap(const TemplateClient& c, Rng& rng) { return c.arrival.gap_s(c.rate, rng); }
+
+  // Chained block ids: template blocks depend only on the template; any block
+  // that reaches past it depends on the request too.
+  void blocks(RequestSpec& r, std::int64_t template_tokens, std::uint64_t template_key, std::uint64_t own_key) const {
+    const std::int64_t b = spec_.block_size;
+    std::uint64_t chain = 0x5EED;
+    for (std::int64_t start = 0; start < r.prompt_tokens; start += b) {
+      const std::int64_t end = std::min(start + b, r.prompt_tokens);
+      const bool in_template = end <= template_tokens && end - start == b;
+      const std::uint64_t key = in_template ? mix(template_key ^ static_cast<std::uint64_t>(start))
+                                            : mix(own_key ^ mix(static_cast<std::uint64_t>(start) << 20 ^ static_cast<std::uint64_t>(end)));
+      chain = mix(chain ^ key);
+      r.prefix_blocks.push_back(chain);
+    }
+  }
+
+  const TemplateSpec& spec_;
+  std::vector<PoolState> pools_;
+  std::vector<State> states_;
+  std::uint64_t emitted_ = 0;
+};
+
+}  // namespace
+
+YAML::Node TemplateWorkload::resolved() const {
+  YAML::Node n;
+  n["type"] = "templates";
+  if (spec_.requests) n["requests"] = *spec_.requests;
+  if (spec_.duration_s) n["duration_s"] = *spec_.duration_s;
+  n["block_size"] = spec_.block_size;
+  for (const auto& p : spec_.pools) {
+    YAML::Node pn;
+    pn["name"] = p.name;
+    pn["count"] = p.count;
+    pn["zipf"] = p.zipf;
+    pn["tokens"] = p.tokens.resolved();
+    n["pools"].push_back(pn);
+  }
+  for (const auto& c : spec_.clients) {
+    YAML::Node cn;
+    cn["name"] = c.name;
+    cn["rate"] = c.rate;
+    c.arrival.resolve_into(cn);
+    if (c.pool) cn["pool"] = spec_.pools[*c.pool].name;
+    cn["template_share"] = c.template_share;
+    cn["prompt"] = c.prompt.resolved();
+    cn["output"] = c.output.resolved();
+    cn["on_s"] = c.on_s;
+    cn["off_s"] = c.off_s;
+    cn["phase_s"] = c.phase_s;
+    n["clients"].push_back(cn);
+  }
+  return n;
+}
+
+std::unique_ptr<RequestSource> TemplateWorkload::open(ClientTable& clients, std::uint64_t seed) const {
+  return std::make_unique<TemplateSource>(spec_, clients, seed);
+}
+
+std::unique_ptr<Workload> parse_template_workload(YamlMap& m) {
+  TemplateSpec spec;
+  if (auto r = m.optional<std::int64_t>("requests")) {
+    if (*r <= 0) m.fail("requests", "must be a positive integer");
+    spec.requests = static_cast<std::uint64_t>(*r);
+  }
+  if (m.has("duration_s")) spec.duration_s = m.positive("duration_s", 1);
+  if (!spec.requests && !spec.duration_s) m.fail_here("set `requests` or `duration_s` (or both)");
+  spec.block_size = static_cast<std::int32_t>(m.positive_int("block_size", spec.block_size));
+  YAML::Node pools = m.raw("pools");
+  if (pools && !pools.IsNull() && !pools.IsSequence()) m.fail("pools", "expected a list of template pools");
+  for (std::size_t i = 0; pools && pools.IsSequence() && i < pools.size(); ++i) {
+    YamlMap pm(pools[i], m.file(), m.key_path(fmt::format("pools[{}]", i)));
+    TemplatePool p;
+    p.name = pm.get<std::string>("name", fmt::format("pool{}", i));
+    for (const auto& prev : spec.pools)
+      if (prev.name == p.name) pm.fail("name", fmt::format("duplicate pool name '{}'", p.name));
+    p.count = pm.positive_int("count", p.count);
+    p.zipf = pm.get<double>("zipf", p.zipf);
+    if (p.zipf < 0) pm.fail("zipf", "must be >= 0 (0 = uniform popularity)");
+    LengthDistribution def;
+    def.value = 1024;
+    p.tokens = parse_length(pm, "tokens", def);
+    pm.finish();
+    spec.pools.push_back(std::move(p));
+  }
+  YAML::Node list = m.raw("clients");
+  if (!list || !list.IsSequence() || list.size() == 0) m.fail("clients", "expected a non-empty list of clients");
+  LengthDistribution def_prompt, def_output;
+  def_prompt.value = 256;
+  def_output.value = 256;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    YamlMap cm(list[i], m.file(), m.key_path(fmt::format("clients[{}]", i)));
+    TemplateClient c;
+    c.name = cm.get<std::string>("name", fmt::format("client{}", i));
+    for (const auto& prev : spec.clients)
+      if (prev.name == c.name) cm.fail("name", fmt::format("duplicate client name '{}'", c.name));
+    c.rate = cm.positive("rate", c.rate);
+    c.arrival = parse_arrival_process(cm);
+    if (cm.has("pool")) {
+      const std::string pool = cm.get<std::string>("pool", "");
+      for (std::size_t p = 0; p < spec.pools.size(); ++p)
+        if (spec.pools[p].name == pool) c.pool = p;
+      if (!c.pool) cm.fail("pool", fmt::format("no pool named '{}' in workload.pools", pool));
+    }
+    c.template_share = cm.get<double>("template_share", c.template_share);
+    if (c.template_share < 0 || c.template_share > 1) cm.fail("template_share", "must be in [0, 1]");
+    c.prompt = parse_length(cm, "prompt", def_prompt);
+    c.output = parse_length(cm, "output", def_output);
+    c.on_s = cm.get<double>("on_s", c.on_s);
+    c.off_s = cm.get<double>("off_s", c.off_s);
+    c.phase_s = cm.get<double>("phase_s", c.phase_s);
+    if (c.on_s < 0 || c.off_s < 0 || c.phase_s < 0) cm.fail_here("on_s, off_s and phase_s must be >= 0");
+    cm.finish();
+    spec.clients.push_back(std::move(c));
+  }
+  m.finish();
+  return std::make_unique<TemplateWorkload>(std::move(spec));
+}
+
+}  // namespace servesim

@@ -1,0 +1,31 @@
+// The native trace format's field list and the row checks shared by its CSV
+// and JSONL readers and its writer (native_writer.h). The format itself is
+// specified in docs/traces.md.
+#pragma once
+#include <unordered_map>
+
+#include "traces/readers/trace_reader.h"
+
+namespace servesim {
+
+// Column order the writer uses (the readers accept any order).
+inline constexpr const char* kNativeColumns[] = {
+    "id",     "client", "arrival_ns", "prompt_tokens", "output_tokens", "prefix_block_size", "prefix_blocks",
+    "session", "turn",  "parents",    "dependents", "think_time_ns", "category"};
+
+// Cross-field checks of one row (prefix blocks vs prompt); throws RowError.
+void check_native_row(const TraceRow& row);
+
+// Checks the dependency links of a native file as rows stream by: each parent
+// must be an earlier row that declared `dependents` > 0, and no parent may be
+// named by more rows than it declared. Memory: the parents whose dependents
+// have not all appeared yet (in-flight sessions/workflows), not every id.
+class ParentTracker {
+ public:
+  void check(const TraceRow& row);  // throws RowError
+
+ private:
+  std::unordered_map<RequestId, std::int32_t> open_;  // parent id -> dependents still to come
+};
+
+}  // namespace servesim
