@@ -53,7 +53,7 @@ void bench_gemm(const BenchOptions& opts, ProfileWriter& out) {
   std::vector<ModelDims> models = {llama3_8b()};
   std::vector<int> tps = {1};
   if (!opts.quick) {
-    models.push_back(llama3_70b());
+    models = shipped_models();
     tps = {1, 2, 4, 8};
   }
   std::map<std::tuple<int64_t, int64_t, int64_t>, TimingStats> measured;
