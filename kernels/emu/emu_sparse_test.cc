@@ -121,6 +121,21 @@ void run_quest_case(const std::vector<int>& lens, int H, int G, const std::vecto
       CHECK_MESSAGE(same, "page selection differs from the CPU top-k of the kernel's scores");
       if (!same) continue;
 
+      if (!per_q) {  // the fused estimate + top-k selects the same pages in one launch
+        std::vector<int32_t> fsel(selected.size(), -7), fcount(count.size(), -7);
+        quest_estimate_topk({cache(host.kv_lens.data()), bf16(q_bits), bf16(meta), max_pages, budget_pages, fsel.data(),
+                             fcount.data()},
+                            nullptr);
+        bool fused_same = true;
+        for (size_t br = 0; br < chosen.size(); ++br) {
+          const int n = std::clamp(fcount[br], 0, budget_pages);
+          fused_same = fused_same && fcount[br] == count[br] &&
+                       std::equal(chosen[br].begin(), chosen[br].end(), fsel.begin() + br * budget_pages,
+                                  fsel.begin() + br * budget_pages + n);
+        }
+        CHECK_MESSAGE(fused_same, "fused estimate + top-k selects other pages than estimate then top-k");
+      }
+
       for (int splits : {1, 3}) {
         CAPTURE(splits);
         std::vector<uint16_t> out = nan_bf16(q.size());
@@ -298,7 +313,7 @@ void run_minference_case(int n, const std::vector<MInfHeadPattern>& patterns, in
 
 }  // namespace
 
-TEST_CASE("emulated Quest kernels: page bounds, estimate, top-k pages and sparse decode match the references") {
+TEST_CASE("emulated Quest kernels: page bounds, estimate, top-k pages (two launches and fused) and sparse decode match the references") {
   // Group 2, ragged (a 1-token sequence, a partial last page), KV-head selection; budget 1
   // keeps only the current page, 3 selects, 1000 (all pages) must equal dense decode.
   run_quest_case({1, 40, 250}, 4, 2, {false}, {1, 3, 1000}, 51);
