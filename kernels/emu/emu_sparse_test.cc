@@ -309,6 +309,15 @@ void run_minference_case(int n, const std::vector<MInfHeadPattern>& patterns, in
   CHECK_FALSE(has_non_finite(got_out));
   CHECK(relative_error(got_out, ref) < kBf16RelTol);
   CHECK(relative_error(lse, lse_ref) < 1e-3);
+
+  // Variant mma (tensor-core path with the gathered-key loader) on the same index.
+  std::vector<uint16_t> out_mma = nan_bf16(q.size());
+  std::vector<float> lse_mma(size_t(n) * H, NAN);
+  minf_attention_mma({pr, ix.view(), bf16(out_mma), lse_mma.data()}, nullptr);
+  const std::vector<float> got_mma = from_bf16_bits(out_mma);
+  CHECK_FALSE(has_non_finite(got_mma));
+  CHECK(relative_error(got_mma, ref) < kBf16RelTol);
+  CHECK(relative_error(lse_mma, lse_ref) < 1e-3);
 }
 
 }  // namespace
@@ -328,7 +337,7 @@ TEST_CASE("emulated AnDPro kernels: scores, block merge, top-k keep and compacti
   run_andpro_case(260, 32, false, 4, 1, 62);
 }
 
-TEST_CASE("emulated MInference kernels: estimates, index and sparse attention match the references per head") {
+TEST_CASE("emulated MInference kernels: estimates, index and sparse attention (WMMA and mma variants) match the references per head") {
   // Scaled-down parameters so a small prompt is still sparse, one pattern per head.
   const std::vector<MInfHeadPattern> patterns = {{MInfPattern::kAShape, 64, 100},
                                                  {MInfPattern::kVerticalSlash, 40, 60},
