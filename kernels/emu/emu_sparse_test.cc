@@ -24,6 +24,8 @@
 #include "kernels/sparse/minference_buffers.cuh"
 #include "kernels/sparse/minference_plan.h"
 #include "kernels/sparse/minference_ref.h"
+#include "kernels/decode/decode_kernel.cuh"
+#include "kernels/decode/decode_plan.h"
 #include "kernels/sparse/quest_kernels.cuh"
 #include "kernels/sparse/quest_ref.h"
 #include "kernels/sparse/sparse_ref_util.h"
@@ -154,6 +156,44 @@ void run_quest_case(const std::vector<int>& lens, int H, int G, const std::vecto
                                 full_mask(), ref.data() + size_t(b) * H * kD, nullptr);
           }
         }
+        const std::vector<float> got_out = from_bf16_bits(out);
+        CHECK_FALSE(has_non_finite(got_out));
+        CHECK(relative_error(got_out, ref) < kBf16RelTol);
+      }
+      if (!per_q) {  // variant tc: the dense mma.sync decode over per-(sequence, KV head) page lists
+        std::vector<int32_t> lists(size_t(B) * G * budget_pages, -1), vlens(B, -1), want_vlens(B);
+        quest_page_lists({cache(host.kv_lens.data()), selected.data(), budget_pages, lists.data(), vlens.data()}, nullptr);
+        for (int b = 0; b < B; ++b) want_vlens[b] = quest_virtual_len(lens[b], budget_pages);
+        CHECK(vlens == want_vlens);
+        std::vector<int32_t> indptr(size_t(B) * G + 1);
+        for (size_t i = 0; i < indptr.size(); ++i) indptr[i] = static_cast<int32_t>(i * budget_pages);
+        const DecodePlan plan = plan_decode(want_vlens, G, 132, 64);  // 64-token splits: the merge runs too
+        std::vector<uint16_t> out = nan_bf16(q.size());
+        std::vector<float> po(size_t(plan.num_work()) * H * kD, NAN), pl(size_t(plan.num_work()) * H, NAN);
+        detail::DecodeParams p;
+        p.a.q = bf16(q_bits);
+        p.a.k_cache = bf16(host.k_bits);
+        p.a.v_cache = bf16(host.v_bits);
+        p.a.kv = PagedKvView{B, indptr.data(), lists.data(), vlens.data()};
+        p.a.heads = AttentionHeads{H, G, kD};
+        p.a.out = bf16(out);
+        p.a.per_head_pages = true;
+        p.work_seq = plan.work_seq.data();
+        p.work_split = plan.work_split.data();
+        p.seq_work_indptr = plan.seq_work_indptr.data();
+        p.split_tokens = plan.split_tokens;
+        p.scale_log2 = scale * kLog2e;
+        p.partial_o = po.data();
+        p.partial_lse = pl.data();
+        servesim_emu::launch({unsigned(plan.num_work()), unsigned(G), 1}, {detail::kDecodeThreads, 1, 1},
+                             detail::decode_smem_bytes<kD>(), [&] { detail::decode_splitkv_kernel<kD>(p); });
+        if (plan.needs_merge())
+          servesim_emu::launch({unsigned(B), unsigned(H), 1}, {kD, 1, 1}, 0, [&] { detail::decode_merge_kernel<kD>(p); });
+        std::vector<float> ref(q.size());
+        for (int b = 0; b < B; ++b)
+          paged_decode_subset_ref(q.data() + size_t(b) * H * kD, cpu_kv, page_table_of(host, b), lens[b], H, scale, false,
+                                  [&](int r) { return std::span<const int32_t>(chosen[size_t(b) * G + r]); },
+                                  ref.data() + size_t(b) * H * kD);
         const std::vector<float> got_out = from_bf16_bits(out);
         CHECK_FALSE(has_non_finite(got_out));
         CHECK(relative_error(got_out, ref) < kBf16RelTol);
@@ -322,7 +362,7 @@ void run_minference_case(int n, const std::vector<MInfHeadPattern>& patterns, in
 
 }  // namespace
 
-TEST_CASE("emulated Quest kernels: page bounds, estimate, top-k pages (two launches and fused) and sparse decode match the references") {
+TEST_CASE("emulated Quest kernels: page bounds, estimate, top-k pages (two launches and fused) and sparse decode (CUDA-core and tensor-core) match the references") {
   // Group 2, ragged (a 1-token sequence, a partial last page), KV-head selection; budget 1
   // keeps only the current page, 3 selects, 1000 (all pages) must equal dense decode.
   run_quest_case({1, 40, 250}, 4, 2, {false}, {1, 3, 1000}, 51);

@@ -79,11 +79,11 @@ FAMILY_POINT_GRACE=30     # a family's process may run this long past its budget
 # Estimated seconds of each family's full grid; the bench budget is shared in these ratios.
 # Issue 20 added llama2-7b's 13 GEMM shapes (53 in all, was 40), the 16/2, 32/4 and 32/32 head
 # shapes to decode (+54 points), prefill (+14) and Quest (+288 points, was 352, plus the
-# fused variant's 3 rows per KV-head point), and MInference's mma variant (attention and
-# end-to-end again per point); the weights grew in proportion. The full grids (510 s) no
+# fused and tc variants' 5 rows per KV-head point), and MInference's mma variant (attention and
+# end-to-end again per point); the weights grew in proportion. The full grids (520 s) no
 # longer fit one bench call: split them with --families over two bench calls
 # (docs/kernels.md, "Running the calibration").
-declare -A FAMILY_WEIGHT=([ceilings]=5 [gemm]=80 [decode]=30 [prefill]=65 [quest]=90 [minference]=210 [andpro]=30)
+declare -A FAMILY_WEIGHT=([ceilings]=5 [gemm]=80 [decode]=30 [prefill]=65 [quest]=100 [minference]=210 [andpro]=30)
 DEFAULT_WEIGHT=30
 MIN_SHARE=10
 

@@ -60,6 +60,39 @@ void run_decode(const QuestCache& c, QuestBuffers& b, bool per_q, int budget_pag
                       s);
 }
 
+// Variant tc: the selected pages as per-(sequence, KV head) page lists for the dense
+// decode (QuestPageListArgs). The lists have a fixed stride of budget_pages.
+struct TcLists {
+  DeviceBuffer<int32_t> indptr, lists, vlens;
+  std::vector<int32_t> host_vlens;
+};
+
+void make_tc_lists(const QuestCache& c, QuestBuffers& buf, const std::vector<int32_t>& lens, int budget_pages, TcLists& tc,
+                   cudaStream_t s) {
+  const int rows = c.batch * c.num_kv_heads;
+  std::vector<int32_t> indptr(size_t(rows) + 1);
+  for (size_t i = 0; i < indptr.size(); ++i) indptr[i] = static_cast<int32_t>(i * budget_pages);
+  tc.indptr.upload(indptr);
+  tc.lists.resize(size_t(rows) * budget_pages);
+  tc.vlens.resize(size_t(c.batch));
+  tc.host_vlens.resize(lens.size());
+  for (size_t b = 0; b < lens.size(); ++b) tc.host_vlens[b] = quest_virtual_len(lens[b], budget_pages);
+  quest_page_lists({c, buf.selected.get(), budget_pages, tc.lists.get(), tc.vlens.get()}, s);
+}
+
+DecodeArgs tc_decode_args(const QuestCache& c, QuestBuffers& buf, const TcLists& tc, float scale) {
+  DecodeArgs args;
+  args.q = buf.q.get();
+  args.k_cache = c.k;
+  args.v_cache = c.v;
+  args.kv = PagedKvView{c.batch, tc.indptr.get(), tc.lists.get(), tc.vlens.get()};
+  args.heads = AttentionHeads{c.num_q_heads, c.num_kv_heads, c.head_dim};
+  args.scale = scale;
+  args.out = buf.out.get();
+  args.per_head_pages = true;
+  return args;
+}
+
 int check_quest(const CheckOptions& opts) {
   CheckReport report("quest", opts.verbose);
   std::vector<std::vector<int>> batches = {{1, 17, 300, 1000}, {16, 33, 2048}};
@@ -187,6 +220,21 @@ int check_quest(const CheckOptions& opts) {
             }
           }
           report.expect_close("decode " + variant + bp + " splits=" + std::to_string(splits), out_gpu, ref, kBf16RelTol);
+        }
+        if (!per_q) {  // variant tc: dense mma.sync decode over per-(sequence, KV head) page lists
+          TcLists tc;
+          make_tc_lists(c, buf, lens, budget_pages, tc, nullptr);
+          fill_nan_device(buf.out.get(), buf.out.size());
+          const DecodeRunner runner(plan_decode(tc.host_vlens, G, current_device_sm_count()), kHeads);
+          runner.run(tc_decode_args(c, buf, tc, scale), nullptr);
+          SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
+          std::vector<float> ref(q.size());
+          for (int b = 0; b < B; ++b)
+            paged_decode_subset_ref(q.data() + size_t(b) * H * D, cpu_kv, table_of(b), lens[b], H, scale, false,
+                                    [&](int r) { return std::span<const int32_t>(chosen[size_t(b) * rows + r]); },
+                                    ref.data() + size_t(b) * H * D);
+          report.expect_close("decode tc " + variant + bp, download_bf16_as_float(buf.out.get(), buf.out.size()), ref,
+                              kBf16RelTol);
         }
       }
     }
@@ -370,6 +418,32 @@ void bench_quest_shape(const BenchOptions& opts, ProfileWriter& out, GpuTimer& t
             out.write_row(grow);
             std::printf("  quest %s fused B=%d ctx=%d budget=%d: select %.1f, e2e %.1f, graph %.1f us\n", model.c_str(), B,
                         ctx, budget, srow.median_us, frow.median_us, grow.median_us);
+            // Variant tc: page lists + the dense tensor-core decode over them (its own split plan).
+            TcLists tc;
+            make_tc_lists(c, buf, lens, bp, tc, nullptr);
+            const DecodeRunner tc_runner(plan_decode(tc.host_vlens, G, sms), hs);
+            const DecodeArgs tc_args = tc_decode_args(c, buf, tc, scale);
+            ProfileRow trow_tc = quest_row("quest_decode", "tc", B, ctx, budget);
+            trow_tc.params = "model=" + model;
+            fill_timing(trow_tc, timer.measure(opts, [&](cudaStream_t s) {
+                          quest_page_lists({c, buf.selected.get(), bp, tc.lists.get(), tc.vlens.get()}, s);
+                          tc_runner.run(tc_args, s);
+                        }));
+            trow_tc.bytes = drow.bytes;
+            trow_tc.flops = drow.flops;
+            out.write_row(trow_tc);
+            ProfileRow erow_tc = quest_row("quest_e2e", "fused_tc", B, ctx, budget);
+            erow_tc.params = "model=" + model;
+            fill_timing(erow_tc, timer.measure(opts, [&](cudaStream_t s) {
+                          quest_estimate_topk(sel, s);
+                          quest_page_lists({c, buf.selected.get(), bp, tc.lists.get(), tc.vlens.get()}, s);
+                          tc_runner.run(tc_args, s);
+                        }));
+            erow_tc.bytes = srow.bytes + drow.bytes;
+            erow_tc.flops = srow.flops + drow.flops;
+            out.write_row(erow_tc);
+            std::printf("  quest %s tc B=%d ctx=%d budget=%d: decode %.1f, fused e2e %.1f us\n", model.c_str(), B, ctx,
+                        budget, trow_tc.median_us, erow_tc.median_us);
           }
           std::printf("  quest %s %s B=%d ctx=%d budget=%d: estimate %.1f + topk %.1f + decode %.1f = %.1f us"
                       " (dense %.1f us, %.2fx)\n", model.c_str(), variant.c_str(), B, ctx, budget, erow.median_us, trow.median_us,

@@ -296,6 +296,20 @@ __global__ void __launch_bounds__(kDecodeWarps * 32) quest_decode_kernel(QuestDe
   }
 }
 
+// One block per (KV head, sequence): logical selected pages -> physical page list.
+__global__ void quest_page_lists_kernel(QuestPageListArgs a) {
+  const QuestCache& c = a.cache;
+  const int g = blockIdx.x, b = blockIdx.y;
+  const int len = c.kv_lens[b], pages = device_pages(len);
+  const int count = min(a.budget_pages, pages);
+  const int64_t r = static_cast<int64_t>(b) * c.num_kv_heads + g;
+  const int32_t* sel = a.selected + r * a.budget_pages;
+  int32_t* out = a.page_lists + r * a.budget_pages;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) out[i] = c.page_indices[c.page_indptr[b] + sel[i]];
+  if (g == 0 && threadIdx.x == 0)
+    a.virtual_lens[b] = pages <= a.budget_pages ? len : (a.budget_pages - 1) * kPageSize + (len - (pages - 1) * kPageSize);
+}
+
 // Exact merge of the splits (attention_ref.h algebra); one block per (query head, sequence).
 __global__ void quest_merge_kernel(QuestDecodeArgs a) {
   const int64_t qh = static_cast<int64_t>(blockIdx.y) * a.cache.num_q_heads + blockIdx.x;
@@ -371,6 +385,14 @@ void quest_sparse_decode(const QuestDecodeArgs& args, cudaStream_t stream) {
     SERVESIM_LAUNCH(quest_merge_kernel, dim3(args.cache.num_q_heads, args.cache.batch), kDim, 0, stream, args);
     SERVESIM_CUDA_CHECK_LAUNCH();
   }
+}
+
+void quest_page_lists(const QuestPageListArgs& args, cudaStream_t stream) {
+  require_shape(args.cache);
+  if (args.cache.batch == 0) return;
+  if (args.budget_pages < 1) throw std::invalid_argument("quest_page_lists: budget_pages must be >= 1");
+  SERVESIM_LAUNCH(quest_page_lists_kernel, dim3(args.cache.num_kv_heads, args.cache.batch), 128, 0, stream, args);
+  SERVESIM_CUDA_CHECK_LAUNCH();
 }
 
 int quest_decode_splits(int batch, int rows, int budget_pages, int num_sms) {

@@ -69,6 +69,24 @@ struct QuestSelectArgs {
   int32_t* selected_count = nullptr;    // [batch][num_kv_heads] = min(budget_pages, P_b)
 };
 
+// Tensor-core sparse decode (variant `tc`): the selected pages of each (sequence, KV head)
+// become that pair's own page list of physical pages, and the dense split-KV decode
+// (kernels/decode, mma.sync + cp.async) runs over them with DecodeArgs::per_head_pages.
+// The lists of one sequence all hold min(budget_pages, P_b) pages ending with the current
+// page, so one virtual length per sequence serves every KV head (quest_virtual_len).
+struct QuestPageListArgs {
+  QuestCache cache;
+  const int32_t* selected = nullptr;        // [batch][num_kv_heads][budget_pages] (KV-head rows)
+  int budget_pages = 0;
+  int32_t* page_lists = nullptr;            // [batch][num_kv_heads][budget_pages] physical pages
+  int32_t* virtual_lens = nullptr;          // [batch]
+};
+// Tokens of the virtual sequence the selected pages form (all pages but the current one full).
+inline int quest_virtual_len(int kv_len, int budget_pages) {
+  const int pages = (kv_len + 15) / 16;
+  return pages <= budget_pages ? kv_len : (budget_pages - 1) * 16 + (kv_len - (pages - 1) * 16);
+}
+
 struct QuestDecodeArgs {
   QuestCache cache;
   const __nv_bfloat16* q = nullptr;     // [batch][num_q_heads][head_dim]
@@ -90,6 +108,7 @@ void quest_estimate(const QuestEstimateArgs& args, cudaStream_t stream);
 void quest_topk(const QuestTopkArgs& args, cudaStream_t stream);
 void quest_estimate_topk(const QuestSelectArgs& args, cudaStream_t stream);  // fused; throws above 8K pages
 void quest_sparse_decode(const QuestDecodeArgs& args, cudaStream_t stream);
+void quest_page_lists(const QuestPageListArgs& args, cudaStream_t stream);
 
 // Splits for quest_sparse_decode so that about two blocks per SM exist.
 int quest_decode_splits(int batch, int rows, int budget_pages, int num_sms);
