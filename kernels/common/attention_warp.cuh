@@ -214,4 +214,74 @@ __device__ __forceinline__ void load_kv_tile_async(__nv_bfloat16* k_dst, __nv_bf
   }
 }
 
+// Block-cooperative cp.async of keys [k0, k0 + KEYS) of one sequence and KV head from
+// one paged cache (K or V alone: a pipeline may wait for K before V). Keys >= valid_end
+// are zero-filled. REQUIRES: k0 % kPageSize == 0, valid_end <= the sequence's kv_len.
+template <int D, int KEYS, int THREADS>
+__device__ __forceinline__ void load_cache_tile_async(__nv_bfloat16* dst, const __nv_bfloat16* cache,
+                                                      const int32_t* seq_pages, int num_kv_heads, int kv_head, int k0,
+                                                      int valid_end, int tid) {
+  constexpr int kChunks = D / 8;
+  for (int idx = tid; idx < KEYS * kChunks; idx += THREADS) {
+    const int r = idx / kChunks, c = idx % kChunks;
+    const int token = k0 + r;
+    const bool ok = token < valid_end;
+    int64_t off = 0;
+    if (ok) off = kv_cache_offset(__ldg(seq_pages + token / kPageSize), kv_head, token % kPageSize, c * 8, num_kv_heads, D);
+    ptx::cp_async_16(dst + r * kSmemStride<D> + c * 8, cache + off, ok);
+  }
+}
+
+// The A (Q) fragments of a warp's 16 rows for all D / 16 k-steps, loaded once into
+// registers (FA2 keeps Q in registers instead of re-reading it from shared memory per tile).
+template <int D>
+__device__ __forceinline__ void warp_load_q_frags(uint32_t (&qf)[D / 16][4], const __nv_bfloat16* q_smem, int lane) {
+  const int a_row = (lane & 7) + ((lane >> 3) & 1) * 8;
+  const int a_col = (lane >> 4) * 8;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) ptx::ldmatrix_x4(qf[kk], q_smem + a_row * kSmemStride<D> + kk * 16 + a_col);
+}
+
+// s = Q K^T for one m16 tile with Q from registers (warp_load_q_frags) and NK keys at k_smem.
+template <int D, int NK>
+__device__ __forceinline__ void warp_qk_qreg(float (&s)[1][NK / 8][4], const uint32_t (&qf)[D / 16][4],
+                                             const __nv_bfloat16* k_smem, int lane) {
+  constexpr int S = kSmemStride<D>;
+#pragma unroll
+  for (int j = 0; j < NK / 8; ++j) s[0][j][0] = s[0][j][1] = s[0][j][2] = s[0][j][3] = 0.0f;
+  const int b_row = (lane & 7) + (lane >> 4) * 8;
+  const int b_col = ((lane >> 3) & 1) * 8;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+    for (int nn = 0; nn < NK / 16; ++nn) {
+      uint32_t b[4];
+      ptx::ldmatrix_x4(b, k_smem + (nn * 16 + b_row) * S + kk * 16 + b_col);
+      ptx::mma_bf16_16816(s[0][2 * nn], qf[kk], b[0], b[1]);
+      ptx::mma_bf16_16816(s[0][2 * nn + 1], qf[kk], b[2], b[3]);
+    }
+  }
+}
+
+// Block-cooperative cp.async of KEYS arbitrary keys of one sequence and KV head (a
+// gathered tile: sparse columns, ranges, padding) into K and V tiles. key_of(r) gives the
+// position of tile row r, or -1 for a zero-filled padding row; positions go through the
+// sequence's page table, so neighbouring rows may come from any page.
+template <int D, int KEYS, int THREADS, class KeyOf>
+__device__ __forceinline__ void load_gathered_kv_tile_async(__nv_bfloat16* k_dst, __nv_bfloat16* v_dst,
+                                                            const __nv_bfloat16* k_cache, const __nv_bfloat16* v_cache,
+                                                            const int32_t* seq_pages, int num_kv_heads, int kv_head,
+                                                            const KeyOf& key_of, int tid) {
+  constexpr int kChunks = D / 8;
+  for (int idx = tid; idx < KEYS * kChunks; idx += THREADS) {
+    const int r = idx / kChunks, c = idx % kChunks;
+    const int token = key_of(r);
+    const bool ok = token >= 0;
+    int64_t off = 0;
+    if (ok) off = kv_cache_offset(__ldg(seq_pages + token / kPageSize), kv_head, token % kPageSize, c * 8, num_kv_heads, D);
+    ptx::cp_async_16(k_dst + r * kSmemStride<D> + c * 8, k_cache + off, ok);
+    ptx::cp_async_16(v_dst + r * kSmemStride<D> + c * 8, v_cache + off, ok);
+  }
+}
+
 }  // namespace servesim::kernels

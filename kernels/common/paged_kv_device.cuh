@@ -42,6 +42,12 @@ class KvPagePool {
   // large enough (only re-fills when the shape changed).
   void reserve(int64_t num_pages, int num_kv_heads, int head_dim, uint64_t seed);
   int64_t num_pages() const { return num_pages_; }
+  // Pages a point of shape (num_kv_heads, head_dim) may keep: all of them when the pool
+  // already has that shape, none otherwise (a pool sized for 8 KV heads must not be
+  // re-created at the same page count for 32).
+  int64_t pages_of_shape(int num_kv_heads, int head_dim) const {
+    return num_kv_heads == num_kv_heads_ && head_dim == head_dim_ ? num_pages_ : 0;
+  }
   const __nv_bfloat16* k() const { return k_.get(); }
   const __nv_bfloat16* v() const { return v_.get(); }
 

@@ -17,6 +17,10 @@ struct DecodeArgs {                      // device pointers, not owned
   float scale = 0;                       // 0 = 1/sqrt(head_dim)
   __nv_bfloat16* out = nullptr;          // [batch][num_q_heads][head_dim]
   float* lse = nullptr;                  // optional [batch][num_q_heads]
+  // false: one page list per sequence (layout.h). true: one per (sequence, KV head), list
+  // seq * num_kv_heads + kv_head of kv.page_indptr (batch * num_kv_heads + 1 entries);
+  // kv_lens stays per sequence. Quest's selected pages (quest_page_lists) use this.
+  bool per_head_pages = false;
 };
 
 }  // namespace servesim::kernels

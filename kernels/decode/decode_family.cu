@@ -103,7 +103,7 @@ void bench_point(const BenchOptions& opts, ProfileWriter& out, GpuTimer& timer, 
   if (!bench_admit(opts, std::string("decode ") + model.name + " B=" + std::to_string(batch) + " ctx=" +
                              std::to_string((tokens + batch / 2) / batch) + (ragged ? " ragged" : "")))
     return;
-  pool.reserve(std::max<int64_t>(pool.num_pages(), pages), h.num_kv_heads, h.head_dim, opts.seed);
+  pool.reserve(std::max<int64_t>(pool.pages_of_shape(h.num_kv_heads, h.head_dim), pages), h.num_kv_heads, h.head_dim, opts.seed);
   const DevicePageTable table = pool.draw_table(lens, seed);
   const DecodePlan plan = plan_decode(lens, h.num_kv_heads, sms);
   const DecodeRunner runner(plan, h);
@@ -152,11 +152,14 @@ void bench_decode(const BenchOptions& opts, ProfileWriter& out) {
   const DecodeModel l8b{"llama3-8b", {32, 8, 128}};
   const DecodeModel l70b{"llama3-70b", {64, 8, 128}};
   const DecodeModel l70b_tp8{"llama3-70b-tp8", {8, 1, 128}};
+  const DecodeModel l70b_tp4{"llama3-70b-tp4", {16, 2, 128}};  // one GPU's share at TP 4
+  const DecodeModel l70b_tp2{"llama3-70b-tp2", {32, 4, 128}};  // at TP 2
+  const DecodeModel l2_7b{"llama2-7b", {32, 32, 128}};         // multi-head attention
   uint64_t seed = derive_seed(opts.seed, 0xDEC0DE);
-  auto grid = [&](const DecodeModel& m, std::vector<int> batches, std::vector<int> ctxs) {
+  auto grid = [&](const DecodeModel& m, std::vector<int> batches, std::vector<int> ctxs, int64_t cap) {
     for (int c : ctxs)
       for (int b : batches)
-        if (int64_t(b) * c <= max_tokens) bench_point(opts, out, timer, pool, m, std::vector<int32_t>(b, c), false, sms, ++seed);
+        if (int64_t(b) * c <= cap) bench_point(opts, out, timer, pool, m, std::vector<int32_t>(b, c), false, sms, ++seed);
   };
   auto ragged = [&](const DecodeModel& m, int batch, int lo, int hi) {
     SplitMix64 g(++seed);
@@ -165,16 +168,20 @@ void bench_decode(const BenchOptions& opts, ProfileWriter& out) {
     bench_point(opts, out, timer, pool, m, lens, true, sms, ++seed);
   };
   if (opts.quick) {
-    grid(l8b, {1, 16}, {1024, 8192});
+    grid(l8b, {1, 16}, {1024, 8192}, max_tokens);
     ragged(l8b, 16, 256, 8192);
     return;
   }
   pool.reserve(max_tokens / kPageSize, 8, 128, opts.seed);  // allocate the largest pool up front
-  grid(l8b, {1, 2, 4, 8, 16, 32, 64, 128, 256}, {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072});
+  grid(l8b, {1, 2, 4, 8, 16, 32, 64, 128, 256}, {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072}, max_tokens);
   for (int b : {8, 32, 128}) ragged(l8b, b, 256, 32768);
   ragged(l8b, 256, 512, 4096);
-  grid(l70b, {1, 8, 32, 128}, {1024, 8192, 32768, 131072});
-  grid(l70b_tp8, {1, 8, 32, 128, 256}, {1024, 8192, 32768, 131072});
+  grid(l70b, {1, 8, 32, 128}, {1024, 8192, 32768, 131072}, max_tokens);
+  grid(l70b_tp8, {1, 8, 32, 128, 256}, {1024, 8192, 32768, 131072}, max_tokens);
+  grid(l70b_tp4, {1, 8, 32, 128, 256}, {1024, 8192, 32768, 131072}, max_tokens);
+  grid(l70b_tp2, {1, 8, 32, 128}, {1024, 8192, 32768, 131072}, max_tokens);
+  // MHA: 4x the KV bytes per token of llama3-8b, so a quarter of the token bound (8 GiB of KV).
+  grid(l2_7b, {1, 4, 16, 64, 256}, {512, 1024, 2048, 4096, 8192, 32768}, max_tokens / 4);
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_splitkv_kernel(const De
   const int begin = split * p.split_tokens;
   const int end = min(kv_len, begin + p.split_tokens);
   const int num_tiles = end > begin ? (end - begin + kDecodeTileTokens - 1) / kDecodeTileTokens : 0;
-  const int32_t* seq_pages = p.a.kv.page_indices + p.a.kv.page_indptr[seq];
+  const int32_t* seq_pages = p.a.kv.page_indices + p.a.kv.page_indptr[p.a.per_head_pages ? seq * hkv + kv_head : seq];
 
   // Query rows: the group's heads, contiguous in [batch][num_q_heads][D].
   load_rows_async<D, kDecodeThreads>(q_s, p.a.q + (int64_t(seq) * hq + int64_t(kv_head) * group) * D, D, kDecodeRows, group, tid);

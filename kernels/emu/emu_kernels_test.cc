@@ -71,9 +71,12 @@ void run_decode_case(const std::vector<int>& lens, AttentionHeads h, int split_t
   CHECK(plan.needs_merge() == expect_merge);
 }
 
+// rows_per_tile 64 or 128 run prefill_kernel; 0 runs variant fa2_qreg (64-row tiles).
 template <int D>
 void run_prefill_case(const std::vector<int>& kv_lens, const std::vector<int>& q_lens, AttentionHeads h,
                       int rows_per_tile, uint64_t seed) {
+  const bool qreg = rows_per_tile == 0;
+  if (qreg) rows_per_tile = 64;
   const HostPagedKv kv = make_random_paged_kv(kv_lens, h.num_kv_heads, h.head_dim, seed);
   std::vector<int32_t> q_indptr(1, 0);
   for (int l : q_lens) q_indptr.push_back(q_indptr.back() + l);
@@ -96,12 +99,16 @@ void run_prefill_case(const std::vector<int>& kv_lens, const std::vector<int>& q
   p.tile_q_begin = plan.tile_q_begin.data();
   p.scale_log2 = h.default_scale() * kLog2e;
   auto body = [&] {
-    if (rows_per_tile == 128)
+    if (qreg)
+      detail::prefill_kernel_qreg<D>(p);
+    else if (rows_per_tile == 128)
       detail::prefill_kernel<D, 2>(p);
     else
       detail::prefill_kernel<D, 1>(p);
   };
-  const size_t smem = rows_per_tile == 128 ? detail::prefill_smem_bytes<D, 2>() : detail::prefill_smem_bytes<D, 1>();
+  const size_t smem = qreg                  ? detail::prefill_qreg_smem_bytes<D>()
+                      : rows_per_tile == 128 ? detail::prefill_smem_bytes<D, 2>()
+                                             : detail::prefill_smem_bytes<D, 1>();
   servesim_emu::launch({unsigned(h.num_q_heads), unsigned(plan.num_tiles()), 1}, {detail::kPrefillThreads, 1, 1}, smem,
                        body);
 
@@ -125,6 +132,11 @@ TEST_CASE("emulated causal prefill kernel matches the reference for prompts, chu
   run_prefill_case<64>({80}, {80}, {2, 1, 64}, 64, 41);                 // full prompt, 2 tiles
   run_prefill_case<64>({150, 1, 70}, {40, 1, 70}, {2, 2, 64}, 64, 42);  // chunk over a prefix + varlen
   run_prefill_case<128>({100}, {30}, {2, 1, 128}, 64, 43);              // d128, 70-token prefix
+}
+
+TEST_CASE("emulated prefill variant fa2_qreg (Q in registers, K/V groups, 3 stages) matches the reference") {
+  run_prefill_case<64>({80}, {80}, {2, 1, 64}, 0, 46);                   // 2 tiles: the prefetch runs past the end
+  run_prefill_case<128>({300, 1, 70}, {200, 1, 70}, {2, 1, 128}, 0, 47);  // 5 key tiles: every stage reused
 }
 
 TEST_CASE("emulated prefill kernel with 128-row tiles (two m-tiles per warp) matches the reference") {

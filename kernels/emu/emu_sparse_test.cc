@@ -24,6 +24,8 @@
 #include "kernels/sparse/minference_buffers.cuh"
 #include "kernels/sparse/minference_plan.h"
 #include "kernels/sparse/minference_ref.h"
+#include "kernels/decode/decode_kernel.cuh"
+#include "kernels/decode/decode_plan.h"
 #include "kernels/sparse/quest_kernels.cuh"
 #include "kernels/sparse/quest_ref.h"
 #include "kernels/sparse/sparse_ref_util.h"
@@ -121,6 +123,21 @@ void run_quest_case(const std::vector<int>& lens, int H, int G, const std::vecto
       CHECK_MESSAGE(same, "page selection differs from the CPU top-k of the kernel's scores");
       if (!same) continue;
 
+      if (!per_q) {  // the fused estimate + top-k selects the same pages in one launch
+        std::vector<int32_t> fsel(selected.size(), -7), fcount(count.size(), -7);
+        quest_estimate_topk({cache(host.kv_lens.data()), bf16(q_bits), bf16(meta), max_pages, budget_pages, fsel.data(),
+                             fcount.data()},
+                            nullptr);
+        bool fused_same = true;
+        for (size_t br = 0; br < chosen.size(); ++br) {
+          const int n = std::clamp(fcount[br], 0, budget_pages);
+          fused_same = fused_same && fcount[br] == count[br] &&
+                       std::equal(chosen[br].begin(), chosen[br].end(), fsel.begin() + br * budget_pages,
+                                  fsel.begin() + br * budget_pages + n);
+        }
+        CHECK_MESSAGE(fused_same, "fused estimate + top-k selects other pages than estimate then top-k");
+      }
+
       for (int splits : {1, 3}) {
         CAPTURE(splits);
         std::vector<uint16_t> out = nan_bf16(q.size());
@@ -139,6 +156,44 @@ void run_quest_case(const std::vector<int>& lens, int H, int G, const std::vecto
                                 full_mask(), ref.data() + size_t(b) * H * kD, nullptr);
           }
         }
+        const std::vector<float> got_out = from_bf16_bits(out);
+        CHECK_FALSE(has_non_finite(got_out));
+        CHECK(relative_error(got_out, ref) < kBf16RelTol);
+      }
+      if (!per_q) {  // variant tc: the dense mma.sync decode over per-(sequence, KV head) page lists
+        std::vector<int32_t> lists(size_t(B) * G * budget_pages, -1), vlens(B, -1), want_vlens(B);
+        quest_page_lists({cache(host.kv_lens.data()), selected.data(), budget_pages, lists.data(), vlens.data()}, nullptr);
+        for (int b = 0; b < B; ++b) want_vlens[b] = quest_virtual_len(lens[b], budget_pages);
+        CHECK(vlens == want_vlens);
+        std::vector<int32_t> indptr(size_t(B) * G + 1);
+        for (size_t i = 0; i < indptr.size(); ++i) indptr[i] = static_cast<int32_t>(i * budget_pages);
+        const DecodePlan plan = plan_decode(want_vlens, G, 132, 64);  // 64-token splits: the merge runs too
+        std::vector<uint16_t> out = nan_bf16(q.size());
+        std::vector<float> po(size_t(plan.num_work()) * H * kD, NAN), pl(size_t(plan.num_work()) * H, NAN);
+        detail::DecodeParams p;
+        p.a.q = bf16(q_bits);
+        p.a.k_cache = bf16(host.k_bits);
+        p.a.v_cache = bf16(host.v_bits);
+        p.a.kv = PagedKvView{B, indptr.data(), lists.data(), vlens.data()};
+        p.a.heads = AttentionHeads{H, G, kD};
+        p.a.out = bf16(out);
+        p.a.per_head_pages = true;
+        p.work_seq = plan.work_seq.data();
+        p.work_split = plan.work_split.data();
+        p.seq_work_indptr = plan.seq_work_indptr.data();
+        p.split_tokens = plan.split_tokens;
+        p.scale_log2 = scale * kLog2e;
+        p.partial_o = po.data();
+        p.partial_lse = pl.data();
+        servesim_emu::launch({unsigned(plan.num_work()), unsigned(G), 1}, {detail::kDecodeThreads, 1, 1},
+                             detail::decode_smem_bytes<kD>(), [&] { detail::decode_splitkv_kernel<kD>(p); });
+        if (plan.needs_merge())
+          servesim_emu::launch({unsigned(B), unsigned(H), 1}, {kD, 1, 1}, 0, [&] { detail::decode_merge_kernel<kD>(p); });
+        std::vector<float> ref(q.size());
+        for (int b = 0; b < B; ++b)
+          paged_decode_subset_ref(q.data() + size_t(b) * H * kD, cpu_kv, page_table_of(host, b), lens[b], H, scale, false,
+                                  [&](int r) { return std::span<const int32_t>(chosen[size_t(b) * G + r]); },
+                                  ref.data() + size_t(b) * H * kD);
         const std::vector<float> got_out = from_bf16_bits(out);
         CHECK_FALSE(has_non_finite(got_out));
         CHECK(relative_error(got_out, ref) < kBf16RelTol);
@@ -294,11 +349,20 @@ void run_minference_case(int n, const std::vector<MInfHeadPattern>& patterns, in
   CHECK_FALSE(has_non_finite(got_out));
   CHECK(relative_error(got_out, ref) < kBf16RelTol);
   CHECK(relative_error(lse, lse_ref) < 1e-3);
+
+  // Variant mma (tensor-core path with the gathered-key loader) on the same index.
+  std::vector<uint16_t> out_mma = nan_bf16(q.size());
+  std::vector<float> lse_mma(size_t(n) * H, NAN);
+  minf_attention_mma({pr, ix.view(), bf16(out_mma), lse_mma.data()}, nullptr);
+  const std::vector<float> got_mma = from_bf16_bits(out_mma);
+  CHECK_FALSE(has_non_finite(got_mma));
+  CHECK(relative_error(got_mma, ref) < kBf16RelTol);
+  CHECK(relative_error(lse_mma, lse_ref) < 1e-3);
 }
 
 }  // namespace
 
-TEST_CASE("emulated Quest kernels: page bounds, estimate, top-k pages and sparse decode match the references") {
+TEST_CASE("emulated Quest kernels: page bounds, estimate, top-k pages (two launches and fused) and sparse decode (CUDA-core and tensor-core) match the references") {
   // Group 2, ragged (a 1-token sequence, a partial last page), KV-head selection; budget 1
   // keeps only the current page, 3 selects, 1000 (all pages) must equal dense decode.
   run_quest_case({1, 40, 250}, 4, 2, {false}, {1, 3, 1000}, 51);
@@ -313,7 +377,7 @@ TEST_CASE("emulated AnDPro kernels: scores, block merge, top-k keep and compacti
   run_andpro_case(260, 32, false, 4, 1, 62);
 }
 
-TEST_CASE("emulated MInference kernels: estimates, index and sparse attention match the references per head") {
+TEST_CASE("emulated MInference kernels: estimates, index and sparse attention (WMMA and mma variants) match the references per head") {
   // Scaled-down parameters so a small prompt is still sparse, one pattern per head.
   const std::vector<MInfHeadPattern> patterns = {{MInfPattern::kAShape, 64, 100},
                                                  {MInfPattern::kVerticalSlash, 40, 60},

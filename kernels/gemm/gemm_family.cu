@@ -1,5 +1,5 @@
-// GEMM family: cuBLASLt bf16 linear layers of Llama-3-8B and Llama-3-70B at TP 1/2/4/8
-// (linear_shapes.h) over the token grid M = 1 ... 16384 (costmodel/gemm_shapes.h) plus
+// GEMM family: cuBLASLt bf16 linear layers of every model in configs/models (shipped_models(): Llama-3-8B,
+// Llama-3-70B, Llama-2-7B) at TP 1/2/4/8 over the token grid M = 1 ... 16384 (costmodel/gemm_shapes.h) plus
 // off-grid probe M (params probe=1, what `servesim calibrate validate` holds out). Rows:
 // kernel "gemm", variant "cublaslt", m/n/k, params "model=..;layer=..;tp=..". A (m, n, k) shared by two
 // labels (e.g. the same matrix in two models) is measured once and reported under both.
@@ -53,7 +53,7 @@ void bench_gemm(const BenchOptions& opts, ProfileWriter& out) {
   std::vector<ModelDims> models = {llama3_8b()};
   std::vector<int> tps = {1};
   if (!opts.quick) {
-    models.push_back(llama3_70b());
+    models = shipped_models();
     tps = {1, 2, 4, 8};
   }
   std::map<std::tuple<int64_t, int64_t, int64_t>, TimingStats> measured;
@@ -109,7 +109,7 @@ void bench_gemm(const BenchOptions& opts, ProfileWriter& out) {
 }  // namespace servesim::kernels
 
 SERVESIM_REGISTER_KERNEL_FAMILY(gemm, {.name = "gemm",
-                                       .description = "cuBLASLt bf16 linear layers (Llama-3-8B/70B, TP 1/2/4/8)",
+                                       .description = "cuBLASLt bf16 linear layers (Llama-3-8B/70B, Llama-2-7B; TP 1/2/4/8)",
                                        .check = servesim::kernels::check_gemm,
                                        .bench = servesim::kernels::bench_gemm,
                                        .order = 20});

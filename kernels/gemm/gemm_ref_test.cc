@@ -3,7 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <map>
+#include <string>
 
 #include "costmodel/gemm_shapes.h"
 #include "kernels/gemm/linear_shapes.h"
@@ -48,3 +52,44 @@ TEST_CASE("tensor parallelism splits column-parallel N and row-parallel K and re
   CHECK(servesim::is_gemm_probe_token(333));
   CHECK(!servesim::is_gemm_probe_token(1024));
 }
+
+TEST_CASE("Llama-2-7B linear shapes: MHA QKV, intermediate 11008, vocab 32000, split at TP 8") {
+  const auto s = linear_layer_shapes(llama2_7b(), 1);
+  CHECK(s[0].n == 3 * 4096);
+  CHECK((s[2].n == 2 * 11008 && s[3].k == 11008));
+  CHECK(s[4].n == 32000);
+  const auto t = linear_layer_shapes(llama2_7b(), 8);
+  CHECK(t[0].n == (4 + 2 * 4) * 128);  // 32 KV heads divide: no replication
+  CHECK(t[3].k == 11008 / 8);
+  CHECK(t[4].n == 4000);
+}
+
+#ifdef SERVESIM_KERNELS_REPO_ROOT
+TEST_CASE("the GEMM bench's models cover the linear dimensions of every model in configs/models") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(SERVESIM_KERNELS_REPO_ROOT) / "configs" / "models";
+  REQUIRE(fs::is_directory(dir));
+  const std::vector<ModelDims> models = shipped_models();
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++files;
+    std::ifstream in(entry.path());
+    std::map<std::string, int64_t> v;
+    for (std::string line; std::getline(in, line);) {
+      const auto colon = line.find(':');
+      if (line.empty() || line[0] == '#' || colon == std::string::npos) continue;
+      const std::string value = line.substr(colon + 1);
+      if (value.find_first_not_of(" 0123456789") == std::string::npos && value.find_first_of("0123456789") != std::string::npos)
+        v[line.substr(0, colon)] = std::stoll(value);
+    }
+    CAPTURE(entry.path().string());
+    const bool covered = std::any_of(models.begin(), models.end(), [&](const ModelDims& m) {
+      return m.hidden == v["hidden"] && m.num_q_heads == v["heads"] && m.num_kv_heads == v["kv_heads"] &&
+             m.head_dim == v["head_dim"] && m.intermediate == v["intermediate"] && m.vocab == v["vocab"];
+    });
+    CHECK(covered);
+  }
+  CHECK(files >= 5);
+}
+#endif

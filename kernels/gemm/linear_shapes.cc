@@ -6,6 +6,8 @@ namespace servesim::kernels {
 
 ModelDims llama3_8b() { return {"llama3-8b", 4096, 32, 8, 128, 14336, 128256}; }
 ModelDims llama3_70b() { return {"llama3-70b", 8192, 64, 8, 128, 28672, 128256}; }
+ModelDims llama2_7b() { return {"llama2-7b", 4096, 32, 32, 128, 11008, 32000}; }
+std::vector<ModelDims> shipped_models() { return {llama3_8b(), llama3_70b(), llama2_7b()}; }
 
 std::vector<LinearShape> linear_layer_shapes(const ModelDims& m, int tp) {
   const int64_t q_heads = m.num_q_heads / tp;

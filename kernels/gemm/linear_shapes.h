@@ -20,6 +20,12 @@ struct ModelDims {
 
 ModelDims llama3_8b();   // hidden 4096, 32/8 heads, head_dim 128, intermediate 14336, vocab 128256
 ModelDims llama3_70b();  // hidden 8192, 64/8 heads, head_dim 128, intermediate 28672, vocab 128256
+ModelDims llama2_7b();   // hidden 4096, 32/32 heads (MHA), head_dim 128, intermediate 11008, vocab 32000
+
+// Every distinct linear-layer shape family of configs/models/: Llama-3-8B (= Llama-3.1-8B),
+// Llama-3-70B (= Llama-3.1-70B) and Llama-2-7B. The full GEMM bench measures each at TP 1, 2,
+// 4 and 8, so no shipped model is priced by a scaling rule.
+std::vector<ModelDims> shipped_models();
 
 struct LinearShape {
   std::string model;  // "llama3-8b"

@@ -30,6 +30,9 @@ class PrefillRunner {
   PrefillRunner(const PrefillPlan& plan, AttentionHeads heads);
   // Enqueues one launch on `stream`; never synchronises.
   void run(const PrefillArgs& args, cudaStream_t stream) const;
+  // Variant fa2_qreg (prefill_kernel.cuh: Q in registers, K/V in separate cp.async groups,
+  // 3 stages). REQUIRES plan.rows_per_tile == 64. Speed unmeasured.
+  void run_qreg(const PrefillArgs& args, cudaStream_t stream) const;
   const PrefillPlan& plan() const { return plan_; }
 
  private:

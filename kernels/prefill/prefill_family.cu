@@ -67,7 +67,9 @@ int check_prefill(const CheckOptions& opts) {
     auto dq = upload_bf16(to_bf16_bits(q));
     DeviceBuffer<__nv_bfloat16> dout(q.size());
     DeviceBuffer<float> dlse(rows * h.num_q_heads);
-    for (int rows_per_tile : {64, 128}) {
+    for (int rows_per_tile : {64, 128, 0}) {  // 0: variant fa2_qreg (64-row tiles)
+      const bool qreg = rows_per_tile == 0;
+      if (qreg) rows_per_tile = 64;
       fill_nan_device(dout.get(), dout.size());
       fill_nan_device(dlse.get(), dlse.size());
       const PrefillRunner runner(plan_prefill(q_indptr, kv.kv_lens, rows_per_tile), h);
@@ -80,9 +82,9 @@ int check_prefill(const CheckOptions& opts) {
       args.heads = h;
       args.out = dout.get();
       args.lse = dlse.get();
-      runner.run(args, nullptr);
+      qreg ? runner.run_qreg(args, nullptr) : runner.run(args, nullptr);
       SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
-      const std::string name = c.name + " (m" + std::to_string(rows_per_tile) + ")";
+      const std::string name = c.name + (qreg ? " (fa2_qreg)" : " (m" + std::to_string(rows_per_tile) + ")");
       report.expect_close(name + " out", download_bf16_as_float(dout.get(), dout.size()), ref, kBf16RelTol);
       report.expect_close(name + " lse", dlse.download(), ref_lse, 1e-3);
     }
@@ -111,12 +113,15 @@ void bench_point(const BenchOptions& opts, ProfileWriter& out, GpuTimer& timer, 
   const int64_t rows = q_indptr.back();
   if (!bench_admit(opts, std::string("prefill ") + model.name + " B=" + std::to_string(batch) + " q=" +
                              std::to_string((rows + batch / 2) / batch) + " ctx=" + std::to_string((kv_sum + batch / 2) / batch) +
-                             (ragged ? " ragged" : "") + (rows_per_tile ? " m" + std::to_string(rows_per_tile) : "")))
+                             (ragged ? " ragged" : "") +
+                             (rows_per_tile > 0 ? " m" + std::to_string(rows_per_tile) : rows_per_tile < 0 ? " qreg" : "")))
     return;
-  const int chosen = rows_per_tile ? rows_per_tile : choose_prefill_rows_per_tile(q_indptr, h.num_q_heads, sms);
-  const std::string variant = rows_per_tile ? "fa2_m" + std::to_string(rows_per_tile) : "fa2";
+  // rows_per_tile < 0: variant fa2_qreg (64-row tiles).
+  const bool qreg = rows_per_tile < 0;
+  const int chosen = qreg ? 64 : rows_per_tile ? rows_per_tile : choose_prefill_rows_per_tile(q_indptr, h.num_q_heads, sms);
+  const std::string variant = qreg ? "fa2_qreg" : rows_per_tile ? "fa2_m" + std::to_string(rows_per_tile) : "fa2";
 
-  pool.reserve(std::max<int64_t>(pool.num_pages(), pages), h.num_kv_heads, h.head_dim, opts.seed);
+  pool.reserve(std::max<int64_t>(pool.pages_of_shape(h.num_kv_heads, h.head_dim), pages), h.num_kv_heads, h.head_dim, opts.seed);
   const DevicePageTable table = pool.draw_table(kv_lens, seed);
   const PrefillPlan plan = plan_prefill(q_indptr, kv_lens, chosen);
   const PrefillRunner runner(plan, h);
@@ -134,7 +139,8 @@ void bench_point(const BenchOptions& opts, ProfileWriter& out, GpuTimer& timer, 
   args.heads = h;
   args.out = o.get();
   args.lse = lse.get();
-  const TimingStats s = timer.measure(opts, [&](cudaStream_t st) { runner.run(args, st); });
+  const TimingStats s =
+      timer.measure(opts, [&](cudaStream_t st) { qreg ? runner.run_qreg(args, st) : runner.run(args, st); });
 
   ProfileRow row;
   row.kernel = "prefill";
@@ -167,6 +173,9 @@ void bench_prefill(const BenchOptions& opts, ProfileWriter& out) {
   const PrefillModel l8b{"llama3-8b", {32, 8, 128}};
   const PrefillModel l70b{"llama3-70b", {64, 8, 128}};
   const PrefillModel l70b_tp8{"llama3-70b-tp8", {8, 1, 128}};
+  const PrefillModel l70b_tp4{"llama3-70b-tp4", {16, 2, 128}};  // one GPU's share at TP 4
+  const PrefillModel l70b_tp2{"llama3-70b-tp2", {32, 4, 128}};  // at TP 2
+  const PrefillModel l2_7b{"llama2-7b", {32, 32, 128}};         // multi-head attention
   uint64_t seed = derive_seed(opts.seed, 0xF111);
   auto point = [&](const PrefillModel& m, int batch, int q_len, int prefix, int rows_per_tile = 0) {
     bench_point(opts, out, timer, pool, m, std::vector<int32_t>(batch, q_len + prefix), std::vector<int32_t>(batch, q_len),
@@ -197,10 +206,17 @@ void bench_prefill(const BenchOptions& opts, ProfileWriter& out) {
   for (int len : {1024, 4096, 16384}) {
     point(l70b, 1, len, 0);
     point(l70b_tp8, 1, len, 0);
+    point(l70b_tp4, 1, len, 0);
+    point(l70b_tp2, 1, len, 0);
   }
+  for (const PrefillModel* m : {&l70b_tp4, &l70b_tp2}) point(*m, 1, 2048, 16384);  // a chunk over a cached prefix
+  for (int len : {512, 1024, 2048, 4096}) point(l2_7b, 1, len, 0);  // llama-2-7b: 4K context
+  point(l2_7b, 1, 512, 2048);
+  point(l2_7b, 4, 1024, 0);
   for (int len : prompts) {  // diagnostics: both tile widths forced
     point(l8b, 1, len, 0, 64);
     point(l8b, 1, len, 0, 128);
+    point(l8b, 1, len, 0, -1);  // variant fa2_qreg
   }
 }
 

@@ -12,6 +12,21 @@ using detail::PrefillParams;
 using detail::prefill_kernel;
 using detail::prefill_smem_bytes;
 using detail::kPrefillThreads;
+using detail::prefill_kernel_qreg;
+using detail::prefill_qreg_smem_bytes;
+
+template <int D>
+void launch_prefill_qreg(const PrefillParams& p, int num_tiles, cudaStream_t stream) {
+  constexpr size_t smem = prefill_qreg_smem_bytes<D>();
+  static const bool attr_set = [] {
+    SERVESIM_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel_qreg<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem)));
+    return true;
+  }();
+  (void)attr_set;
+  prefill_kernel_qreg<D><<<dim3(p.a.heads.num_q_heads, num_tiles), kPrefillThreads, smem, stream>>>(p);
+  SERVESIM_CUDA_CHECK_LAUNCH();
+}
 
 template <int D, int MT>
 void launch_prefill(const PrefillParams& p, int num_tiles, cudaStream_t stream) {
@@ -56,6 +71,19 @@ void PrefillRunner::run(const PrefillArgs& args, cudaStream_t stream) const {
   } else {
     wide ? launch_prefill<64, 2>(p, plan_.num_tiles(), stream) : launch_prefill<64, 1>(p, plan_.num_tiles(), stream);
   }
+}
+
+void PrefillRunner::run_qreg(const PrefillArgs& args, cudaStream_t stream) const {
+  if (plan_.rows_per_tile != 64) throw std::invalid_argument("prefill fa2_qreg: needs rows_per_tile 64");
+  if (plan_.num_tiles() == 0) return;
+  PrefillParams p;
+  p.a = args;
+  p.a.heads = heads_;
+  p.scale_log2 = (args.scale > 0 ? args.scale : heads_.default_scale()) * kLog2e;
+  p.tile_seq = tile_seq_.get();
+  p.tile_q_begin = tile_q_begin_.get();
+  heads_.head_dim == 128 ? launch_prefill_qreg<128>(p, plan_.num_tiles(), stream)
+                         : launch_prefill_qreg<64>(p, plan_.num_tiles(), stream);
 }
 
 }  // namespace servesim::kernels

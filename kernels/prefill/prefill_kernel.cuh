@@ -116,4 +116,111 @@ __global__ void __launch_bounds__(kPrefillThreads) prefill_kernel(const PrefillP
   }
 }
 
+// ---- Variant fa2_qreg (FA2 parity of the mma.sync path; speed unmeasured) ----------------
+// 64-row tiles (one m16 tile per warp). Differences from prefill_kernel:
+//  - Q is staged once through shared memory and kept in registers as mma A fragments;
+//  - K and V of a tile are separate cp.async groups: S = Q K^T starts when K has landed,
+//    while V is still in flight; P V waits for V only;
+//  - 3 stages (two tiles in flight while one is computed). Q is staged in the third
+//    stage's V buffer, which is free until the first prefetch into it, so shared memory is
+//    6 x 64 x (D + 8) bf16 (D = 128: 102 KiB, two blocks per SM).
+inline constexpr int kQregStages = 3;
+
+template <int D>
+constexpr size_t prefill_qreg_smem_bytes() {
+  return size_t{2} * kQregStages * kPrefillTileK * kSmemStride<D> * sizeof(__nv_bfloat16);
+}
+
+template <int D>
+__global__ void __launch_bounds__(kPrefillThreads) prefill_kernel_qreg(const PrefillParams p) {
+  constexpr int kRows = kPrefillWarps * 16;
+  static_assert(kRows == kPrefillTileK, "Q is staged in one K/V stage buffer");
+  constexpr int kStage = kPrefillTileK * kSmemStride<D>;
+  SERVESIM_DYNAMIC_SHARED(unsigned char, smem_raw);
+  __nv_bfloat16* k_s = reinterpret_cast<__nv_bfloat16*>(smem_raw);  // [3][64][stride]
+  __nv_bfloat16* v_s = k_s + kQregStages * kStage;                    // [3][64][stride]
+  __nv_bfloat16* q_s = v_s + (kQregStages - 1) * kStage;              // V stage 2, until Q is in registers
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int head = blockIdx.x, tile = blockIdx.y;
+  const int hq = p.a.heads.num_q_heads, hkv = p.a.heads.num_kv_heads;
+  const int kv_head = head / (hq / hkv);
+  const int seq = p.tile_seq[tile];
+  const int q_begin = p.tile_q_begin[tile];
+  const int row0 = p.a.q_indptr[seq];
+  const int q_len = p.a.q_indptr[seq + 1] - row0;
+  const int prefix = p.a.kv.kv_lens[seq] - q_len;
+  const int rows = min(kRows, q_len - q_begin);
+  const int kv_end = prefix + q_begin + rows;
+  const int num_tiles = (kv_end + kPrefillTileK - 1) / kPrefillTileK;
+  const int32_t* seq_pages = p.a.kv.page_indices + p.a.kv.page_indptr[seq];
+
+  // Two groups per tile (K, then V); empty groups past the last tile keep the count fixed.
+  auto prefetch = [&](int t) {
+    const int st = t % kQregStages;
+    if (t < num_tiles)
+      load_cache_tile_async<D, kPrefillTileK, kPrefillThreads>(k_s + st * kStage, p.a.k_cache, seq_pages, hkv, kv_head,
+                                                               t * kPrefillTileK, kv_end, tid);
+    ptx::cp_async_commit();
+    if (t < num_tiles)
+      load_cache_tile_async<D, kPrefillTileK, kPrefillThreads>(v_s + st * kStage, p.a.v_cache, seq_pages, hkv, kv_head,
+                                                               t * kPrefillTileK, kv_end, tid);
+    ptx::cp_async_commit();
+  };
+  load_rows_async<D, kPrefillThreads>(q_s, p.a.q + (int64_t(row0 + q_begin) * hq + head) * D, int64_t(hq) * D, kRows, rows,
+                                      tid);
+  ptx::cp_async_commit();
+  prefetch(0);
+  prefetch(1);
+  ptx::cp_async_wait<4>();  // Q (K0, V0, K1, V1 may still be in flight)
+  __syncthreads();
+  uint32_t qf[D / 16][4];
+  warp_load_q_frags<D>(qf, q_s + warp * 16 * kSmemStride<D>, lane);
+  __syncthreads();  // Q's staging buffer is V stage 2, refilled by prefetch(2)
+
+  const int warp_rows = rows - warp * 16;
+  const int warp_pos0 = prefix + q_begin + warp * 16;
+  const int warp_pos_last = warp_pos0 + 15;
+  WarpAttnState<D, 1> st;
+  st.init();
+  for (int i = 0; i < num_tiles; ++i) {
+    const int stage = i % kQregStages;
+    prefetch(i + 2);          // into the stage computed at i - 1 (released by its last barrier)
+    ptx::cp_async_wait<5>();  // K_i (after it: V_i, K/V of i + 1 and i + 2)
+    __syncthreads();
+    const int k0 = i * kPrefillTileK;
+    const bool active = warp_rows > 0 && k0 <= warp_pos_last;
+    float s[1][kPrefillTileK / 8][4];
+    if (active) {
+      warp_qk_qreg<D, kPrefillTileK>(s, qf, k_s + stage * kStage, lane);
+      const bool masked = (k0 + kPrefillTileK - 1 > warp_pos0) || (k0 + kPrefillTileK > kv_end);
+      warp_online_softmax<D, 1, kPrefillTileK>(
+          st, s, p.scale_log2, masked, [&](int r, int key) { return k0 + key <= warp_pos0 + r && k0 + key < kv_end; },
+          lane);
+    }
+    ptx::cp_async_wait<4>();  // V_i
+    __syncthreads();
+    if (active) warp_pv<D, 1, kPrefillTileK>(st, s, v_s + stage * kStage, lane);
+    __syncthreads();  // the stage is refilled by prefetch(i + 3)
+  }
+  ptx::cp_async_wait<0>();
+  if (warp_rows <= 0) return;
+  st.finalize_row_sums();
+
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = g + 8 * h;
+    if (r >= warp_rows) continue;
+    const int64_t token = row0 + q_begin + warp * 16 + r;
+    const float inv = 1.0f / st.l[0][h];  // > 0: key 0 is visible to every row
+    __nv_bfloat16* out = p.a.out + (token * hq + head) * D;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j)
+      *reinterpret_cast<__nv_bfloat162*>(out + j * 8 + 2 * t) =
+          __floats2bfloat162_rn(st.o[0][j][2 * h] * inv, st.o[0][j][2 * h + 1] * inv);
+    if (p.a.lse != nullptr && t == 0) p.a.lse[token * hq + head] = (st.m[0][h] + log2f(st.l[0][h])) * kLn2;
+  }
+}
+
 }  // namespace servesim::kernels::detail

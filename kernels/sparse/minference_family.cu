@@ -37,15 +37,16 @@ constexpr int kDim = 128;
 
 void run_stage(const std::string& stage, const MInfPrompt& pr, const MInfDeviceIndex& ix, __nv_bfloat16* out,
                float* lse, cudaStream_t s) {
-  if (stage == "estimate" || stage == "e2e") {
+  if (stage == "estimate" || stage == "e2e" || stage == "e2e_mma") {
     minf_vs_estimate(pr, ix.view(), s);
     minf_bs_estimate(pr, ix.view(), s);
   }
-  if (stage == "index" || stage == "e2e") {
+  if (stage == "index" || stage == "e2e" || stage == "e2e_mma") {
     minf_vs_index(pr, ix.view(), s);
     minf_bs_index(pr, ix.view(), s);
   }
   if (stage == "attention" || stage == "e2e") minf_attention({pr, ix.view(), out, lse}, s);
+  if (stage == "attention_mma" || stage == "e2e_mma") minf_attention_mma({pr, ix.view(), out, lse}, s);
 }
 
 int check_minference(const CheckOptions& opts) {
@@ -142,6 +143,14 @@ int check_minference(const CheckOptions& opts) {
     minference_attention_ref(q.data(), k.data(), v.data(), n, H, G, kDim, scale, gpu_index, ref.data(), lse_ref.data());
     report.expect_close("attention mixed patterns" + shape, download_bf16_as_float(out.get(), out.size()), ref, kBf16RelTol);
     report.expect_close("attention lse" + shape, lse.download(), lse_ref, 1e-3);
+    // Variant mma: the same index on the mma.sync path with the gathered-key loader.
+    fill_nan_device(out.get(), out.size());
+    fill_nan_device(lse.get(), lse.size());
+    minf_attention_mma({pr, ix.view(), out.get(), lse.get()}, nullptr);
+    SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
+    report.expect_close("attention mma mixed patterns" + shape, download_bf16_as_float(out.get(), out.size()), ref,
+                        kBf16RelTol);
+    report.expect_close("attention mma lse" + shape, lse.download(), lse_ref, 1e-3);
   }
   return report.failures();
 }
@@ -256,6 +265,18 @@ void bench_minference(const BenchOptions& opts, ProfileWriter& out) {
           }
           out.write_row(row);
           stage_us[si] = row.median_us;
+        }
+        // Variant mma of the attention (rows minf_attention_mma / minf_e2e_mma, kept apart
+        // from the WMMA rows that the cost model fits until a GPU run has compared them).
+        for (const char* stage : {"attention_mma", "e2e_mma"}) {
+          if (bp.pattern.type == MInfPattern::kAShape && std::string(stage) == "e2e_mma") continue;
+          ProfileRow row = minf_row(std::string("minf_") + stage, bp.name, n, H, G);
+          row.params = params;
+          fill_timing(row, timer.measure(opts, [&](cudaStream_t s) { run_stage(stage, pr, ix, o.get(), lse.get(), s); }));
+          row.flops = 4.0 * kDim * 64.0 * 64.0 * double(tiles);
+          row.bytes = double(n) * (2.0 * H + 2.0 * G) * kDim * 2;
+          out.write_row(row);
+          std::printf("  minference %-16s %s n=%-7d %s: %.0f us\n", bp.name.c_str(), data, n, stage, row.median_us);
         }
         if (bp.pattern.type == MInfPattern::kAShape) stage_us[3] = stage_us[2];  // same launch (see above)
         std::printf("  minference %-16s %s n=%-7d density %.4f: estimate %.0f + index %.0f + attention %.0f -> e2e %.0f us"

@@ -77,5 +77,8 @@ void minf_vs_index(const MInfPrompt& prompt, const MInfBuffers& buf, cudaStream_
 void minf_bs_estimate(const MInfPrompt& prompt, const MInfBuffers& buf, cudaStream_t stream);
 void minf_bs_index(const MInfPrompt& prompt, const MInfBuffers& buf, cudaStream_t stream);
 void minf_attention(const MInfAttentionArgs& args, cudaStream_t stream);
+// Variant `mma` of minf_attention (same contract): mma.sync / ldmatrix flash attention of
+// attention_warp.cuh with a gathered-key cp.async loader, two stages (minference_attention_mma.cu).
+void minf_attention_mma(const MInfAttentionArgs& args, cudaStream_t stream);
 
 }  // namespace servesim::kernels::sparse

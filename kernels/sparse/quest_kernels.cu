@@ -106,6 +106,66 @@ __global__ void __launch_bounds__(kTopkThreads) quest_topk_kernel(QuestTopkArgs 
   }
 }
 
+// Fused estimate + top-k: one block of kTopkThreads per (KV head, sequence). Warp w scores
+// pages w, w + 16, ... of [0, P_b - 1) with the arithmetic of quest_estimate_kernel (same
+// order of operations, so the same floats) into shared memory; block_topk then selects
+// from shared memory. The current page P_b - 1 is always kept, so it is not scored. Saves
+// one launch and the scores' round trip through global memory; the radix select still
+// makes its 4 histogram passes and one compaction pass, over shared memory.
+__global__ void __launch_bounds__(kTopkThreads) quest_select_kernel(QuestSelectArgs a) {
+  __shared__ float s_scores[kQuestSelectMaxPages];
+  __shared__ TopkShared sm;
+  const QuestCache& c = a.cache;
+  const int g = blockIdx.x, b = blockIdx.y;
+  const int64_t r = static_cast<int64_t>(b) * c.num_kv_heads + g;
+  const int pages = device_pages(c.kv_lens[b]);
+  int32_t* out = a.selected + r * a.budget_pages;
+  if (pages <= a.budget_pages) {  // uniform over the block
+    for (int i = threadIdx.x; i < pages; i += blockDim.x) out[i] = i;
+    if (threadIdx.x == 0) a.selected_count[r] = pages;
+    return;
+  }
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+  const int group = c.num_q_heads / c.num_kv_heads;
+  float qf[kMaxGroup][4];
+#pragma unroll
+  for (int j = 0; j < kMaxGroup; ++j) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) qf[j][i] = 0;
+    if (j < group) {
+      const __nv_bfloat16* q = a.q + (static_cast<int64_t>(b) * c.num_q_heads + g * group + j) * kDim + lane * 4;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) qf[j][i] = __bfloat162float(q[i]);
+    }
+  }
+  for (int p = warp; p < pages - 1; p += warps) {
+    const int32_t phys = c.page_indices[c.page_indptr[b] + p];
+    const __nv_bfloat16* meta = a.meta + (static_cast<int64_t>(phys) * c.num_kv_heads + g) * 2 * kDim + lane * 4;
+    float hi[4], lo[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      hi[i] = __bfloat162float(meta[i]);
+      lo[i] = __bfloat162float(meta[kDim + i]);
+    }
+    float total = 0;
+#pragma unroll
+    for (int j = 0; j < kMaxGroup; ++j) {
+      if (j >= group) break;
+      float s = 0;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) s += fmaxf(qf[j][i] * hi[i], qf[j][i] * lo[i]);
+      total += warp_sum(s);
+    }
+    if (lane == 0) s_scores[p] = total;
+  }
+  __syncthreads();
+  block_topk(s_scores, pages - 1, a.budget_pages - 1, 0, out, sm);
+  if (threadIdx.x == 0) {
+    out[a.budget_pages - 1] = pages - 1;
+    a.selected_count[r] = a.budget_pages;
+  }
+}
+
 // One block per (split, selection row, sequence), 4 warps; a warp takes whole pages.
 // Within a warp, half = lane / 16 handles the page's odd/even tokens and lane % 16 owns
 // channels [8 (lane % 16), +8). Logits live in the log2 domain (q pre-scaled by log2 e).
@@ -236,6 +296,20 @@ __global__ void __launch_bounds__(kDecodeWarps * 32) quest_decode_kernel(QuestDe
   }
 }
 
+// One block per (KV head, sequence): logical selected pages -> physical page list.
+__global__ void quest_page_lists_kernel(QuestPageListArgs a) {
+  const QuestCache& c = a.cache;
+  const int g = blockIdx.x, b = blockIdx.y;
+  const int len = c.kv_lens[b], pages = device_pages(len);
+  const int count = min(a.budget_pages, pages);
+  const int64_t r = static_cast<int64_t>(b) * c.num_kv_heads + g;
+  const int32_t* sel = a.selected + r * a.budget_pages;
+  int32_t* out = a.page_lists + r * a.budget_pages;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) out[i] = c.page_indices[c.page_indptr[b] + sel[i]];
+  if (g == 0 && threadIdx.x == 0)
+    a.virtual_lens[b] = pages <= a.budget_pages ? len : (a.budget_pages - 1) * kPageSize + (len - (pages - 1) * kPageSize);
+}
+
 // Exact merge of the splits (attention_ref.h algebra); one block per (query head, sequence).
 __global__ void quest_merge_kernel(QuestDecodeArgs a) {
   const int64_t qh = static_cast<int64_t>(blockIdx.y) * a.cache.num_q_heads + blockIdx.x;
@@ -288,6 +362,16 @@ void quest_topk(const QuestTopkArgs& args, cudaStream_t stream) {
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 
+void quest_estimate_topk(const QuestSelectArgs& args, cudaStream_t stream) {
+  require_shape(args.cache);
+  if (args.cache.batch == 0) return;
+  if (args.budget_pages < 1) throw std::invalid_argument("quest_estimate_topk: budget_pages must be >= 1");
+  if (args.max_pages < 1 || args.max_pages > kQuestSelectMaxPages)
+    throw std::invalid_argument("quest_estimate_topk: max_pages must be in [1, 8192] (scores live in shared memory)");
+  SERVESIM_LAUNCH(quest_select_kernel, dim3(args.cache.num_kv_heads, args.cache.batch), kTopkThreads, 0, stream, args);
+  SERVESIM_CUDA_CHECK_LAUNCH();
+}
+
 void quest_sparse_decode(const QuestDecodeArgs& args, cudaStream_t stream) {
   require_shape(args.cache);
   if (args.cache.batch == 0) return;
@@ -301,6 +385,14 @@ void quest_sparse_decode(const QuestDecodeArgs& args, cudaStream_t stream) {
     SERVESIM_LAUNCH(quest_merge_kernel, dim3(args.cache.num_q_heads, args.cache.batch), kDim, 0, stream, args);
     SERVESIM_CUDA_CHECK_LAUNCH();
   }
+}
+
+void quest_page_lists(const QuestPageListArgs& args, cudaStream_t stream) {
+  require_shape(args.cache);
+  if (args.cache.batch == 0) return;
+  if (args.budget_pages < 1) throw std::invalid_argument("quest_page_lists: budget_pages must be >= 1");
+  SERVESIM_LAUNCH(quest_page_lists_kernel, dim3(args.cache.num_kv_heads, args.cache.batch), 128, 0, stream, args);
+  SERVESIM_CUDA_CHECK_LAUNCH();
 }
 
 int quest_decode_splits(int batch, int rows, int budget_pages, int num_sms) {

@@ -23,6 +23,7 @@ list(APPEND SERVESIM_KERNELS_CUDA_SOURCES
   sparse/minference_estimate.cu
   sparse/minference_index.cu
   sparse/minference_attention.cu
+  sparse/minference_attention_mma.cu
   sparse/minference_buffers.cu
   sparse/minference_family.cu
   sparse/andpro_kernels.cu
