@@ -206,21 +206,69 @@ TEST_CASE("2: a flooding client starves a modest one under LPM while VTC and DLP
   CHECK(vtc.longer.num("service_diff_max") < 1.3 * vtc.full.num("service_diff_max"));
 }
 
+// Admissions (first admissions, within the run) and their mean queueing delay per client, from requests.csv.
+struct Admissions {
+  double count[2] = {0, 0};
+  double wait_s[2] = {0, 0};
+  double mean_wait(std::size_t c) const { return count[c] > 0 ? wait_s[c] / count[c] : 0; }
+};
+
+Admissions admissions(const RunResult& r) {
+  Admissions a;
+  for (auto& row : read_csv(r.dir + "/requests.csv")) {
+    if (row.at("admitted_s").empty()) continue;
+    const std::size_t c = row.at("client") == "1" ? 1 : 0;
+    a.count[c] += 1;
+    a.wait_s[c] += std::stod(row.at("admitted_s")) - std::stod(row.at("arrival_s"));
+  }
+  return a;
+}
+
 TEST_CASE("2b: Preble's local scheduler gives the unique-prompt client its group's share under the flood where LPM starves it") {
   // modest's requests sit in hit group 0 (quota k), flood's in group 9 (quota 10k); with one group served
-  // per step and the rotation kept across steps, group 0 gets every other step instead of none.
-  RunResult lpm = run_yaml(kFlood, {"policy.local=lpm", "horizon_s=60"}, "b2b_lpm");
-  RunResult preble = run_yaml(kFlood, {"policy.local=preble_local", "horizon_s=60"}, "b2b_preble");
-  RunResult dlpm = run_yaml(kFlood, {"policy.local=dlpm", "horizon_s=60"}, "b2b_dlpm");
-  for (const auto& [name, r] :
-       {std::pair<const char*, const RunResult*>{"LPM", &lpm}, {"preble_local", &preble}, {"DLPM", &dlpm}})
-    MESSAGE(fmt::format("{:<12}: modest finished {:.0f}/{:.0f}, flood {:.0f}/{:.0f}; modest extend share {:.3f}; "
-                        "throughput {:.2f} req/s, hit {:.3f}",
-                        name, r->client(1, "finished"), r->client(1, "requests"), r->client(0, "finished"),
-                        r->client(0, "requests"), share(*r, 1, "extend_service"), r->num("throughput_rps"),
-                        r->num("cache_hit_rate")));
-  // Memory still binds: a 2K-token modest request fits only in what finished since flood's last
-  // step, and is skipped otherwise; so group 0 gets about 3x LPM's service, not DLPM's share.
+  // per step and the rotation kept across steps, group 0 gets every other step instead of none. When both
+  // groups have more waiting than fits, group 0's quota share of the admissions is k / (k + 10k) = 1/11;
+  // modest then gets min(its arrivals, 1/11 of all admissions).
+  const double quota_share = 1.0 / 11.0;
+  auto expected = [&](const RunResult& r, const Admissions& a) {
+    return std::min(r.client(1, "requests"), quota_share * (a.count[0] + a.count[1]));
+  };
+  // (i) memory_utilization 0.4 (~106K KV tokens): the 256-request running cap binds before KV memory.
+  const std::vector<std::string> roomy = {"batching.memory_utilization=0.4", "horizon_s=60", "report.requests_csv=true"};
+  auto with = [](std::vector<std::string> v, const std::string& s) { v.push_back(s); return v; };
+  RunResult lpm_r = run_yaml(kFlood, with(roomy, "policy.local=lpm"), "b2b_lpm_roomy");
+  RunResult preble_r = run_yaml(kFlood, with(roomy, "policy.local=preble_local"), "b2b_preble_roomy");
+  // (ii) the flood scenario as is (memory_utilization 0.3, ~45K KV tokens): 256 flood requests
+  // (~165 private tokens each) plus the 4000-token document fill KV, so memory binds first.
+  const std::vector<std::string> tight = {"horizon_s=60", "report.requests_csv=true"};
+  RunResult lpm = run_yaml(kFlood, with(tight, "policy.local=lpm"), "b2b_lpm");
+  RunResult preble = run_yaml(kFlood, with(tight, "policy.local=preble_local"), "b2b_preble");
+  RunResult dlpm = run_yaml(kFlood, with(tight, "policy.local=dlpm"), "b2b_dlpm");
+  const Admissions a_lpm_r = admissions(lpm_r), a_preble_r = admissions(preble_r), a_lpm = admissions(lpm),
+                   a_preble = admissions(preble), a_dlpm = admissions(dlpm);
+  for (const auto& [name, r, a] : {std::tuple<const char*, const RunResult*, const Admissions*>{"LPM, KV 0.4", &lpm_r, &a_lpm_r},
+                                   {"preble_local, KV 0.4", &preble_r, &a_preble_r},
+                                   {"LPM, KV 0.3", &lpm, &a_lpm},
+                                   {"preble_local, KV 0.3", &preble, &a_preble},
+                                   {"DLPM, KV 0.3", &dlpm, &a_dlpm}})
+    MESSAGE(fmt::format("{:<21}: modest admitted {:.0f} (quota-share expectation {:.0f}), finished {:.0f}/{:.0f}, mean "
+                        "wait {:.2f} s; flood admitted {:.0f}, finished {:.0f}/{:.0f}, mean wait {:.2f} s; modest extend "
+                        "share {:.3f}; throughput {:.2f} req/s, hit {:.3f}; peak running {}, preemptions {}",
+                        name, a->count[1], expected(*r, *a), r->client(1, "finished"), r->client(1, "requests"),
+                        a->mean_wait(1), a->count[0], r->client(0, "finished"), r->client(0, "requests"), a->mean_wait(0),
+                        share(*r, 1, "extend_service"), r->num("throughput_rps"), r->num("cache_hit_rate"),
+                        r->out.workers[0].peak_running, r->out.workers[0].preemptions));
+  // (i) With memory not binding, the flood stays backlogged (its requests wait ~10 s) and modest gets
+  // its quota share within 10% and waits a small fraction of the flood's time; LPM still starves it.
+  CHECK(preble_r.client(0, "finished") < 0.6 * preble_r.client(0, "requests"));
+  CHECK(a_preble_r.count[1] >= 0.9 * expected(preble_r, a_preble_r));
+  CHECK(a_preble_r.mean_wait(1) < 0.1 * a_preble_r.mean_wait(0));
+  CHECK(a_lpm_r.count[1] < 0.25 * expected(lpm_r, a_lpm_r));
+  // (ii) With KV memory binding, a 2K-token modest request fits only into what was freed since the
+  // flood's last turn (the flood's turn takes all freed memory in ~160-token requests, far below its
+  // quota of 100), as in Preble, whose fit check also counts free + evictable KV and skips what does not
+  // fit. Group 0 then gets well below its quota share, but still ~3x LPM's service.
+  CHECK(a_preble.count[1] < 0.5 * expected(preble, a_preble));
   CHECK(preble.client(1, "finished") > 2 * lpm.client(1, "finished"));
   CHECK(share(preble, 1, "extend_service") > 2 * share(lpm, 1, "extend_service"));
   CHECK(preble.num("cache_hit_rate") > dlpm.num("cache_hit_rate"));

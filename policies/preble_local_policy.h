@@ -20,7 +20,11 @@
 // next one of the group is tried); the step ends when the quota is used, the
 // group is exhausted, or the batch has no token budget / running slot left.
 // Low-hit requests thus get service in proportion to their group's quota
-// instead of starving behind high-hit ones (as under LPM).
+// instead of starving behind high-hit ones (as under LPM) -- while KV memory
+// does not bind. The fit check (engine) counts free + evictable KV, as
+// Preble's does; when memory is full, a large low-hit request fits only into
+// what was freed since the last high-hit turn, in servesim as in Preble
+// (docs/policies.md, behaviour test 2b).
 //
 // Work conservation (an engine rule Preble does not need): if the served
 // group admitted nothing and the worker has nothing running, the next
