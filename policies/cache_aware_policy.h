@@ -18,7 +18,7 @@
 #pragma once
 #include <limits>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 #include "policies/global_policy.h"
 #include "policies/global_prefix_index.h"
 

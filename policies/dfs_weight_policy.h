@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 #include "policies/global_prefix_index.h"
 #include "policies/lpm_policy.h"
 

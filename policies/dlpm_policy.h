@@ -27,7 +27,7 @@
 #pragma once
 #include <vector>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 #include "policies/prefix_ordered_queue.h"
 
 namespace servesim {

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "sim/request.h"
-#include "sim/time.h"
+#include "sim/core/request.h"
+#include "sim/core/time.h"
 
 namespace servesim {
 

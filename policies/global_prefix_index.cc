@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 

@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/child_index.h"
-#include "sim/request.h"
+#include "sim/core/child_index.h"
+#include "sim/core/request.h"
 
 namespace servesim {
 

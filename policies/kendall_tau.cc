@@ -6,7 +6,7 @@
 #include <numeric>
 #include <vector>
 
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 namespace {

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "sim/core/request_handle.h"
-#include "sim/request.h"
-#include "sim/time.h"
+#include "sim/core/request.h"
+#include "sim/core/time.h"
 
 namespace servesim {
 

@@ -29,7 +29,7 @@
 #pragma once
 #include <unordered_set>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 #include "policies/global_prefix_index.h"
 #include "policies/prefix_ordered_queue.h"
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/request.h"
+#include "sim/core/request.h"
 
 namespace servesim {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "policies/kendall_tau.h"
-#include "sim/error.h"
+#include "sim/core/error.h"
 
 namespace servesim {
 

@@ -61,7 +61,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 #include "policies/local_policy.h"
 #include "policies/ltr_ranker.h"
 #include "policies/noisy_oracle.h"

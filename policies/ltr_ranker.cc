@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 #include "policies/kendall_tau.h"
-#include "sim/error.h"
-#include "sim/rng.h"
+#include "sim/core/error.h"
+#include "sim/core/rng.h"
 
 namespace servesim {
 namespace {

@@ -25,7 +25,7 @@
 #include <Eigen/Core>
 
 #include "policies/ltr_features.h"
-#include "sim/request.h"
+#include "sim/core/request.h"
 
 namespace servesim {
 

@@ -10,8 +10,8 @@
 #include "policies/kendall_tau.h"
 #include "policies/ltr_ranker.h"
 #include "policies/noisy_oracle.h"
-#include "sim/error.h"
-#include "sim/rng.h"
+#include "sim/core/error.h"
+#include "sim/core/rng.h"
 #include "traces/trace_workload.h"
 
 using namespace servesim;

@@ -4,8 +4,8 @@
 #include <limits>
 
 #include "policies/kendall_tau.h"
-#include "sim/error.h"
-#include "sim/rng.h"
+#include "sim/core/error.h"
+#include "sim/core/rng.h"
 
 namespace servesim {
 namespace {

@@ -19,8 +19,8 @@
 #include <span>
 #include <vector>
 
-#include "sim/request.h"
-#include "sim/rng.h"
+#include "sim/core/request.h"
+#include "sim/core/rng.h"
 
 namespace servesim {
 

@@ -14,7 +14,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 #include "policies/global_policy.h"
 #include "policies/local_policy.h"
 

@@ -45,7 +45,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 #include "policies/global_policy.h"
 #include "policies/global_prefix_index.h"
 #include "policies/work_estimator.h"

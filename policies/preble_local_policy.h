@@ -35,7 +35,7 @@
 #include <deque>
 #include <vector>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 #include "policies/local_policy.h"
 
 namespace servesim {

@@ -16,7 +16,7 @@
 #pragma once
 #include <set>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 #include "policies/local_policy.h"
 
 namespace servesim {

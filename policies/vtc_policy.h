@@ -24,7 +24,7 @@
 #include <set>
 #include <vector>
 
-#include "configs/yaml_map.h"
+#include "sim/core/yaml_map.h"
 #include "policies/local_policy.h"
 
 namespace servesim {

@@ -7,12 +7,11 @@
 #   sim/core    -                      (servesim_core, servesim_yaml)
 #   costmodel   sim/core               (servesim_costmodel)
 #   traces      sim/core               (servesim_traces)
+#   policies    sim/core costmodel     (servesim_policies)
 #   sim         sim/core costmodel policies   (servesim_sim: the engine drives their interfaces)
 #   reports     sim/core sim           (servesim_reports)
 #   configs     all of the above       (servesim_configs: the wiring)
 #   sim/cli     everything             (the servesim program)
-# policies/ is not checked yet: it still includes sim/ and configs/ forwarding
-# headers of sim/core until its includes are updated.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -20,6 +19,7 @@ declare -A allowed=(
   [sim/core]="sim/core"
   [costmodel]="costmodel sim/core"
   [traces]="traces sim/core"
+  [policies]="policies sim/core costmodel"
   [sim]="sim sim/core costmodel policies"
   [reports]="reports sim/core sim"
   [configs]="configs sim/core sim costmodel policies traces reports"
