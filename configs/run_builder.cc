@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "costmodel/noisy_cost_model.h"
+#include "reports/output_dir.h"
 #include "reports/progress.h"
 #include "reports/timeline_writer.h"
 #include "traces/generators/synthetic_workload.h"
@@ -45,11 +45,10 @@ class RunObservers final : public RunObserver {
 void write_resolved(const ScenarioConfig& c, const std::string& dir) {
   YAML::Emitter e;
   e << c.resolved();
-  std::ofstream out(dir + "/config.resolved.yaml");
-  out << "# The exact configuration of this run (defaults filled in, seed included).\n"
-      << "# Re-run it with: servesim run <this file>\n"
-      << e.c_str() << "\n";
-  if (!out) throw InputError(fmt::format("{}/config.resolved.yaml: write failed", dir));
+  write_file(dir + "/config.resolved.yaml",
+             fmt::format("# The exact configuration of this run (defaults filled in, seed included).\n"
+                         "# Re-run it with: servesim run <this file>\n{}\n",
+                         e.c_str()));
 }
 
 // Summary values reported by the local policies (LocalPolicy::metrics),
@@ -97,9 +96,10 @@ std::shared_ptr<const CostModel> make_cost_model(const ScenarioConfig& c, const 
 RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   RunOutput out;
   out.out_dir = o.out_dir.empty() ? c.out_dir : o.out_dir;
-  std::error_code ec;
-  std::filesystem::create_directories(out.out_dir, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create output folder: {}", out.out_dir, ec.message()));
+  // One writer per folder; the outputs of an earlier run go before anything
+  // is written, so a failure leaves no stale file beside the partial ones.
+  OutputLock lock(out.out_dir);
+  remove_outputs(out.out_dir, kRunOutputs);
   write_resolved(c, out.out_dir);
 
   ClientTable clients;
@@ -166,6 +166,7 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   RunSummary summary = report.finish(clients, out.totals, out.workers, identity);
   out.summary = std::move(summary.fields);
   out.values = summary.values;
+  write_file(out.out_dir + "/" + kDoneMarker, "");  // last: every file above was committed
   return out;
 }
 

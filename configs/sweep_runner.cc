@@ -4,23 +4,27 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <thread>
 
 #include <yaml-cpp/yaml.h>
 
 #include "configs/run_builder.h"
+#include "reports/output_dir.h"
 #include "reports/sweep_merge.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
 
 namespace {
-void write_point_meta(const fs::path& dir, const SweepPoint& p) {
+
+constexpr const char* kPointMeta = "point.yaml";
+
+void write_point_meta(const fs::path& dir, const SweepPoint& p, const std::string& key) {
   YAML::Node n;
   n["index"] = p.index;
   n["id"] = p.id;
+  n["config_key"] = key;
   n["overrides"] = YAML::Node(YAML::NodeType::Sequence);
   for (const auto& [k, v] : p.overrides) {
     YAML::Node o;
@@ -30,34 +34,114 @@ void write_point_meta(const fs::path& dir, const SweepPoint& p) {
   }
   YAML::Emitter e;
   e << n;
-  std::ofstream(dir / "point.yaml") << e.c_str() << "\n";
+  write_file((dir / kPointMeta).string(), std::string(e.c_str()) + "\n");
 }
+
+// The config_key of a finished point: empty when it is not finished (no
+// DONE), or its point.yaml is missing or unreadable (it is then re-run).
+std::string finished_key(const fs::path& dir) {
+  if (!fs::exists(dir / kDoneMarker)) return "";
+  try {
+    YAML::Node n = YAML::LoadFile((dir / kPointMeta).string());
+    return n["config_key"] ? n["config_key"].as<std::string>() : "";
+  } catch (const YAML::Exception&) {
+    return "";
+  }
+}
+
+// Size and modification time (ns) of every existing file a scalar of the
+// resolved config names (trace files, profiles, models), in tree order.
+void file_identities(const YAML::Node& n, std::string& out) {
+  if (n.IsScalar()) {
+    const std::string& s = n.Scalar();
+    std::error_code ec;
+    if (s.empty() || s.size() > 4096 || !fs::is_regular_file(s, ec)) return;
+    const auto size = fs::file_size(s, ec);
+    if (ec) return;
+    const auto mtime = fs::last_write_time(s, ec);
+    if (ec) return;
+    out += fmt::format("file {} size {} mtime {}\n", s, size,
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count());
+  } else if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end(); ++it) file_identities(it->second, out);
+  } else if (n.IsSequence()) {
+    for (const auto& x : n) file_identities(x, out);
+  }
+}
+
+// The folder must hold this sweep (same identity and shard) or no sweep yet.
+void check_sweep_folder(const std::string& dir, const SweepMeta& want) {
+  std::optional<SweepMeta> have = read_sweep_meta(dir);
+  if (!have) {
+    if (fs::exists(fs::path(dir) / "points"))
+      throw InputError(fmt::format("{}: holds sweep points but no {} (written by an older servesim?); remove the "
+                                   "folder or choose another --out",
+                                   dir, kSweepMetaFile));
+    return;
+  }
+  if (have->identity != want.identity)
+    throw InputError(fmt::format("{}: holds a different sweep ('{}' from {}, identity {}; this is '{}' from {}, "
+                                 "identity {}); remove the folder or choose another --out",
+                                 dir, have->name, have->file, have->identity, want.name, want.file, want.identity));
+  if (have->shard != want.shard)
+    throw InputError(fmt::format("{}: holds shard {} of this sweep, this run is shard {}; give each shard its own "
+                                 "--out",
+                                 dir, have->shard, want.shard));
+}
+
 }  // namespace
+
+std::string point_config_key(const ScenarioConfig& c) {
+  const YAML::Node resolved = c.resolved();
+  YAML::Emitter e;
+  e << resolved;
+  std::string text = std::string(e.c_str()) + "\n";
+  file_identities(resolved, text);
+  return hash_hex(text);
+}
 
 SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
   SweepOutcome out;
   out.out_dir = o.out_dir.empty() ? "runs/sweeps/" + spec.name : o.out_dir;
   std::vector<SweepPoint> points = select_shard(spec.points, o.shard);
   out.selected = points.size();
-  fs::create_directories(fs::path(out.out_dir) / "points");
 
+  // One process per sweep folder, and one sweep per folder.
+  OutputLock lock(out.out_dir);
+  SweepMeta meta;
+  meta.name = spec.name;
+  meta.file = spec.file;
+  meta.identity = spec.identity();
+  std::string settings;
+  for (const auto& [k, v] : spec.fixed) settings += k + "=" + v + "\n";
+  settings += "--set\n";
+  for (const auto& s : o.extra_sets) settings += s + "\n";
+  meta.settings = hash_hex(settings);
+  meta.shard = o.shard.empty() ? "all" : fmt::format("{}/{}", parse_shard(o.shard).k, parse_shard(o.shard).n);
+  for (const auto& p : spec.points) meta.ids.push_back(p.id);
+  check_sweep_folder(out.out_dir, meta);
+  remove_outputs(out.out_dir, {"sweep.csv"});
+  fs::create_directories(fs::path(out.out_dir) / "points");
+  write_sweep_meta(out.out_dir, meta);
+
+  // Resolve every point's config up front: a typo in the grid fails fast,
+  // before hours of simulation, and a point is done only when its finished
+  // run had exactly this resolved config (and the same input files).
   std::vector<const SweepPoint*> todo;
   for (const auto& p : points) {
-    if (fs::exists(fs::path(out.out_dir) / "points" / p.id / "DONE"))
+    auto sets = spec.assignments(p);
+    sets.insert(sets.end(), o.extra_sets.begin(), o.extra_sets.end());
+    std::string key;
+    try {
+      key = point_config_key(load_scenario(spec.base, sets));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: point {} ({}): {}", spec.file, p.index, p.id, e.what()));
+    }
+    if (finished_key(fs::path(out.out_dir) / "points" / p.id) == key)
       ++out.skipped;
     else
       todo.push_back(&p);
-  }
-  // Validate every point's config up front: a typo in the grid fails fast,
-  // before hours of simulation.
-  for (const SweepPoint* p : todo) {
-    auto sets = spec.assignments(*p);
-    sets.insert(sets.end(), o.extra_sets.begin(), o.extra_sets.end());
-    try {
-      load_scenario(spec.base, sets);
-    } catch (const InputError& e) {
-      throw InputError(fmt::format("{}: point {} ({}): {}", spec.file, p->index, p->id, e.what()));
-    }
+    out.keys.push_back(key);
   }
 
   std::atomic<std::size_t> next{0};
@@ -75,15 +159,17 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
         auto sets = spec.assignments(p);
         sets.insert(sets.end(), o.extra_sets.begin(), o.extra_sets.end());
         ScenarioConfig c = load_scenario(spec.base, sets);
-        fs::remove(dir / "DONE");
+        // Marker first, then the point's description, then the run (which
+        // removes its own earlier files and writes DONE last).
+        remove_outputs(dir.string(), {kDoneMarker, kPointMeta});
+        ensure_output_dir(dir.string());
+        write_point_meta(dir, p, point_config_key(c));
         execute_run(c, RunOptions{dir.string(), false});
-        write_point_meta(dir, p);
-        std::ofstream(dir / "DONE").flush();
       } catch (const std::exception& e) {
         error = e.what();
       }
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::lock_guard<std::mutex> lock(mu);
+      std::lock_guard<std::mutex> guard(mu);
       ++done;
       if (!error.empty()) out.failures.push_back(p.id + ": " + error);
       else ++out.ran;
@@ -97,8 +183,11 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
   for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
   worker();
   for (auto& t : threads) t.join();
+  std::sort(out.failures.begin(), out.failures.end());
 
-  out.merged = merge_sweeps({out.out_dir}, (fs::path(out.out_dir) / "sweep.csv").string()).points;
+  MergeOptions mo;
+  mo.allow_missing = true;  // this folder holds one shard, and failed points are reported above
+  out.merged = merge_sweeps({out.out_dir}, (fs::path(out.out_dir) / "sweep.csv").string(), mo).points;
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "configs/sweep_spec.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <yaml-cpp/yaml.h>
@@ -20,6 +21,10 @@ std::uint32_t fnv1a(const std::string& s) {
   std::uint32_t h = 2166136261u;
   for (unsigned char c : s) h = (h ^ c) * 16777619u;
   return h;
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.size() <= 9 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::vector<Override> read_map(const YAML::Node& n, const std::string& file, const std::string& where) {
@@ -85,6 +90,24 @@ SweepSpec load_sweep(const std::string& path) {
     }
     dims.push_back(z);
   }
+  YAML::Node extra = m.raw("points");
+  {
+    // Count first: a huge grid is refused before a single point is built.
+    long double count = dims.empty() ? 0 : 1;
+    std::string sizes;
+    for (const Dimension& d : dims) {
+      count *= static_cast<long double>(d.size());
+      sizes += (sizes.empty() ? "" : " x ") + std::to_string(d.size());
+    }
+    if (extra.IsDefined() && extra.IsSequence()) {
+      count += static_cast<long double>(extra.size());
+      sizes += (sizes.empty() ? "" : " + ") + std::to_string(extra.size());
+    }
+    if (count > static_cast<long double>(kMaxSweepPoints))
+      m.fail_here(fmt::format("the sweep has {:.4g} points ({}), above the limit of {} points per sweep; split it "
+                              "into several sweep files",
+                              static_cast<double>(count), sizes, kMaxSweepPoints));
+  }
   std::vector<std::vector<Override>> combos;
   if (!dims.empty()) {
     combos = {{}};
@@ -99,7 +122,6 @@ SweepSpec load_sweep(const std::string& path) {
       combos = std::move(next);
     }
   }
-  YAML::Node extra = m.raw("points");
   if (extra.IsDefined() && !extra.IsNull()) {
     if (!extra.IsSequence()) m.fail("points", "expected a list of maps of key.path: value");
     for (std::size_t i = 0; i < extra.size(); ++i)
@@ -123,23 +145,39 @@ SweepSpec load_sweep(const std::string& path) {
   return s;
 }
 
+std::string SweepSpec::identity() const {
+  std::error_code ec;
+  std::filesystem::path b = std::filesystem::weakly_canonical(base, ec);
+  std::string text = name + "\n" + (ec ? base : b.string()) + "\n";
+  for (const SweepPoint& p : points) {
+    text += std::to_string(p.index) + " " + p.id;
+    for (const auto& [k, v] : p.overrides) text += " " + k + "=" + v;
+    text += "\n";
+  }
+  return hash_hex(text);
+}
+
+std::string hash_hex(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("{:016x}", h);
+}
+
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  const std::string k = slash == std::string::npos ? text : text.substr(0, slash);
+  const std::string n = slash == std::string::npos ? "" : text.substr(slash + 1);
+  if (!all_digits(k) || !all_digits(n) || std::stoul(n) == 0 || std::stoul(k) == 0 || std::stoul(k) > std::stoul(n))
+    throw InputError(fmt::format("--shard {}: expected K/N, the K-th of N shards with 1 <= K <= N, e.g. 3/16", text));
+  return Shard{std::stoul(k), std::stoul(n)};
+}
+
 std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, const std::string& shard) {
   if (shard.empty()) return points;
-  auto slash = shard.find('/');
-  std::size_t i = 0, n = 0;
-  try {
-    if (slash == std::string::npos) throw std::invalid_argument("no slash");
-    std::size_t a = 0, b = 0;
-    i = std::stoul(shard.substr(0, slash), &a);
-    n = std::stoul(shard.substr(slash + 1), &b);
-    if (a != slash || b != shard.size() - slash - 1) throw std::invalid_argument("junk");
-  } catch (const std::exception&) {
-    throw InputError(fmt::format("--shard {}: expected I/N with 0 <= I < N, e.g. 3/16", shard));
-  }
-  if (n == 0 || i >= n) throw InputError(fmt::format("--shard {}: expected I/N with 0 <= I < N", shard));
+  const Shard s = parse_shard(shard);
   std::vector<SweepPoint> out;
   for (const auto& p : points)
-    if (p.index % n == i) out.push_back(p);
+    if (s.contains(p.index)) out.push_back(p);
   return out;
 }
 

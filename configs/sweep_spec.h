@@ -16,6 +16,9 @@
 //     - {policy.local: vtc}
 //
 // Every value is YAML and is applied exactly like `--set key=value`.
+//
+// The number of points is counted before the grid is expanded; above
+// kMaxSweepPoints load_sweep() fails at once (no allocation per point).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -25,6 +28,10 @@
 namespace servesim {
 
 using Override = std::pair<std::string, std::string>;  // dotted key, YAML text of the value
+
+// Most points one sweep file may expand to (grid x zip + points). Split a
+// bigger study into several sweep files (docs/sweeps.md).
+inline constexpr std::size_t kMaxSweepPoints = 100000;
 
 struct SweepPoint {
   std::size_t index = 0;
@@ -42,11 +49,27 @@ struct SweepSpec {
 
   // Overrides for one point as `key=value` strings (fixed first, then the point's).
   std::vector<std::string> assignments(const SweepPoint& p) const;
+
+  // 16 hex digits identifying the sweep: its name, base scenario path and
+  // every point's index, id and overrides (not `set:`: changing it re-runs
+  // the points of the same sweep). An --out folder holds one sweep.
+  std::string identity() const;
 };
 
 SweepSpec load_sweep(const std::string& path);
 
-// "I/N" → the points with index % N == I. Throws InputError on bad syntax.
+// `--shard K/N`: the K-th of N shards, 1 <= K <= N (decimal digits only).
+struct Shard {
+  std::size_t k = 1, n = 1;
+  bool contains(std::size_t index) const { return index % n == k - 1; }
+};
+// Throws InputError naming `text` on bad syntax or range.
+Shard parse_shard(const std::string& text);
+
+// "K/N" → the points with index % N == K-1; empty → all points.
 std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, const std::string& shard);
+
+// 64-bit FNV-1a as 16 hex digits (sweep and point identities).
+std::string hash_hex(const std::string& text);
 
 }  // namespace servesim

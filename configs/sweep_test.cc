@@ -1,14 +1,21 @@
 // Sweep tests: expansion order, shards, results independent of --jobs,
-// resume, and merging shards into one sweep.csv.
+// resume (keyed on the resolved config), output-folder protection, and
+// merging shards into one sweep.csv (with its checks).
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
+#include "configs/run_builder.h"
 #include "configs/sweep_runner.h"
 #include "reports/csv_reader.h"
+#include "reports/output_dir.h"
 #include "reports/sweep_merge.h"
 #include "sim/core/error.h"
 
@@ -63,10 +70,12 @@ TEST_CASE("a sweep expands the grid in file order, then the explicit points") {
   CHECK(s.points[2].overrides[0].second == "least_outstanding");
   CHECK(s.points[4].overrides[1] == Override{"workload.rate_scale", "2"});
   CHECK(s.swept_keys == std::vector<std::string>{"policy.global", "seed", "workload.rate_scale"});
-  CHECK(select_shard(s.points, "1/2").size() == 2);
-  CHECK(select_shard(s.points, "0/2").size() == 3);
-  CHECK_THROWS_AS(select_shard(s.points, "2/2"), InputError);
-  CHECK_THROWS_AS(select_shard(s.points, "x"), InputError);
+  CHECK(select_shard(s.points, "1/2").size() == 3);  // indices 0, 2, 4
+  CHECK(select_shard(s.points, "2/2").size() == 2);
+  CHECK(select_shard(s.points, "1/2")[1].index == 2);
+  for (const char* bad : {"0/2", "3/2", "1/-2", "-1/2", "1/0", "x", "1/2x", "1/", "/2", " 1/2", "1/+2", "1/99999999999"})
+    CHECK_THROWS_AS(select_shard(s.points, bad), InputError);
+  CHECK(parse_shard("16/16").k == 16);
 }
 
 TEST_CASE("sweep results are identical with one job or several, and shards merge into the same sweep.csv") {
@@ -80,19 +89,15 @@ TEST_CASE("sweep results are identical with one job or several, and shards merge
   for (const auto& p : s.points)
     CHECK(slurp(d / "one" / "points" / p.id / "requests.csv") == slurp(d / "three" / "points" / p.id / "requests.csv"));
 
-  run_sweep(s, SweepOptions{(d / "shard0").string(), 2, "0/2", {}, false});
-  run_sweep(s, SweepOptions{(d / "shard1").string(), 1, "1/2", {}, false});
-  merge_sweeps({(d / "shard0").string(), (d / "shard1").string()}, (d / "merged.csv").string());
-  CsvTable merged = read_csv((d / "merged.csv").string());
+  run_sweep(s, SweepOptions{(d / "shard1").string(), 2, "1/2", {}, false});
+  run_sweep(s, SweepOptions{(d / "shard2").string(), 1, "2/2", {}, false});
+  // Shards given in any order merge, in point order, into the very bytes of
+  // the unsharded sweep.csv.
+  MergeResult m = merge_sweeps({(d / "shard2").string(), (d / "shard1").string()}, (d / "merged.csv").string());
+  CHECK(m.points == 5);
+  CHECK(m.missing.empty());
+  CHECK(slurp(d / "merged.csv") == slurp(d / "one" / "sweep.csv"));
   CsvTable whole = read_csv((d / "one" / "sweep.csv").string());
-  CHECK(merged.rows.size() == 5);
-  CHECK(merged.header == whole.header);
-  // Same rows; merge orders shard by shard, so compare as sets.
-  auto sorted = [](std::vector<std::vector<std::string>> r) {
-    std::sort(r.begin(), r.end());
-    return r;
-  };
-  CHECK(sorted(merged.rows) == sorted(whole.rows));
   CHECK(whole.column("policy.global") == 1);
   CHECK(whole.column("throughput_rps") > 0);
 }
@@ -122,4 +127,213 @@ TEST_CASE("a typo in a sweep point fails before any point runs, naming the point
     CHECK(m.find("policy.globl") != std::string::npos);
   }
   CHECK_FALSE(fs::exists(d / "out" / "points" / s.points[0].id / "DONE"));
+}
+
+namespace {
+SweepOutcome run_quiet(const SweepSpec& s, const fs::path& out, const std::string& shard = "",
+                       std::vector<std::string> sets = {}) {
+  return run_sweep(s, SweepOptions{out.string(), 1, shard, std::move(sets), false});
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Files larger than `bytes` cannot be written (EFBIG, as on a full disk)
+// until the guard is destroyed.
+struct FileSizeLimit {
+  rlimit saved{};
+  explicit FileSizeLimit(rlim_t bytes) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    getrlimit(RLIMIT_FSIZE, &saved);
+    rlimit l = saved;
+    l.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &l);
+  }
+  ~FileSizeLimit() { setrlimit(RLIMIT_FSIZE, &saved); }
+};
+}  // namespace
+
+TEST_CASE("resume re-runs every point after --set, the sweep's set: block or the base scenario changed") {
+  fs::path d = temp_dir("resume_config");
+  SweepSpec s = load_sweep(write_sweep(d).string());
+  const fs::path out = d / "out";
+  CHECK(run_quiet(s, out).ran == 5);
+  CHECK(run_quiet(s, out).skipped == 5);  // nothing changed: all done
+
+  // --set: before the fix, "5 already done" with the numbers of 150 requests.
+  SweepOutcome a = run_quiet(s, out, "", {"workload.requests=60"});
+  CHECK(a.ran == 5);
+  CHECK(a.skipped == 0);
+  CHECK(read_csv((out / "sweep.csv").string()).rows[0][read_csv((out / "sweep.csv").string()).column("requests")] ==
+        "60");
+  CHECK(run_quiet(s, out, "", {"workload.requests=60"}).skipped == 5);
+
+  // The sweep file's set: block (same grid, so the same sweep).
+  std::string text = slurp(d / "sweep.yaml");
+  text.replace(text.find("150"), 3, "140");
+  std::ofstream(d / "sweep.yaml") << text;
+  SweepSpec s2 = load_sweep((d / "sweep.yaml").string());
+  CHECK(s2.identity() == s.identity());
+  CHECK(run_quiet(s2, out).ran == 5);
+
+  // The base scenario.
+  std::string base = slurp(d / "base.yaml");
+  base.replace(base.find("workers: 2"), 10, "workers: 3");
+  std::ofstream(d / "base.yaml") << base;
+  SweepOutcome b = run_quiet(s2, out);
+  CHECK(b.ran == 5);
+  CHECK(read_csv((out / "sweep.csv").string()).rows[0][read_csv((out / "sweep.csv").string()).column("workers")] ==
+        "3");
+}
+
+TEST_CASE("resume re-runs a point whose trace file changed (size and mtime)") {
+  fs::path d = temp_dir("resume_trace");
+  auto write_trace = [&](int rows) {
+    std::ofstream t(d / "trace.csv");
+    t << "id,arrival_s,prompt_tokens,output_tokens\n";
+    for (int i = 0; i < rows; ++i) t << i << "," << i * 0.1 << ",100,10\n";
+  };
+  write_trace(20);
+  std::ofstream(d / "base.yaml") << "name: t\nseed: 1\ncluster: {workers: 1}\n"
+                                    "cost_model: {backend: fixed, base_ms: 5, per_prefill_token_us: 2, "
+                                    "per_decode_token_us: 20}\n"
+                                    "workload: {type: trace, path: " << (d / "trace.csv").string() << "}\n";
+  std::ofstream(d / "sweep.yaml") << "name: t\nbase: base.yaml\ngrid: {seed: [1, 2]}\n";
+  SweepSpec s = load_sweep((d / "sweep.yaml").string());
+  CHECK(run_quiet(s, d / "out").ran == 2);
+  CHECK(run_quiet(s, d / "out").skipped == 2);
+  write_trace(25);
+  SweepOutcome again = run_quiet(s, d / "out");
+  CHECK(again.ran == 2);
+  CHECK(read_csv((d / "out" / "sweep.csv").string()).rows[0][read_csv((d / "out" / "sweep.csv").string()).column(
+            "requests")] == "25");
+}
+
+TEST_CASE("a sweep folder holding another sweep or another shard is refused, naming the folder") {
+  fs::path d = temp_dir("identity");
+  SweepSpec s = load_sweep(write_sweep(d).string());
+  run_quiet(s, d / "out", "1/2");
+  std::ofstream(d / "other.yaml") << "name: other\nbase: base.yaml\ngrid: {seed: [7, 8]}\n";
+  SweepSpec other = load_sweep((d / "other.yaml").string());
+  std::string e = error_of([&] { run_quiet(other, d / "out"); });
+  CHECK(contains(e, (d / "out").string()));
+  CHECK(contains(e, "different sweep"));
+  e = error_of([&] { run_quiet(s, d / "out", "2/2"); });
+  CHECK(contains(e, "holds shard 1/2"));
+  // A folder of an older servesim (points/ but no sweep_meta.yaml) is refused too.
+  fs::create_directories(d / "old" / "points" / "p0000-00000000");
+  CHECK(contains(error_of([&] { run_quiet(s, d / "old"); }), "sweep_meta.yaml"));
+  // Nothing of the refused runs was written.
+  CHECK(read_sweep_meta((d / "out").string())->shard == "1/2");
+}
+
+TEST_CASE("merge checks identity, shard consistency and coverage") {
+  fs::path d = temp_dir("merge_checks");
+  SweepSpec s = load_sweep(write_sweep(d).string());
+  run_quiet(s, d / "a1", "1/2");
+  run_quiet(s, d / "a2", "2/2");
+  run_quiet(s, d / "b1", "1/3");
+  run_quiet(s, d / "whole");
+  std::ofstream(d / "other.yaml") << "name: other\nbase: base.yaml\ngrid: {seed: [7, 8]}\n";
+  run_quiet(load_sweep((d / "other.yaml").string()), d / "o2", "2/2");
+  run_quiet(s, d / "set2", "2/2", {"workload.requests=60"});
+  const std::string csv = (d / "m.csv").string();
+  auto merge = [&](std::vector<std::string> dirs) {
+    for (auto& x : dirs) x = (d / x).string();
+    return error_of([&] { merge_sweeps(dirs, csv); });
+  };
+  CHECK(contains(merge({"a1", "a1"}), "both hold shard 1/2"));
+  CHECK(contains(merge({"a1", "b1"}), "shards of different splits overlap"));
+  CHECK(contains(merge({"whole", "a2"}), "holds the whole sweep"));
+  CHECK(contains(merge({"a1", "o2"}), "different sweeps"));
+  CHECK(contains(merge({"a1", "set2"}), "different settings"));
+  // Coverage: shard 2/2 not given; the missing points are named.
+  std::string e = merge({"a1"});
+  CHECK(contains(e, "2 of the 5 points"));
+  CHECK(contains(e, s.points[1].id));
+  CHECK(contains(e, s.points[3].id));
+  CHECK(contains(e, "shards not given: 2/2"));
+  CHECK_FALSE(fs::exists(csv));
+  MergeResult partial = merge_sweeps({(d / "a1").string()}, csv, MergeOptions{true});
+  CHECK(partial.points == 3);
+  CHECK(partial.missing == std::vector<std::string>{s.points[1].id, s.points[3].id});
+  // An unfinished point (no DONE) counts as missing.
+  fs::remove(d / "a2" / "points" / s.points[3].id / "DONE");
+  CHECK(contains(merge({"a1", "a2"}), "1 of the 5 points"));
+  CHECK(merge({"whole"}).empty());
+}
+
+TEST_CASE("a sweep grid is counted before it is expanded and refused above kMaxSweepPoints") {
+  fs::path d = temp_dir("huge");
+  write_sweep(d);
+  std::string grid;
+  for (int k = 0; k < 10; ++k) grid += "  k" + std::to_string(k) + ": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n";
+  std::ofstream(d / "huge.yaml") << "name: huge\nbase: base.yaml\ngrid:\n" << grid;
+  std::string e = error_of([&] { load_sweep((d / "huge.yaml").string()); });
+  CHECK(contains(e, (d / "huge.yaml").string()));
+  CHECK(contains(e, "1e+10 points"));
+  CHECK(contains(e, std::to_string(kMaxSweepPoints)));
+}
+
+TEST_CASE("a point whose write fails (full disk) gets no DONE, keeps no stale output, and is re-run") {
+  fs::path d = temp_dir("full_disk");
+  SweepSpec s = load_sweep(write_sweep(d).string());
+  const fs::path out = d / "out";
+  run_quiet(s, out);
+  const fs::path p0 = out / "points" / s.points[0].id;
+  REQUIRE(fs::exists(p0 / "DONE"));
+  SweepOutcome failed;
+  {
+    FileSizeLimit limit(2000);  // requests.csv of 150 requests is larger
+    failed = run_quiet(s, out, "", {"workload.requests=100"});
+  }
+  CHECK(failed.failures.size() == 5);
+  CHECK(contains(failed.failures[0], "requests.csv"));
+  CHECK_FALSE(fs::exists(p0 / "DONE"));
+  CHECK_FALSE(fs::exists(p0 / "summary.csv"));  // the earlier run's, removed before starting
+  CHECK_FALSE(fs::exists(p0 / "requests.csv"));
+  CHECK_FALSE(fs::exists(p0 / "requests.csv.tmp"));
+  CHECK(failed.merged == 0);
+  SweepOutcome again = run_quiet(s, out, "", {"workload.requests=100"});
+  CHECK(again.ran == 5);
+  CHECK(again.merged == 5);
+}
+
+TEST_CASE("a run removes only servesim's own stale files and writes DONE last") {
+  fs::path d = temp_dir("run_folder");
+  write_sweep(d);
+  const fs::path out = d / "run";
+  fs::create_directories(out);
+  std::ofstream(out / "notes.txt") << "mine";
+  std::ofstream(out / "timeline.csv") << "stale";       // this run writes no timeline
+  std::ofstream(out / "summary.csv.tmp") << "partial";  // a killed earlier run
+  ScenarioConfig c = load_scenario((d / "base.yaml").string(), {"report.timeline_interval_s=0"});
+  execute_run(c, RunOptions{out.string(), false});
+  CHECK(fs::exists(out / "DONE"));
+  CHECK(fs::exists(out / "summary.csv"));
+  CHECK(slurp(out / "notes.txt") == "mine");
+  CHECK_FALSE(fs::exists(out / "timeline.csv"));
+  CHECK_FALSE(fs::exists(out / "summary.csv.tmp"));
+  {
+    // A second writer into the folder is refused while the first holds it.
+    OutputLock held(out.string());
+    std::string e = error_of([&] { execute_run(c, RunOptions{out.string(), false}); });
+    CHECK(contains(e, out.string()));
+    CHECK(contains(e, "in use by another servesim process"));
+  }
+  {
+    FileSizeLimit limit(2000);
+    CHECK_THROWS_AS(execute_run(c, RunOptions{out.string(), false}), InputError);
+  }
+  CHECK_FALSE(fs::exists(out / "DONE"));
+  CHECK_FALSE(fs::exists(out / "summary.csv"));
+  CHECK(slurp(out / "notes.txt") == "mine");
 }

@@ -1,24 +1,12 @@
 #include "reports/csv_writer.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 
 #include "sim/core/error.h"
 
 namespace servesim {
 
-CsvWriter::CsvWriter(const std::string& path) : path_(path) {
-  f_ = std::fopen(path.c_str(), "wb");
-  if (!f_) throw InputError(fmt::format("{}: cannot create file: {}", path, std::strerror(errno)));
-}
-
-CsvWriter::~CsvWriter() {
-  if (f_) {
-    std::fwrite(buf_.data(), 1, buf_.size(), f_);
-    std::fclose(f_);
-  }
-}
+CsvWriter::CsvWriter(const std::string& path) : file_(path) {}
 
 void CsvWriter::sep() {
   if (!first_in_row_) buf_.push_back(',');
@@ -88,18 +76,16 @@ void CsvWriter::end_row() {
 
 void CsvWriter::flush_if_large() {
   if (buf_.size() < (1 << 20)) return;
-  if (std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
-    throw InputError(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
+  file_.write(std::string_view(buf_.data(), buf_.size()));
   buf_.clear();
 }
 
 void CsvWriter::close() {
-  if (!f_) return;
-  bool ok = std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size();
+  if (closed_) return;
+  closed_ = true;
+  file_.write(std::string_view(buf_.data(), buf_.size()));
   buf_.clear();
-  ok = (std::fclose(f_) == 0) && ok;
-  f_ = nullptr;
-  if (!ok) throw InputError(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
+  file_.commit();
 }
 
 }  // namespace servesim

@@ -1,19 +1,23 @@
 // CsvWriter: a buffered CSV file writer (fmt into a memory buffer, flushed in
 // large blocks). Fields are written as given; strings that need it are quoted.
 // Numbers: seconds with 6 decimals (µs), ratios with 6 significant digits.
+// The file is an OutputFile (reports/output_dir.h): it is written to
+// <path>.tmp and appears under <path> only when close() succeeded; every write
+// is checked (a full disk is an InputError naming the file). A writer
+// destroyed without close() leaves no file.
 #pragma once
-#include <cstdio>
 #include <string>
 #include <string_view>
 
 #include <fmt/format.h>
+
+#include "reports/output_dir.h"
 
 namespace servesim {
 
 class CsvWriter {
  public:
   explicit CsvWriter(const std::string& path);  // throws InputError if it cannot be created
-  ~CsvWriter();
   CsvWriter(const CsvWriter&) = delete;
   CsvWriter& operator=(const CsvWriter&) = delete;
 
@@ -26,14 +30,14 @@ class CsvWriter {
   CsvWriter& seconds(double s);          // fixed 6 decimals
   CsvWriter& empty();
   void end_row();
-  void close();  // flushes; throws InputError on a write error
+  void close();  // flushes and renames into place; throws InputError on a write error
 
  private:
   void sep();
   void flush_if_large();
 
-  std::string path_;
-  std::FILE* f_ = nullptr;
+  OutputFile file_;
+  bool closed_ = false;
   fmt::memory_buffer buf_;
   bool first_in_row_ = true;
 };

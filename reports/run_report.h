@@ -9,6 +9,9 @@
 // Each CSV's columns are defined once, as a table of (name, writer) in
 // run_report.cc. Column definitions and units: docs/reports.md (keep the two
 // in sync).
+// Every file is written to a temporary name and renamed when complete
+// (CsvWriter); kRunOutputs lists everything execute_run writes into a run
+// folder, completion marker first (it is removed first and written last).
 // Percentiles come from QuantileSketch (exact up to 4096 samples per metric,
 // then within 0.1% relative error).
 #pragma once
@@ -27,6 +30,12 @@
 #include "sim/worker_stats.h"
 
 namespace servesim {
+
+// The files of a run folder, completion marker (DONE) first: removed before a
+// run starts (stale outputs of an earlier run), DONE written last.
+inline const std::vector<std::string> kRunOutputs = {
+    "DONE", "summary.csv", "requests.csv", "clients.csv", "workers.csv", "timeline.csv", "client_service.csv",
+    "config.resolved.yaml"};
 
 // Ordered (column, value) pairs: the config-identity part of summary.csv.
 using SummaryFields = std::vector<std::pair<std::string, std::string>>;

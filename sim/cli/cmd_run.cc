@@ -48,7 +48,7 @@ void print_summary(const ScenarioConfig& c, const RunOutput& r) {
 void add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* run = app.add_subcommand("run", "Run one scenario and write its run folder");
-  run->add_option("scenario", args->scenario, "Scenario YAML file")->required();
+  run->add_option("scenario", args->scenario, "Scenario YAML file")->required()->check(CLI::ExistingFile);
   run->add_option("-o,--out", args->out, "Output folder (default: the scenario's report.out)");
   run->add_option("-s,--set", args->sets,
                   "Override a config key, following the YAML path: --set policy.local=fcfs --set cluster.workers=4")

@@ -1,10 +1,14 @@
-// `servesim sweep SWEEP.yaml [--jobs N] [--out DIR] [--shard I/N] [--set k=v]`
-// and `servesim merge DIR... [-o sweep.csv]`.
+// `servesim sweep SWEEP.yaml [--jobs N] [--out DIR] [--shard K/N] [--set k=v]`
+// and `servesim merge DIR... [-o sweep.csv] [--allow-missing]`.
+// merge holds an exclusive lock on the output CSV's folder and a shared one on
+// every other input folder, so it cannot read a shard a sweep is writing.
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "configs/sweep_runner.h"
+#include "reports/output_dir.h"
 #include "reports/sweep_merge.h"
 #include "sim/cli/commands.h"
 #include "sim/core/error.h"
@@ -15,14 +19,28 @@ void add_sweep_commands(CLI::App& app) {
   struct Args {
     std::string file, out, shard, merge_out;
     int jobs = 1;
+    bool allow_missing = false;
     std::vector<std::string> sets, dirs;
   };
+  // --shard is checked while parsing: a usage error (exit 2) before any work.
+  CLI::Validator shard_check(
+      [](std::string& s) {
+        try {
+          parse_shard(s);
+          return std::string();
+        } catch (const InputError& e) {
+          return std::string(e.what());
+        }
+      },
+      "K/N");
   auto a = std::make_shared<Args>();
   CLI::App* sweep = app.add_subcommand("sweep", "Run a grid of scenarios (in parallel threads) and write sweep.csv");
-  sweep->add_option("sweep", a->file, "Sweep YAML file")->required();
+  sweep->add_option("sweep", a->file, "Sweep YAML file")->required()->check(CLI::ExistingFile);
   sweep->add_option("-j,--jobs", a->jobs, "Points run in parallel (results do not depend on it)")->check(CLI::PositiveNumber);
   sweep->add_option("-o,--out", a->out, "Sweep folder (default runs/sweeps/<name>)");
-  sweep->add_option("--shard", a->shard, "Run only points with index % N == I, e.g. --shard 3/16 (job arrays)");
+  sweep->add_option("--shard", a->shard,
+                    "Run only the K-th of N shards (1 <= K <= N): points with index % N == K-1, e.g. --shard 3/16")
+      ->check(shard_check);
   sweep->add_option("-s,--set", a->sets, "Override a key in every point, e.g. --set workload.requests=500")->take_all();
   sweep->callback([a] {
     SweepSpec spec = load_sweep(a->file);
@@ -40,9 +58,26 @@ void add_sweep_commands(CLI::App& app) {
   CLI::App* merge = app.add_subcommand("merge", "Merge sweep folders (e.g. the shards of a job array) into one sweep.csv");
   merge->add_option("dirs", a->dirs, "Sweep folders")->required()->check(CLI::ExistingDirectory);
   merge->add_option("-o,--out", a->merge_out, "Output CSV (default: <first dir>/sweep.csv)");
+  merge->add_flag("--allow-missing", a->allow_missing,
+                  "Write the finished points even when some points of the sweep are missing (named on stderr)");
   merge->callback([a] {
-    std::string out = a->merge_out.empty() ? (std::filesystem::path(a->dirs.front()) / "sweep.csv").string() : a->merge_out;
-    MergeResult r = merge_sweeps(a->dirs, out);
+    namespace fs = std::filesystem;
+    std::string out = a->merge_out.empty() ? (fs::path(a->dirs.front()) / "sweep.csv").string() : a->merge_out;
+    fs::path out_dir = fs::path(out).parent_path();
+    if (out_dir.empty()) out_dir = ".";
+    OutputLock write_lock(out_dir.string());
+    std::vector<std::unique_ptr<OutputLock>> read_locks;
+    for (const auto& d : a->dirs) {
+      std::error_code ec;
+      if (!fs::equivalent(d, out_dir, ec))
+        read_locks.push_back(std::make_unique<OutputLock>(d, OutputLock::Mode::kShared));
+    }
+    MergeOptions mo;
+    mo.allow_missing = a->allow_missing;
+    MergeResult r = merge_sweeps(a->dirs, out, mo);
+    if (!r.missing.empty())
+      fmt::print(stderr, "servesim merge: warning: {} points missing: {}\n", r.missing.size(),
+                 fmt::join(r.missing, ", "));
     fmt::print("servesim merge: {} points from {} folders -> {}\n", r.points, a->dirs.size(), out);
   });
 }

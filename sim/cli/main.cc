@@ -1,7 +1,12 @@
 // servesim: the command-line program. Each command group lives in its own
 // cmd_*.cc file (see commands.h). Only this file exits: library code throws
 // InputError (bad input, exit 2) or InvariantViolation (a servesim bug, exit 3).
+// Exit codes (docs/failure.md): 0 success (and --help/--version); 2 bad
+// input: a command-line usage error (CLI11's message), an InputError, or a
+// filesystem error (its message names the path); 3 internal error; 1 any
+// other library exception (unexpected: please report it too).
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -21,8 +26,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);  // prints help, the version or the usage error
+    return code == 0 ? 0 : 2;
   } catch (const servesim::InputError& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "servesim: error: {}\n", e.what());
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
     std::fflush(stdout);
     fmt::print(stderr, "servesim: error: {}\n", e.what());
     return 2;
