@@ -34,23 +34,13 @@ OutputLock::OutputLock(const std::string& dir, Mode mode) : dir_(dir) {
   if (fd_ < 0) throw InputError(fmt::format("{}: cannot open lock file: {}", lock, std::strerror(errno)));
   if (::flock(fd_, (mode == Mode::kExclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
     const int err = errno;
-    char pid[32] = {};
-    const ssize_t n = ::pread(fd_, pid, sizeof pid - 1, 0);
-    std::string holder = n > 0 ? std::string(pid, static_cast<std::size_t>(n)) : std::string();
-    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
     ::close(fd_);
     fd_ = -1;
-    if (err != EWOULDBLOCK)
-      throw InputError(fmt::format("{}: cannot lock: {}", lock, std::strerror(err)));
+    if (err != EWOULDBLOCK) throw InputError(fmt::format("{}: cannot lock: {}", lock, std::strerror(err)));
     throw InputError(fmt::format(
-        "{}: the folder is in use by another servesim process (it holds {}{}); wait for it to finish or choose "
+        "{}: the folder is in use by another servesim process (it holds {}); wait for it to finish or choose "
         "another folder",
-        dir, lock, holder.empty() ? "" : ", last writer pid " + holder));
-  }
-  if (mode == Mode::kExclusive) {
-    const std::string pid = std::to_string(::getpid()) + "\n";
-    // Informational only (named in the message above): failures do not matter.
-    if (::ftruncate(fd_, 0) == 0) (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
+        dir, lock));
   }
 }
 

@@ -4,9 +4,11 @@
 //  - OutputLock: an flock(2) on <dir>/.servesim.lock, held while a command
 //    writes the folder (exclusive) or reads it as input (shared). A second
 //    servesim process that wants a conflicting lock fails at once with an
-//    InputError naming the folder and the holder's pid; nobody waits. The lock
+//    InputError naming the folder and its lock file; nobody waits. The lock
 //    is released when the OutputLock is destroyed or the process dies; the
-//    lock file itself stays (it is empty but for the last holder's pid).
+//    lock file itself stays, empty (so a folder's files stay byte-identical
+//    from run to run; deleting it on release would let two processes lock
+//    different inodes).
 //  - OutputFile: writes <path>.tmp, checks every write, the flush and the
 //    close, and renames the temporary to <path> in commit(). Destroyed
 //    without commit() (an exception on the way) it removes the temporary, so
