@@ -106,6 +106,19 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
   std::vector<SweepPoint> points = select_shard(spec.points, o.shard);
   out.selected = points.size();
 
+  // Resolve every point's config before the folder is touched: a typo in the
+  // grid fails fast, before hours of simulation, and a point is done only
+  // when its finished run had exactly this resolved config (and input files).
+  for (const auto& p : points) {
+    auto sets = spec.assignments(p);
+    sets.insert(sets.end(), o.extra_sets.begin(), o.extra_sets.end());
+    try {
+      out.keys.push_back(point_config_key(load_scenario(spec.base, sets)));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: point {} ({}): {}", spec.file, p.index, p.id, e.what()));
+    }
+  }
+
   // One process per sweep folder, and one sweep per folder.
   OutputLock lock(out.out_dir);
   SweepMeta meta;
@@ -124,24 +137,12 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
   fs::create_directories(fs::path(out.out_dir) / "points");
   write_sweep_meta(out.out_dir, meta);
 
-  // Resolve every point's config up front: a typo in the grid fails fast,
-  // before hours of simulation, and a point is done only when its finished
-  // run had exactly this resolved config (and the same input files).
   std::vector<const SweepPoint*> todo;
-  for (const auto& p : points) {
-    auto sets = spec.assignments(p);
-    sets.insert(sets.end(), o.extra_sets.begin(), o.extra_sets.end());
-    std::string key;
-    try {
-      key = point_config_key(load_scenario(spec.base, sets));
-    } catch (const InputError& e) {
-      throw InputError(fmt::format("{}: point {} ({}): {}", spec.file, p.index, p.id, e.what()));
-    }
-    if (finished_key(fs::path(out.out_dir) / "points" / p.id) == key)
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (finished_key(fs::path(out.out_dir) / "points" / points[i].id) == out.keys[i])
       ++out.skipped;
     else
-      todo.push_back(&p);
-    out.keys.push_back(key);
+      todo.push_back(&points[i]);
   }
 
   std::atomic<std::size_t> next{0};

@@ -75,6 +75,9 @@ TEST_CASE("a scenario path that is a folder, or an --out that is a file, exits 2
   r = servesim("run " + kScenario + " --quiet --set workload.requests=5 --out " + (d / "file").string());
   CHECK(r.code == 2);
   CHECK(r.err.find((d / "file").string()) != std::string::npos);
+  r = servesim("trace gen " + d.string() + " -o " + (d / "t.csv").string());
+  CHECK(r.code == 2);  // was exit 1 with "basic_filebuf::underflow error reading the file"
+  CHECK(r.err.find(d.string()) != std::string::npos);
   r = servesim("merge " + (d / "file").string());
   CHECK(r.code == 2);
   CHECK(r.err.find((d / "file").string()) != std::string::npos);

@@ -124,14 +124,18 @@ void add_calibrate_commands(CLI::App& app) {
 
   auto fa = std::make_shared<FitArgs>();
   CLI::App* fit = cal->add_subcommand("fit", "Fit every kernel family of a profile; print and write coefficients and residuals");
-  fit->add_option("profile", fa->profile, "Profile CSV written by servesim-kernels bench")->required();
+  fit->add_option("profile", fa->profile, "Profile CSV written by servesim-kernels bench")
+      ->required()
+      ->check(CLI::ExistingFile);
   fit->add_option("-o,--out", fa->out, "Output folder for fit_summary.csv and provenance.txt")->required();
   fit->callback([fa] { run_fit(*fa); });
 
   auto va = std::make_shared<ValidateArgs>();
   CLI::App* val = cal->add_subcommand(
       "validate", "Hold out a deterministic share of a profile, fit the rest, report per-family median/p90 error");
-  val->add_option("profile", va->profile, "Profile CSV written by servesim-kernels bench")->required();
+  val->add_option("profile", va->profile, "Profile CSV written by servesim-kernels bench")
+      ->required()
+      ->check(CLI::ExistingFile);
   val->add_option("-o,--out", va->out, "Output folder for validation.csv and validation_points.csv");
   val->add_option("--holdout", va->holdout, "Share of fitted rows held out (default 0.2)");
   val->add_option("--seed", va->seed, "Selects the held-out rows (default 1)");

@@ -117,7 +117,9 @@ void add_ltr_commands(CLI::App& app) {
   CLI::App* t = ltr->add_subcommand(
       "train", "Train the ranker on a trace (or a scenario's workload), print Kendall's tau on held-out requests, "
                "write the model YAML");
-  t->add_option("input", a->input, "Trace file (azure, burstgpt, mooncake, vtc, native) or scenario YAML")->required();
+  t->add_option("input", a->input, "Trace file (azure, burstgpt, mooncake, vtc, native) or scenario YAML")
+      ->required()
+      ->check(CLI::ExistingFile);
   t->add_option("-o,--out", a->out, "Model file to write (YAML)")->required();
   t->add_option("-f,--format", a->format, "Trace format: auto, azure, burstgpt, mooncake, vtc, native");
   t->add_option("--holdout", a->holdout, "Share of requests held out for evaluation (default 0.2)");

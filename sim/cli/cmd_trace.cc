@@ -52,7 +52,7 @@ void add_trace_commands(CLI::App& app) {
   auto ga = std::make_shared<GenArgs>();
   CLI::App* gen = trace->add_subcommand(
       "gen", "Write a scenario's workload in the native trace format (.csv or .jsonl) for exact replay");
-  gen->add_option("scenario", ga->scenario, "Scenario YAML file")->required();
+  gen->add_option("scenario", ga->scenario, "Scenario YAML file")->required()->check(CLI::ExistingFile);
   gen->add_option("-o,--out", ga->out, "Output file: .csv or .jsonl")->required();
   gen->add_option("-s,--set", ga->sets, "Override a config key, e.g. --set workload.requests=1000")
       ->take_all()
