@@ -83,10 +83,10 @@ void check_sweep_folder(const std::string& dir, const SweepMeta& want) {
     throw InputError(fmt::format("{}: holds a different sweep ('{}' from {}, identity {}; this is '{}' from {}, "
                                  "identity {}); remove the folder or choose another --out",
                                  dir, have->name, have->file, have->identity, want.name, want.file, want.identity));
+  auto shard = [](const std::string& s) { return s == "all" ? std::string("the whole sweep") : "shard " + s; };
   if (have->shard != want.shard)
-    throw InputError(fmt::format("{}: holds shard {} of this sweep, this run is shard {}; give each shard its own "
-                                 "--out",
-                                 dir, have->shard, want.shard));
+    throw InputError(fmt::format("{}: holds {} of this sweep, this run is {}; give each shard its own --out", dir,
+                                 shard(have->shard), shard(want.shard)));
 }
 
 }  // namespace
