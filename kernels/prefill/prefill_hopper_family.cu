@@ -14,6 +14,7 @@
 //         Rows: kernel "prefill", variant "hopper_wgmma", the same columns and params as
 //         the prefill family's rows (rows_per_tile=128). The cost model fits variant fa2
 //         only (costmodel/kernel_fits.cc), so these rows are measured, not yet used.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
