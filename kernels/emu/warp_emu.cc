@@ -231,7 +231,10 @@ uint32_t swizzle128(uint32_t off) { return off ^ (((off >> 7) & 7u) << 4); }
 // data even when the producer ran ahead. Caller holds hopper_mutex.
 void try_complete(BlockState& b, EmuMbarrier& m, bool land_copies = false) {
   if (m.pending != 0 || m.tx != 0) return;
-  if (!m.copies.empty() && !land_copies) return;
+  if (!m.copies.empty() && !land_copies) {
+    b.hopper_cv.notify_all();  // ready: a thread already waiting on it lands the copies
+    return;
+  }
   for (auto& copy : m.copies) copy();
   m.copies.clear();
   ++m.phase;
