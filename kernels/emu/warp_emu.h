@@ -1,5 +1,6 @@
 // A CPU emulator of CUDA thread blocks, precise enough to run this project's kernels
-// unchanged - the dense attention kernels (decode_kernel.cuh, prefill_kernel.cuh) and the
+// unchanged - the dense attention kernels (decode_kernel.cuh, prefill_kernel.cuh, the Hopper
+// prefill_hopper_kernel.cuh with its mbarriers, TMA and wgmma) and the
 // sparse ones (kernels/sparse/*.cu: Quest, MInference, AnDPro, block top-k) - so CI checks
 // their index arithmetic, fragment layouts, masking, pipelining, selections and merges
 // without a GPU.
