@@ -1,6 +1,8 @@
 #include "kernels/emu/warp_emu.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -24,12 +26,32 @@ struct WarpExchange {
   std::atomic<unsigned> exited{0};  // lanes that returned from the kernel
 };
 
+struct WarpgroupExchange {
+  std::barrier<> bar{128};
+  uint32_t a[128][4];
+  uint64_t desc_a[128], desc_b[128];
+};
+
+struct EmuMbarrier {
+  uint32_t expected = 0, pending = 0;
+  int64_t tx = 0;
+  uint32_t phase = 0;  // completed phases
+  std::vector<std::function<void()>> copies;  // TMA copies landing at phase completion
+};
+
 struct BlockState {
   explicit BlockState(int threads) : bar(threads) {}
   std::barrier<> bar;
   std::unique_ptr<unsigned char[]> smem_storage;
-  unsigned char* smem = nullptr;  // 128-byte aligned inside smem_storage
+  unsigned char* smem = nullptr;  // 1024-byte aligned inside smem_storage
+  size_t smem_bytes = 0;
   std::vector<std::unique_ptr<WarpExchange>> warps;
+  std::vector<std::unique_ptr<WarpgroupExchange>> warpgroups;  // when the block has whole warpgroups
+  std::mutex hopper_mutex;  // mbarriers and named barriers
+  std::condition_variable hopper_cv;
+  std::map<const void*, EmuMbarrier> mbars;
+  std::map<int, std::unique_ptr<std::barrier<>>> named;
+  bool dead = false;  // a wait timed out: later waits return at once
   std::mutex error_mutex;
   std::string error;  // first broken rule, reported by launch()
 };
@@ -37,6 +59,7 @@ struct BlockState {
 namespace {
 thread_local ThreadState* tls = nullptr;
 
+float bf16_bits_to_float_emu(uint16_t v) { return servesim::kernels::bf16_bits_to_float(v); }
 float bf16_lo(uint32_t r) { return servesim::kernels::bf16_bits_to_float(static_cast<uint16_t>(r & 0xFFFFu)); }
 float bf16_hi(uint32_t r) { return servesim::kernels::bf16_bits_to_float(static_cast<uint16_t>(r >> 16)); }
 
@@ -181,6 +204,229 @@ void mma_bf16_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t
   }
 }
 
+uint32_t shfl_idx_bits(uint32_t v, int src_lane) {
+  ThreadState& t = current();
+  WarpExchange& w = *t.warp;
+  w.u[t.lane] = v;
+  w.bar.arrive_and_wait();
+  require_full_warp(t, "__shfl_sync");
+  const uint32_t r = w.u[src_lane & 31];
+  w.bar.arrive_and_wait();
+  return r;
+}
+
+// ---- Hopper primitives ------------------------------------------------------------------
+
+namespace {
+
+int flat_thread(const ThreadState& t) {
+  return int(t.thread_idx.x + t.block_dim.x * (t.thread_idx.y + t.block_dim.y * t.thread_idx.z));
+}
+
+uint32_t swizzle128(uint32_t off) { return off ^ (((off >> 7) & 7u) << 4); }
+
+// Completes the phase when every arrival came and the transaction count balances. A
+// phase with TMA copies completes lazily - its data lands at the first wait on it (or the
+// barrier's next use) - so that a thread reading the stage without waiting sees stale
+// data even when the producer ran ahead. Caller holds hopper_mutex.
+void try_complete(BlockState& b, EmuMbarrier& m, bool land_copies = false) {
+  if (m.pending != 0 || m.tx != 0) return;
+  if (!m.copies.empty() && !land_copies) {
+    b.hopper_cv.notify_all();  // ready: a thread already waiting on it lands the copies
+    return;
+  }
+  for (auto& copy : m.copies) copy();
+  m.copies.clear();
+  ++m.phase;
+  m.pending = m.expected;
+  b.hopper_cv.notify_all();
+}
+
+EmuMbarrier* find_mbar(BlockState& b, const void* bar) {
+  const auto it = b.mbars.find(bar);
+  if (it == b.mbars.end()) {
+    report(b, "mbarrier used before mbarrier.init");
+    return nullptr;
+  }
+  return &it->second;
+}
+
+}  // namespace
+
+uint32_t smem_offset(const void* p) {
+  BlockState& b = *current().block;
+  const auto* c = static_cast<const unsigned char*>(p);
+  if (c < b.smem || c > b.smem + b.smem_bytes) {
+    report(b, "shared-memory address outside the block's dynamic shared memory");
+    return 0;
+  }
+  return static_cast<uint32_t>(c - b.smem);
+}
+
+void mbar_init(void* bar, uint32_t count) {
+  BlockState& b = *current().block;
+  std::lock_guard<std::mutex> lock(b.hopper_mutex);
+  EmuMbarrier& m = b.mbars[bar];
+  m = EmuMbarrier{};
+  m.expected = m.pending = count;
+}
+
+void mbar_arrive(void* bar, uint32_t expect_tx_bytes) {
+  BlockState& b = *current().block;
+  std::lock_guard<std::mutex> lock(b.hopper_mutex);
+  EmuMbarrier* m = find_mbar(b, bar);
+  if (!m) return;
+  try_complete(b, *m, true);  // a phase left ready by lazy landing completes before the next one starts
+  if (m->pending == 0) {
+    report(b, "mbarrier: more arrivals than its count in one phase");
+    return;
+  }
+  m->tx += expect_tx_bytes;
+  --m->pending;
+  try_complete(b, *m);
+}
+
+void mbar_wait(void* bar, uint32_t parity) {
+  BlockState& b = *current().block;
+  std::unique_lock<std::mutex> lock(b.hopper_mutex);
+  EmuMbarrier* m = find_mbar(b, bar);
+  if (!m) return;
+  try_complete(b, *m, true);
+  // The phase with this parity has completed once the count of completed phases has the
+  // other parity (the phase before the first counts as complete, as on the GPU).
+  const bool ok = b.hopper_cv.wait_for(lock, std::chrono::seconds(60), [&] {
+    try_complete(b, *m, true);
+    return b.dead || (m->phase & 1u) != (parity & 1u);
+  });
+  if (!ok) {
+    b.dead = true;
+    b.hopper_cv.notify_all();
+    report(b, "mbarrier wait never completed (deadlock or missing transaction bytes)");
+  }
+}
+
+void tma_load(void* smem_dst, const EmuTensorMap& map, void* bar, const int* coords) {
+  BlockState& b = *current().block;
+  const uint32_t dst = smem_offset(smem_dst);
+  if (map.swizzle128 && (map.box[0] * 2 != 128 || dst % 1024 != 0)) {
+    report(b, "TMA with 128-byte swizzle needs 128-byte box rows and a 1024-byte aligned destination");
+    return;
+  }
+  if (!map.swizzle128 && dst % 128 != 0) {
+    report(b, "TMA destination not 128-byte aligned");
+    return;
+  }
+  uint64_t elems = 1;
+  for (int i = 0; i < map.rank; ++i) elems *= map.box[i];
+  const uint64_t bytes = elems * 2;
+  if (dst + bytes > b.smem_bytes) {
+    report(b, "TMA box past the end of dynamic shared memory");
+    return;
+  }
+  std::vector<int> c(coords, coords + map.rank);
+  unsigned char* smem = b.smem;
+  auto copy = [map, c, dst, elems, smem] {
+    for (uint64_t e = 0; e < elems; ++e) {
+      uint64_t rest = e, src = 0;
+      bool inside = true;
+      for (int i = 0; i < map.rank; ++i) {
+        const int64_t x = int64_t(c[i]) + int64_t(rest % map.box[i]);
+        rest /= map.box[i];
+        if (x < 0 || uint64_t(x) >= map.dims[i]) inside = false;
+        src += uint64_t(x) * (i == 0 ? 2 : map.strides[i]);
+      }
+      uint16_t v = 0;  // out of bounds: zero fill
+      if (inside) std::memcpy(&v, static_cast<const unsigned char*>(map.base) + src, 2);
+      const uint32_t off = dst + uint32_t(e * 2);
+      std::memcpy(smem + (map.swizzle128 ? swizzle128(off) : off), &v, 2);
+    }
+  };
+  std::lock_guard<std::mutex> lock(b.hopper_mutex);
+  EmuMbarrier* m = find_mbar(b, bar);
+  if (!m) return;
+  m->copies.push_back(copy);
+  m->tx -= int64_t(bytes);
+  try_complete(b, *m);
+}
+
+void named_barrier(int id, int threads) {
+  BlockState& b = *current().block;
+  std::barrier<>* bar;
+  {
+    std::lock_guard<std::mutex> lock(b.hopper_mutex);
+    auto& slot = b.named[id];
+    if (!slot) slot = std::make_unique<std::barrier<>>(threads);
+    bar = slot.get();
+  }
+  bar->arrive_and_wait();
+}
+
+void wgmma_bf16(float* d, int n, const uint32_t* a_regs, uint64_t desc_a, uint64_t desc_b, bool trans_b, bool accumulate) {
+  ThreadState& t = current();
+  BlockState& b = *t.block;
+  const int flat = flat_thread(t);
+  const int wg_index = flat / 128, i = flat % 128;
+  if (wg_index >= int(b.warpgroups.size())) {
+    report(b, "wgmma in a block without whole warpgroups");
+    return;
+  }
+  WarpgroupExchange& x = *b.warpgroups[wg_index];
+  if (a_regs)
+    for (int r = 0; r < 4; ++r) x.a[i][r] = a_regs[r];
+  x.desc_a[i] = desc_a;
+  x.desc_b[i] = desc_b;
+  x.bar.arrive_and_wait();
+  if (x.desc_a[i] != x.desc_a[0] || x.desc_b[i] != x.desc_b[0]) report(b, "wgmma: descriptors differ across the warpgroup");
+  auto field = [&](uint64_t desc, int shift) { return uint32_t((desc >> shift) & 0x3FFFu) << 4; };
+  auto check_desc = [&](uint64_t desc) {
+    if ((desc >> 62) != 1 || ((desc >> 49) & 7u) != 0) report(b, "wgmma: only 128-byte swizzle descriptors with base offset 0");
+  };
+  auto load = [&](uint32_t addr) {
+    const uint32_t phys = swizzle128(addr);
+    if (phys + 2 > b.smem_bytes) {
+      report(b, "wgmma operand outside dynamic shared memory");
+      return 0.0f;
+    }
+    uint16_t v;
+    std::memcpy(&v, b.smem + phys, 2);
+    return bf16_bits_to_float_emu(v);
+  };
+  // K-major (128-byte swizzle): row r (of M or N), k 0..15 at start + (r/8) SBO + (r%8) 128 + 2k.
+  auto kmajor = [&](uint64_t desc, int r, int k) {
+    return load(field(desc, 0) + uint32_t(r / 8) * field(desc, 32) + uint32_t(r % 8) * 128 + 2 * k);
+  };
+  // MN-major B: (k, col) at start + (col/64) LBO + 2 (col%64) + (k%8) 128 + (k/8) SBO.
+  auto mnmajor = [&](uint64_t desc, int k, int col) {
+    return load(field(desc, 0) + uint32_t(col / 64) * field(desc, 16) + 2 * uint32_t(col % 64) + uint32_t(k % 8) * 128 +
+                uint32_t(k / 8) * field(desc, 32));
+  };
+  check_desc(desc_b);
+  if (!a_regs) check_desc(desc_a);
+  const int w = i / 32, lane = i % 32, g = lane / 4, tt = lane % 4;
+  float A[2][16];
+  for (int h = 0; h < 2; ++h) {
+    const int row = 16 * w + g + 8 * h;
+    for (int k = 0; k < 16; ++k) {
+      if (a_regs) {  // mma.m16n8k16 A fragment of the lane owning (row, k) in warp w
+        const int owner = 32 * w + 4 * g + (k % 8) / 2;
+        const int reg = h + 2 * (k / 8);
+        const uint32_t bits = x.a[owner][reg];
+        A[h][k] = bf16_bits_to_float_emu(uint16_t(k % 2 ? bits >> 16 : bits & 0xFFFFu));
+      } else {
+        A[h][k] = kmajor(desc_a, row, k);
+      }
+    }
+  }
+  for (int j = 0; j < n / 8; ++j)
+    for (int e = 0; e < 4; ++e) {
+      const int h = e / 2, col = 8 * j + 2 * tt + (e % 2);
+      float acc = accumulate ? d[4 * j + e] : 0.0f;
+      for (int k = 0; k < 16; ++k) acc += A[h][k] * (trans_b ? mnmajor(desc_b, k, col) : kmajor(desc_b, col, k));
+      d[4 * j + e] = acc;
+    }
+  x.bar.arrive_and_wait();
+}
+
 void cp_async_16(void* dst, const void* src, bool valid) {
   ThreadState& t = current();
   t.pending.push_back({dst, src, valid, t.committed_groups});
@@ -209,10 +455,13 @@ void launch(Dim3 grid, Dim3 block, size_t dynamic_smem_bytes, const std::functio
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx) {
         BlockState state(threads);
-        state.smem_storage.reset(new unsigned char[dynamic_smem_bytes + 128]());
+        state.smem_storage.reset(new unsigned char[dynamic_smem_bytes + 1024]());
         const auto base = reinterpret_cast<uintptr_t>(state.smem_storage.get());
-        state.smem = state.smem_storage.get() + ((128 - base % 128) % 128);
+        state.smem = state.smem_storage.get() + ((1024 - base % 1024) % 1024);
+        state.smem_bytes = dynamic_smem_bytes;
         for (int w = 0; w < threads / 32; ++w) state.warps.push_back(std::make_unique<WarpExchange>());
+        if (threads % 128 == 0)
+          for (int g = 0; g < threads / 128; ++g) state.warpgroups.push_back(std::make_unique<WarpgroupExchange>());
         std::vector<std::thread> pool;
         for (int i = 0; i < threads; ++i) {
           pool.emplace_back([&, i] {
@@ -231,6 +480,7 @@ void launch(Dim3 grid, Dim3 block, size_t dynamic_smem_bytes, const std::functio
             ts.warp->exited.fetch_or(1u << ts.lane);
             state.bar.arrive_and_drop();
             ts.warp->bar.arrive_and_drop();
+            if (!state.warpgroups.empty()) state.warpgroups[i / 128]->bar.arrive_and_drop();
           });
         }
         for (auto& th : pool) th.join();

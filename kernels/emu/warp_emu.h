@@ -1,5 +1,6 @@
 // A CPU emulator of CUDA thread blocks, precise enough to run this project's kernels
-// unchanged - the dense attention kernels (decode_kernel.cuh, prefill_kernel.cuh) and the
+// unchanged - the dense attention kernels (decode_kernel.cuh, prefill_kernel.cuh, the Hopper
+// prefill_hopper_kernel.cuh with its mbarriers, TMA and wgmma) and the
 // sparse ones (kernels/sparse/*.cu: Quest, MInference, AnDPro, block top-k) - so CI checks
 // their index arithmetic, fragment layouts, masking, pipelining, selections and merges
 // without a GPU.
@@ -71,6 +72,36 @@ void mma_bf16_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t
 void cp_async_16(void* dst, const void* src, bool valid);
 void cp_async_commit();
 void cp_async_wait(int n);
+
+uint32_t shfl_idx_bits(uint32_t v, int src_lane);  // __shfl_sync
+
+// ---- Hopper (sm_90a) primitives, behind kernels/emu/hopper_emu.h --------------------------
+// Shared memory is addressed by its offset from the block's dynamic shared memory, whose
+// base is 1024-byte aligned (the 128-byte swizzle atom). mbarriers live in a side table
+// keyed by address: a phase completes when its pending arrivals reach zero and its
+// transaction count balances; TMA copies are queued on their barrier and land in shared
+// memory exactly when the phase completes, so a reader that did not wait sees old data.
+// A wait that cannot complete within 60 s is reported as a deadlock. wgmma is a
+// warpgroup collective (the 128 threads of warps 4i .. 4i+3) computed at issue time.
+struct EmuTensorMap {            // what cuTensorMapEncodeTiled would encode (bf16 only)
+  const void* base = nullptr;
+  int rank = 0;
+  uint64_t dims[5] = {};         // elements, innermost first
+  uint64_t strides[5] = {};      // bytes of dims 1 .. rank-1 (strides[0] unused: 2)
+  uint32_t box[5] = {};          // box extent per dim
+  bool swizzle128 = false;       // CU_TENSOR_MAP_SWIZZLE_128B (box[0] * 2 must be 128)
+};
+uint32_t smem_offset(const void* p);
+void mbar_init(void* bar, uint32_t count);
+void mbar_arrive(void* bar, uint32_t expect_tx_bytes);  // arrive, after adding expect_tx_bytes
+void mbar_wait(void* bar, uint32_t parity);
+void tma_load(void* smem_dst, const EmuTensorMap& map, void* bar, const int* coords);
+void named_barrier(int id, int threads);
+// wgmma.mma_async m64nNk16 .f32.bf16.bf16 of the calling warpgroup: d (this thread's
+// [N/8][4] accumulator) (+)= A * B. A from a_regs (this thread's mma.m16n8k16 A fragment)
+// or, when a_regs is null, from desc_a (K-major); B from desc_b, K-major or, with
+// trans_b, MN-major. Descriptors: 128-byte swizzle only.
+void wgmma_bf16(float* d, int n, const uint32_t* a_regs, uint64_t desc_a, uint64_t desc_b, bool trans_b, bool accumulate);
 
 // Runs `body` (one call per CUDA thread) for every block of the grid.
 // REQUIRES: block.x * block.y * block.z a multiple of 32. Throws std::logic_error when a

@@ -1,11 +1,18 @@
 // Tests of the CPU warp emulator's own rules: the launch checks the CUDA runtime makes,
-// barriers that exited threads no longer hold, collectives and atomics.
+// barriers that exited threads no longer hold, collectives and atomics, and the Hopper
+// primitives (mbarrier phases, TMA landing / zero fill / swizzle, wgmma descriptors).
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
 #include "kernels/common/cuda_util.cuh"
+#include "kernels/common/hopper.cuh"
+#include "kernels/common/mma.cuh"
+#include "kernels/common/host_util.h"
+#include "kernels/prefill/prefill_hopper_plan.h"
 
 namespace {
 
@@ -35,7 +42,78 @@ __global__ void ballot_kernel(unsigned* out) {
   out[1 + threadIdx.x] = static_cast<unsigned>(down);
 }
 
+// One warpgroup. Thread 0 copies a 64 x 64 box of X (only `rows` rows exist) and a
+// 128 x 64 box of W by TMA; record[0] is what it reads before waiting, record[1] after.
+// Then S = X[:, 0:32] W[:, 0:32]^T by two wgmma k-steps on the plan's descriptors.
+struct HopperProbe {
+  const servesim_emu::EmuTensorMap* x;
+  const servesim_emu::EmuTensorMap* w;
+  uint16_t record[2];
+  float* s;  // [64][128]
+};
+
+__global__ void hopper_probe_kernel(HopperProbe* probe) {
+  using namespace servesim::kernels;
+  SERVESIM_DYNAMIC_SHARED(unsigned char, smem);
+  uint64_t* bar = reinterpret_cast<uint64_t*>(smem + 3 * 16384);
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    hopper::mbar_init(bar, 1);
+    smem[0] = 0xAB;  // sentinel, to be overwritten when the copy lands
+    smem[1] = 0xCD;
+  }
+  __syncthreads();
+  if (tid == 0) {
+    hopper::mbar_arrive_expect_tx(bar, 64 * 128 + 128 * 128);
+    hopper::tma_load_3d(smem, probe->x, bar, 0, 0, 0);
+    hopper::tma_load_3d(smem + 16384, probe->w, bar, 0, 0, 0);
+    std::memcpy(&probe->record[0], smem, 2);  // nobody waited yet: still the sentinel
+  }
+  __syncthreads();  // no thread waits (and so lands the copies) before thread 0 has read
+  hopper::mbar_wait(bar, 0);
+  if (tid == 0) std::memcpy(&probe->record[1], smem, 2);
+  float d[16][4];
+  for (int kk = 0; kk < 2; ++kk)
+    hopper::wgmma_m64n128k16_ss(d, hopper_wgmma_desc(hopper_kmajor_addr(0, kk), kHopperKmajorLbo, kHopperSbo),
+                                hopper_wgmma_desc(hopper_kmajor_addr(16384, kk), kHopperKmajorLbo, kHopperSbo), kk > 0);
+  const int w = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  for (int j = 0; j < 16; ++j)
+    for (int e = 0; e < 4; ++e) probe->s[(16 * w + g + 8 * (e / 2)) * 128 + 8 * j + 2 * t + e % 2] = d[j][e];
+}
+
 }  // namespace
+
+TEST_CASE("emulated Hopper primitives: TMA lands at the wait, zero-fills past the tensor and swizzles, and wgmma reads it back") {
+  using namespace servesim::kernels;
+  const int rows = 50;  // X has 50 rows: the box's rows 50..63 are zero-filled
+  const std::vector<float> xf = random_uniform(size_t(rows) * 64, 5), wf = random_uniform(128 * 64, 6);
+  const std::vector<uint16_t> x = to_bf16_bits(xf), w = to_bf16_bits(wf);
+  auto map = [](const void* base, uint64_t r) {
+    servesim_emu::EmuTensorMap m;
+    m.base = base;
+    m.rank = 3;
+    m.dims[0] = 64, m.dims[1] = 1, m.dims[2] = r;
+    m.strides[1] = 128, m.strides[2] = 128;
+    m.box[0] = 64, m.box[1] = 1, m.box[2] = uint32_t(r == 128 ? 128 : 64);
+    m.swizzle128 = true;
+    return m;
+  };
+  const auto mx = map(x.data(), rows), mw = map(w.data(), 128);
+  std::vector<float> s(64 * 128, NAN);
+  HopperProbe probe{&mx, &mw, {0, 0}, s.data()};
+  servesim_emu::launch(1, 128, 3 * 16384 + 64, [&] { hopper_probe_kernel(&probe); });
+  CHECK(probe.record[0] == 0xCDAB);  // read before the wait: the copy had not landed
+  CHECK(probe.record[1] == x[0]);    // after the wait: X[0][0] (chunk 0 of row 0 is not moved)
+  int wrong = 0;
+  for (int r = 0; r < 64; ++r)
+    for (int c = 0; c < 128; ++c) {
+      double ref = 0;
+      for (int k = 0; k < 32; ++k)
+        ref += (r < rows ? double(bf16_bits_to_float(x[r * 64 + k])) : 0.0) * bf16_bits_to_float(w[c * 64 + k]);
+      wrong += std::abs(s[r * 128 + c] - ref) > 1e-4;
+    }
+  CHECK(wrong == 0);
+}
 
 TEST_CASE("emulated launches fail as on a GPU: oversized blocks, and dynamic shared memory above 48 KiB without opt-in") {
   std::vector<int> out(2048, -1);

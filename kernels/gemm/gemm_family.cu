@@ -50,58 +50,49 @@ void bench_gemm(const BenchOptions& opts, ProfileWriter& out) {
   const int64_t max_m = opts.quick ? 1024 : 16384;
   // The grid plus the off-grid probes (params probe=1, held out by validation).
   std::vector<int64_t> ms = opts.quick ? std::vector<int64_t>{1, 64, 1024} : servesim::gemm_bench_tokens(max_m);
-  std::vector<ModelDims> models = {llama3_8b()};
-  std::vector<int> tps = {1};
-  if (!opts.quick) {
-    models = shipped_models();
-    tps = {1, 2, 4, 8};
-  }
   std::map<std::tuple<int64_t, int64_t, int64_t>, TimingStats> measured;
   DeviceBuffer<__nv_bfloat16> x, w, y;
-  for (const ModelDims& model : models) {
-    for (int tp : tps) {
-      for (const LinearShape& shape : linear_layer_shapes(model, tp)) {
-        bool allocated = false;
-        for (int64_t m : ms) {
-          const auto key = std::make_tuple(m, shape.n, shape.k);
-          if (!measured.count(key)) {
-            if (!bench_admit(opts, "gemm " + shape.model + " tp" + std::to_string(tp) + " " + shape.layer +
-                                       " m=" + std::to_string(m) + " n=" + std::to_string(shape.n) +
-                                       " k=" + std::to_string(shape.k)))
-              continue;
-            if (!allocated) {
-              x.resize(size_t(max_m * shape.k));
-              w.resize(size_t(shape.n * shape.k));
-              y.resize(size_t(max_m * shape.n));
-              fill_bf16_uniform_device(x.get(), x.size(), opts.seed, -1, 1);
-              fill_bf16_uniform_device(w.get(), w.size(), opts.seed + 1, -0.05f, 0.05f);
-              allocated = true;
-            }
-            measured[key] = timer.measure(
-                opts, [&](cudaStream_t s) { gemm.run(x.get(), w.get(), y.get(), m, shape.n, shape.k, s); });
-          }
-          ProfileRow row;
-          row.kernel = "gemm";
-          row.variant = "cublaslt";
-          row.m = m;
-          row.n = shape.n;
-          row.k = shape.k;
-          row.params = "model=" + shape.model + ";layer=" + shape.layer + ";tp=" + std::to_string(tp) +
-                       (servesim::is_gemm_probe_token(m) ? ";probe=1" : "");
-          row.bytes = 2.0 * (double(m) * shape.k + double(shape.n) * shape.k + double(m) * shape.n);
-          row.flops = 2.0 * double(m) * shape.n * shape.k;
-          fill_timing(row, measured[key]);
-          out.write_row(row);
+  for (const LinearShape& shape : gemm_bench_shapes(opts.quick)) {  // every model x TP x layer (linear_shapes.h)
+    const int tp = shape.tp;
+    bool allocated = false;
+    for (int64_t m : ms) {
+      const auto key = std::make_tuple(m, shape.n, shape.k);
+      if (!measured.count(key)) {
+        if (!bench_admit(opts, "gemm " + shape.model + " tp" + std::to_string(tp) + " " + shape.layer +
+                                   " m=" + std::to_string(m) + " n=" + std::to_string(shape.n) +
+                                   " k=" + std::to_string(shape.k)))
+          continue;
+        if (!allocated) {
+          x.resize(size_t(max_m * shape.k));
+          w.resize(size_t(shape.n * shape.k));
+          y.resize(size_t(max_m * shape.n));
+          fill_bf16_uniform_device(x.get(), x.size(), opts.seed, -1, 1);
+          fill_bf16_uniform_device(w.get(), w.size(), opts.seed + 1, -0.05f, 0.05f);
+          allocated = true;
         }
-        const auto last_key = std::make_tuple(ms.back(), shape.n, shape.k);
-        if (!measured.count(last_key)) continue;
-        const TimingStats& last = measured[last_key];
-        std::printf("  gemm %s tp%d %-8s n=%-6ld k=%-6ld m=%ld: %.1f us (%.0f TFLOP/s)\n", shape.model.c_str(), tp,
-                    shape.layer.c_str(), long(shape.n), long(shape.k), long(ms.back()), last.median_us,
-                    2.0 * ms.back() * shape.n * shape.k / (last.median_us * 1e6));
-        std::fflush(stdout);
+        measured[key] = timer.measure(
+            opts, [&](cudaStream_t s) { gemm.run(x.get(), w.get(), y.get(), m, shape.n, shape.k, s); });
       }
+      ProfileRow row;
+      row.kernel = "gemm";
+      row.variant = "cublaslt";
+      row.m = m;
+      row.n = shape.n;
+      row.k = shape.k;
+      row.params = "model=" + shape.model + ";layer=" + shape.layer + ";tp=" + std::to_string(tp) +
+                   (servesim::is_gemm_probe_token(m) ? ";probe=1" : "");
+      row.bytes = 2.0 * (double(m) * shape.k + double(shape.n) * shape.k + double(m) * shape.n);
+      row.flops = 2.0 * double(m) * shape.n * shape.k;
+      fill_timing(row, measured[key]);
+      out.write_row(row);
     }
+    const auto last_key = std::make_tuple(ms.back(), shape.n, shape.k);
+    if (!measured.count(last_key)) continue;
+    const TimingStats& last = measured[last_key];
+    std::printf("  gemm %s tp%d %-8s n=%-6ld k=%-6ld m=%ld: %.1f us (%.0f TFLOP/s)\n", shape.model.c_str(), tp,
+                shape.layer.c_str(), long(shape.n), long(shape.k), long(ms.back()), last.median_us,
+                2.0 * ms.back() * shape.n * shape.k / (last.median_us * 1e6));
+    std::fflush(stdout);
   }
 }
 

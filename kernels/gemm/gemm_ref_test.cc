@@ -92,4 +92,54 @@ TEST_CASE("the GEMM bench's models cover the linear dimensions of every model in
   }
   CHECK(files >= 5);
 }
+
+// Issue 20 item 5: no shipped model priced by scaling. Reads every configs/models/*.yaml,
+// derives its linear shapes at TP 1, 2, 4 and 8 with the cost model's own rule
+// (costmodel/gemm_shapes.h: what the simulator looks up in a profile), and requires a
+// full-bench shape (gemm_bench_shapes) with the same layer, TP, N and K for each, measured
+// over every M of the cost model's token grid.
+TEST_CASE("the GEMM bench grid has a row for every linear shape of every model in configs/models at TP 1, 2, 4 and 8") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(SERVESIM_KERNELS_REPO_ROOT) / "configs" / "models";
+  REQUIRE(fs::is_directory(dir));
+  const std::vector<LinearShape> bench = gemm_bench_shapes(false);
+  int shapes = 0, models = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    std::ifstream in(entry.path());
+    std::map<std::string, int64_t> v;
+    for (std::string line; std::getline(in, line);) {
+      const auto colon = line.find(':');
+      if (line.empty() || line[0] == '#' || colon == std::string::npos) continue;
+      const std::string value = line.substr(colon + 1);
+      if (value.find_first_not_of(" 0123456789") == std::string::npos && value.find_first_of("0123456789") != std::string::npos)
+        v[line.substr(0, colon)] = std::stoll(value);
+    }
+    CAPTURE(entry.path().string());
+    for (const char* field : {"hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab"}) {
+      CAPTURE(field);
+      REQUIRE(v[field] > 0);
+    }
+    ++models;
+    const servesim::LinearDims dims{v["hidden"], v["heads"], v["kv_heads"], v["head_dim"], v["intermediate"], v["vocab"]};
+    for (int tp : {1, 2, 4, 8}) {
+      for (const servesim::GemmShape& g : servesim::gemm_shapes(dims, tp)) {
+        CAPTURE(tp);
+        CAPTURE(std::string(g.layer));
+        const bool measured = std::any_of(bench.begin(), bench.end(), [&](const LinearShape& b) {
+          return b.tp == tp && b.layer == g.layer && b.n == g.n && b.k == g.k;
+        });
+        CHECK(measured);
+        ++shapes;
+      }
+    }
+  }
+  CHECK(models >= 5);
+  CHECK(shapes == models * 4 * 5);
+  // Every M the cost model's grid interpolates over is measured (plus the held-out probes).
+  const auto tokens = servesim::gemm_bench_tokens(16384);
+  for (int64_t m : servesim::gemm_token_grid(16384)) CHECK(std::find(tokens.begin(), tokens.end(), m) != tokens.end());
+  // Quick mode stays a smoke test: one model at TP 1.
+  CHECK(gemm_bench_shapes(true).size() == 5);
+}
 #endif

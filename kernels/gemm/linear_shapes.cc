@@ -22,4 +22,13 @@ std::vector<LinearShape> linear_layer_shapes(const ModelDims& m, int tp) {
   };
 }
 
+std::vector<LinearShape> gemm_bench_shapes(bool quick) {
+  if (quick) return linear_layer_shapes(llama3_8b(), 1);
+  std::vector<LinearShape> all;
+  for (const ModelDims& m : shipped_models())
+    for (int tp : kGemmBenchTps)
+      for (const LinearShape& s : linear_layer_shapes(m, tp)) all.push_back(s);
+  return all;
+}
+
 }  // namespace servesim::kernels

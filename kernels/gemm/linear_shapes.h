@@ -34,6 +34,16 @@ struct LinearShape {
   int64_t n = 0, k = 0;
 };
 
+// Tensor-parallel degrees the full GEMM bench measures.
+inline constexpr int kGemmBenchTps[] = {1, 2, 4, 8};
+
+// Every (model, TP, layer) shape the GEMM bench measures, in bench order: quick mode
+// Llama-3-8B at TP 1 only; full mode every shipped_models() entry at every kGemmBenchTps
+// degree. kernels/gemm/gemm_family.cu iterates exactly this list, and a CPU test checks
+// that it covers the shapes the cost model derives (costmodel/gemm_shapes.h) for every
+// model in configs/models/.
+std::vector<LinearShape> gemm_bench_shapes(bool quick);
+
 // The five linear layers of `model` at tensor-parallel degree tp.
 // REQUIRES: tp divides num_q_heads, intermediate and hidden.
 std::vector<LinearShape> linear_layer_shapes(const ModelDims& model, int tp);

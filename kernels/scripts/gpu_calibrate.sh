@@ -11,7 +11,8 @@
 #   --phase bench   call 2 of two: preflight, build (incremental: reuses build-gpu/ when the
 #                   machine is still warm), bench, merge - the whole call for the bench
 #   --families a,b  only these families (check and bench); the full bench needs two bench
-#                   calls: --families ceilings,gemm,decode,prefill then quest,minference,andpro,
+#                   calls: --families ceilings,gemm,decode,prefill,prefill_hopper then
+#                   quest,minference,andpro,
 #                   joined with `servesim-kernels merge`
 #   --plan          print the time plan (budgets, per-family shares) and exit; runs nothing
 #   --preflight     stop after the preflight (exit 0 when nothing is missing, else 2)
@@ -83,7 +84,9 @@ FAMILY_POINT_GRACE=30     # a family's process may run this long past its budget
 # end-to-end again per point); the weights grew in proportion. The full grids (520 s) no
 # longer fit one bench call: split them with --families over two bench calls
 # (docs/kernels.md, "Running the calibration").
-declare -A FAMILY_WEIGHT=([ceilings]=5 [gemm]=80 [decode]=30 [prefill]=65 [quest]=100 [minference]=210 [andpro]=30)
+# prefill_hopper (issue 20, prefill variant hopper_wgmma, sm_90a; its own family so a fault
+# of the new kernel cannot cost prefill its rows): 30 points, estimated like prefill's.
+declare -A FAMILY_WEIGHT=([ceilings]=5 [gemm]=80 [decode]=30 [prefill]=65 [prefill_hopper]=20 [quest]=100 [minference]=210 [andpro]=30)
 DEFAULT_WEIGHT=30
 MIN_SHARE=10
 
@@ -114,7 +117,7 @@ share_of() {  # share_of BUDGET FAMILY...
 }
 
 if [ "$PLAN" = 1 ]; then
-  mapfile -t families < <(printf '%s\n' ceilings gemm decode prefill quest minference andpro | select_families)
+  mapfile -t families < <(printf '%s\n' ceilings gemm decode prefill prefill_hopper quest minference andpro | select_families)
   echo "gpu_calibrate plan (--phase $PHASE): deadline ${DEADLINE_S} s after start"
   echo "  configure <= ${CONFIGURE_LIMIT} s, build <= ${BUILD_LIMIT} s (seconds when a warm build-gpu/ is reused)"
   if [ "$PHASE" != bench ]; then
@@ -300,8 +303,11 @@ if [ "$PHASE" != bench ]; then
   : >"$OUT/sanitizer.log"
   if [ -n "$SAN" ]; then
     step memcheck "$OUT/sanitizer.log" "$(min 150 "$(($(left) * 2 / 3))")" \
-      "$SAN" --tool memcheck --error-exitcode 3 "$BIN" check --quick --family ceilings,decode,prefill,quest,minference,andpro ||
+      "$SAN" --tool memcheck --error-exitcode 3 "$BIN" check --quick --family ceilings,decode,prefill,prefill_hopper,quest,minference,andpro ||
       STATUS=1
+    # prefill_hopper is left out of racecheck on purpose: its shared memory is written by TMA
+    # and read by wgmma, both async-proxy traffic ordered by mbarriers, and how racecheck
+    # reports that has not been seen yet. Try it by hand once memcheck passes.
     step racecheck "$OUT/sanitizer.log" "$(min 120 "$(left)")" \
       "$SAN" --tool racecheck --error-exitcode 3 "$BIN" check --quick --family decode,prefill,quest,minference,andpro ||
       STATUS=1

@@ -107,3 +107,6 @@ inline T __ldg(const T* p) {
 inline float __expf(float x) { return std::exp(x); }
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
+inline int __shfl_sync(unsigned, int v, int src_lane) {
+  return emu_shfl_cast<int>(::servesim_emu::shfl_idx_bits(emu_bits(v), src_lane));
+}
