@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "configs/config_test_util.h"
 #include "configs/sweep_runner.h"
 #include "reports/csv_reader.h"
 #include "reports/sweep_merge.h"
@@ -17,7 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / "servesim_sweep_test" / name;
+  fs::path d = testing::temp_dir() / name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
