@@ -11,38 +11,15 @@
 #include <unistd.h>
 
 #include "configs/run_builder.h"
+#include "configs/config_test_util.h"
 #include "costmodel/synthetic_profile.h"
 
 using namespace servesim;
+using servesim::testing::synthetic_profile_path;
+using servesim::testing::temp_dir;
 namespace fs = std::filesystem;
 
 namespace {
-
-// One folder per process (CTest runs the cases of this file in parallel),
-// removed when the process ends.
-fs::path temp_dir() {
-  static const struct Dir {
-    fs::path path = fs::temp_directory_path() / ("servesim_calibrated_config_test_" + std::to_string(getpid()));
-    Dir() { fs::create_directories(path); }
-    ~Dir() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  } dir;
-  return dir.path;
-}
-
-// The synthetic profile, written once per test binary.
-std::string synthetic_profile_path() {
-  static const std::string path = [] {
-    fs::path p = temp_dir() / "synthetic_profile.csv";
-    SyntheticOptions o;
-    o.noise = 0.02;
-    std::ofstream(p) << synthetic_profile_csv(o);
-    return p.string();
-  }();
-  return path;
-}
 
 std::string scenario(const std::string& extra, const std::string& workload) {
   return "name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: h100-sxm\ncluster: {workers: 1}\n"

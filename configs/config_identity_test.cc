@@ -15,34 +15,15 @@
 #include <unistd.h>
 
 #include "configs/run_builder.h"
+#include "configs/config_test_util.h"
 #include "costmodel/synthetic_profile.h"
 
 using namespace servesim;
+using servesim::testing::synthetic_profile_path;
+using servesim::testing::temp_dir;
 namespace fs = std::filesystem;
 
 namespace {
-
-// One folder per process (CTest runs the cases in parallel), removed at exit.
-fs::path temp_dir() {
-  static const struct Dir {
-    fs::path path = fs::temp_directory_path() / ("servesim_config_identity_test_" + std::to_string(getpid()));
-    Dir() { fs::create_directories(path); }
-    ~Dir() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  } dir;
-  return dir.path;
-}
-
-std::string synthetic_profile_path() {
-  static const std::string path = [] {
-    fs::path p = temp_dir() / "synthetic_profile.csv";
-    std::ofstream(p) << synthetic_profile_csv(SyntheticOptions{});
-    return p.string();
-  }();
-  return path;
-}
 
 ScenarioConfig parse_text(const std::string& yaml, const std::string& name) {
   fs::path p = temp_dir() / (name + ".yaml");

@@ -6,10 +6,11 @@
 // Not (yet) in a table: keys with a derived default or a unit conversion
 // (report.out, report.timeline_interval_s, cost_model.base_ms and the fixed
 // backend's per-token costs, cost_model.backend/profile), enums
-// (batching.mode, attention methods), minference.patterns, and the policies'
-// parameters (policies/policy_registry.cc has its own echo).
+// (batching.mode, attention methods) and minference.patterns. The policies'
+// parameters have their tables next to each options struct in policies/
+// (listed by policies/policy_registry.h's PolicyType::params).
 #pragma once
-#include "configs/option_table.h"
+#include "sim/core/option_table.h"
 #include "configs/scenario_config.h"
 
 namespace servesim {

@@ -1,19 +1,24 @@
-// The option tables (option_tables.h) are the schema: docs/configuration.md
-// lists every key of every table with the table's default, tables read and
-// write back the same values, and range errors name file, line and key.
+// The option tables (option_tables.h, and each policy's table in policies/)
+// are the schema: docs/configuration.md lists every key of every table with
+// the table's default, docs/policies.md every policy parameter with its
+// default, tables read and write back the same values, and range errors name
+// file, line and key.
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "configs/option_tables.h"
+#include "policies/policy_registry.h"
+#include "policies/vtc_policy.h"
 
 using namespace servesim;
 
 namespace {
 
-std::vector<std::string> doc_lines() {
-  std::ifstream in(std::string(SERVESIM_SOURCE_DIR) + "/docs/configuration.md");
+std::vector<std::string> doc_lines(const std::string& doc = "configuration.md") {
+  std::ifstream in(std::string(SERVESIM_SOURCE_DIR) + "/docs/" + doc);
   std::vector<std::string> out;
   for (std::string line; std::getline(in, line);) out.push_back(line);
   return out;
@@ -98,7 +103,91 @@ void check_listed(const OptionTable<S>& table, const std::string& heading) {
   }
 }
 
+std::string trim(std::string s) {
+  const std::size_t a = s.find_first_not_of(" `"), b = s.find_last_not_of(" `");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+std::vector<std::string> split_list(const std::string& cell) {
+  std::vector<std::string> out;
+  std::stringstream in(cell);
+  for (std::string part; std::getline(in, part, ',');) out.push_back(trim(part));
+  return out;
+}
+
+// The parameter table of a policy's section in docs/policies.md (the section
+// whose "### " heading starts with `name`): key → default. A row names one or
+// more keys (`w_in`, `w_out`) and as many defaults (1, 2); a default may be
+// followed by a note in parentheses.
+std::map<std::string, std::string> documented_params(const std::string& name) {
+  std::map<std::string, std::string> out;
+  bool in = false;
+  for (const std::string& l : doc_lines("policies.md")) {
+    if (l.starts_with("#")) in = l.starts_with("### `" + name + "`");
+    if (!in || !l.starts_with("| `")) continue;
+    std::vector<std::string> cells;
+    std::stringstream row(l.substr(1));
+    for (std::string c; std::getline(row, c, '|');) cells.push_back(c);
+    if (cells.size() < 2) continue;
+    std::string defaults = cells[1];
+    if (const std::size_t paren = defaults.find('('); paren != std::string::npos) defaults.erase(paren);
+    const std::vector<std::string> keys = split_list(cells[0]), values = split_list(defaults);
+    for (std::size_t i = 0; i < keys.size(); ++i) out[keys[i]] = i < values.size() ? values[i] : "";
+  }
+  return out;
+}
+
+template <class P>
+void check_policies_documented(const std::vector<PolicyType<P>>& types) {
+  for (const PolicyType<P>& t : types) {
+    const std::map<std::string, std::string> doc = documented_params(t.name);
+    for (const PolicyParam& p : t.params) {
+      INFO("docs/policies.md, policy " << t.name << ", parameter " << p.key);
+      const auto it = doc.find(p.key);
+      if (it == doc.end()) {
+        FAIL_CHECK("parameter not in the policy's table");
+        continue;
+      }
+      CHECK_MESSAGE(same_value(it->second, p.default_value),
+                    "documented default " << it->second << ", table default " << p.default_value);
+    }
+  }
+}
+
 }  // namespace
+
+TEST_CASE("docs/policies.md lists every policy parameter with its table's default") {
+  check_policies_documented(local_policy_types());
+  check_policies_documented(global_policy_types());
+  // Every policy with parameters has them in a table (no policy echoes keys the docs check misses).
+  for (const auto& t : local_policy_types())
+    if (t.name != "fcfs" && t.name != "dfs_weight") CHECK_MESSAGE(!t.params.empty(), t.name);
+}
+
+TEST_CASE("a policy's table reads, checks and echoes its parameters") {
+  YamlMap m(YAML::Load("{w_out: 3, charge: extend}"), "t.yaml", "policy.local");
+  const VtcOptions o = parse_vtc_options(m);
+  CHECK(o.w_in == VtcOptions{}.w_in);
+  CHECK(o.w_out == 3);
+  CHECK(o.charge_extend);
+  YAML::Node n;
+  write_options(n, vtc_option_table(), o);
+  CHECK(n["charge"].as<std::string>() == "extend");
+  CHECK(n["w_out"].as<double>() == 3);
+
+  for (const char* bad : {"{w_out: -1}", "{charge: all}"}) {
+    CAPTURE(bad);
+    YamlMap b(YAML::Load(bad), "t.yaml", "policy.local");
+    try {
+      parse_vtc_options(b);
+      FAIL("no error");
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      CHECK(what.find("t.yaml") != std::string::npos);
+      CHECK(what.find(std::string("policy.local.") + (bad[1] == 'w' ? "w_out" : "charge")) != std::string::npos);
+    }
+  }
+}
 
 TEST_CASE("docs/configuration.md lists every table key with the table's default") {
   check_documented(batching_options(), "batching");

@@ -21,6 +21,7 @@
 #include "costmodel/model_spec.h"
 #include "costmodel/roofline_cost_model.h"
 #include "policies/policy_registry.h"
+#include "sim/core/service_weights.h"
 #include "sim/batching_options.h"
 #include "traces/workload.h"
 
@@ -91,7 +92,7 @@ struct ScenarioConfig {
   CostModelConfig cost_model;
   std::shared_ptr<const Workload> workload;
   std::string out_dir = "runs/default";
-  double w_in = 1.0, w_out = 2.0;   // service weights (VTC's measure)
+  double w_in = kDefaultWIn, w_out = kDefaultWOut;  // service weights (VTC's measure)
   bool write_requests = true;
   std::optional<Time> timeline_interval = kNsPerSec;  // timeline.csv sampling; none = off
 

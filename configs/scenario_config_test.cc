@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "configs/config_test_util.h"
 #include "configs/run_builder.h"
 #include "reports/csv_reader.h"
 
@@ -38,7 +39,7 @@ workload:
 )";
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  fs::path dir = fs::temp_directory_path() / "servesim_config_test";
+  fs::path dir = testing::temp_dir();
   fs::create_directories(dir);
   fs::path p = dir / name;
   std::ofstream(p) << text;
@@ -131,7 +132,7 @@ TEST_CASE("--set overrides follow the YAML path and reach the typed config") {
 
 TEST_CASE("the same config and seed give byte-identical output files") {
   ScenarioConfig c = load_scenario(write_temp("ok.yaml", kBase), {});
-  fs::path base = fs::temp_directory_path() / "servesim_determinism";
+  fs::path base = testing::temp_dir() / "determinism";
   fs::remove_all(base);
   execute_run(c, RunOptions{(base / "a").string(), false});
   execute_run(c, RunOptions{(base / "b").string(), false});
@@ -148,7 +149,7 @@ TEST_CASE("the same config and seed give byte-identical output files") {
 
 TEST_CASE("requests.csv has one row per input request and the resolved config re-runs identically") {
   ScenarioConfig c = load_scenario(write_temp("ok.yaml", kBase), {});
-  fs::path base = fs::temp_directory_path() / "servesim_resolved";
+  fs::path base = testing::temp_dir() / "resolved";
   fs::remove_all(base);
   execute_run(c, RunOptions{(base / "a").string(), false});
   std::string rows = slurp(base / "a" / "requests.csv");
@@ -163,7 +164,7 @@ TEST_CASE("client_service.csv follows each client's service as the fairness meas
   // non-decreasing, rows appear only on change, and the last row of each client
   // equals its service in clients.csv. With the timeline off there is no file.
   ScenarioConfig c = load_scenario(write_temp("ok.yaml", kBase), {"report.timeline_interval_s=0.5"});
-  fs::path base = fs::temp_directory_path() / "servesim_service_series";
+  fs::path base = testing::temp_dir() / "service_series";
   fs::remove_all(base);
   execute_run(c, RunOptions{(base / "a").string(), false});
   const CsvTable svc = read_csv((base / "a" / "client_service.csv").string());

@@ -12,6 +12,7 @@
 #include <functional>
 #include <sstream>
 
+#include "configs/config_test_util.h"
 #include "configs/run_builder.h"
 #include "configs/sweep_runner.h"
 #include "reports/csv_reader.h"
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / "servesim_sweep_test" / name;
+  fs::path d = testing::temp_dir() / name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

@@ -18,6 +18,7 @@
 #pragma once
 #include <limits>
 
+#include "sim/core/option_table.h"
 #include "sim/core/yaml_map.h"
 #include "policies/global_policy.h"
 #include "policies/global_prefix_index.h"
@@ -79,13 +80,22 @@ class CacheAwarePolicy final : public GlobalPolicy {
   bool sized_ = false;
 };
 
+// The parameters of `global: {name: cache_aware, ...}`.
+inline const OptionTable<CacheAwareOptions>& cache_aware_option_table() {
+  using R = OptionRange;
+  static const OptionTable<CacheAwareOptions> t = {
+      {"cache_threshold", &CacheAwareOptions::cache_threshold, R::kFractionOrZero,
+       "matched share of the prompt needed to follow the cache"},
+      {"balance_abs", &CacheAwareOptions::balance_abs, R::kNonNegative,
+       "absolute load gap (requests) that counts as imbalance"},
+      {"balance_rel", &CacheAwareOptions::balance_rel, R::kAtLeastOne, "relative load gap that counts as imbalance"},
+  };
+  return t;
+}
+
 inline CacheAwareOptions parse_cache_aware_options(YamlMap& p) {
   CacheAwareOptions o;
-  o.cache_threshold = p.get<double>("cache_threshold", o.cache_threshold);
-  if (o.cache_threshold < 0 || o.cache_threshold > 1) p.fail("cache_threshold", "must be in [0, 1]");
-  o.balance_abs = p.get<double>("balance_abs", o.balance_abs);
-  o.balance_rel = p.get<double>("balance_rel", o.balance_rel);
-  if (o.balance_abs < 0 || o.balance_rel < 1) p.fail_here("balance_abs must be >= 0 and balance_rel >= 1");
+  read_options(p, cache_aware_option_table(), o);
   p.finish();
   return o;
 }

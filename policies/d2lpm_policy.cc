@@ -86,19 +86,23 @@ void D2lpmPolicy::on_finish(const RequestSpec& r, WorkerId w, Time now) {
   apply_due(now);
 }
 
+const OptionTable<D2lpmOptions>& d2lpm_option_table() {
+  using R = OptionRange;
+  static const OptionTable<D2lpmOptions> t = {
+      {"quantum", &D2lpmOptions::quantum, R::kPositive, "Q^g, refill per (client, worker) and round"},
+      {"w_in", &D2lpmOptions::w_in, R::kNonNegative, "charge per input token"},
+      {"w_out", &D2lpmOptions::w_out, R::kNonNegative, "charge per output token"},
+      {"charge", choice(&D2lpmOptions::charge_extend, "extend", "prompt"), R::kAny,
+       "extend: tokens the view says the worker lacks; prompt: all prompt tokens"},
+      {"update_delay_s", seconds(&D2lpmOptions::update_delay), R::kNonNegative,
+       "delay between a finish and its counter update"},
+  };
+  return t;
+}
+
 D2lpmOptions parse_d2lpm_options(YamlMap& p) {
   D2lpmOptions o;
-  o.quantum = p.positive("quantum", o.quantum);
-  o.w_in = p.get<double>("w_in", o.w_in);
-  o.w_out = p.get<double>("w_out", o.w_out);
-  if (o.w_in < 0 || o.w_out < 0) p.fail_here("w_in and w_out must be >= 0");
-  const std::string charge = p.get<std::string>("charge", "extend");
-  if (charge != "extend" && charge != "prompt")
-    p.fail("charge", fmt::format("expected extend (tokens the view says the worker lacks) or prompt (all prompt tokens), got '{}'", charge));
-  o.charge_extend = charge == "extend";
-  const double delay = p.get<double>("update_delay_s", time_to_seconds(o.update_delay));
-  if (delay < 0) p.fail("update_delay_s", "must be >= 0");
-  o.update_delay = seconds_to_time(delay);
+  read_options(p, d2lpm_option_table(), o);
   p.finish();
   return o;
 }

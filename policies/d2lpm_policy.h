@@ -31,6 +31,8 @@
 #include <deque>
 #include <vector>
 
+#include "sim/core/option_table.h"
+#include "sim/core/service_weights.h"
 #include "sim/core/yaml_map.h"
 #include "policies/global_policy.h"
 #include "policies/global_prefix_index.h"
@@ -39,8 +41,8 @@ namespace servesim {
 
 struct D2lpmOptions {
   double quantum = 1 << 20;   // Q^g: refill per (client, worker) and round
-  double w_in = 1.0;
-  double w_out = 2.0;
+  double w_in = kDefaultWIn;
+  double w_out = kDefaultWOut;
   bool charge_extend = true;  // true: tokens the worker must compute; false: all prompt tokens
   Time update_delay = 100 * kNsPerMs;  // finish → counters and active sets updated
 };
@@ -83,6 +85,8 @@ class D2lpmPolicy final : public GlobalPolicy {
   bool sized_ = false;
 };
 
+// The parameters of `global: {name: d2lpm, ...}`.
+const OptionTable<D2lpmOptions>& d2lpm_option_table();
 D2lpmOptions parse_d2lpm_options(YamlMap& p);
 
 }  // namespace servesim

@@ -65,20 +65,23 @@ void DlpmPolicy::schedule(AdmissionContext& ctx) {
   queue_.compact();
 }
 
+const OptionTable<DlpmOptions>& dlpm_option_table() {
+  using R = OptionRange;
+  static const OptionTable<DlpmOptions> t = {
+      {"quantum", &DlpmOptions::quantum, R::kPositive, "Q^u, in service units"},
+      {"w_in", &DlpmOptions::w_in, R::kNonNegative, "charge per input token"},
+      {"w_out", &DlpmOptions::w_out, R::kNonNegative, "charge per output token"},
+      {"charge", choice(&DlpmOptions::charge_extend, "extend", "prompt"), R::kAny,
+       "extend: uncached prompt tokens; prompt: all prompt tokens"},
+      {"refill", choice(&DlpmOptions::refill_all, "all", "active"), R::kAny,
+       "active: clients with waiting requests get Q^u; all: every client this worker has seen"},
+  };
+  return t;
+}
+
 DlpmOptions parse_dlpm_options(YamlMap& p) {
   DlpmOptions o;
-  o.quantum = p.positive("quantum", o.quantum);
-  o.w_in = p.get<double>("w_in", o.w_in);
-  o.w_out = p.get<double>("w_out", o.w_out);
-  if (o.w_in < 0 || o.w_out < 0) p.fail_here("w_in and w_out must be >= 0");
-  const std::string charge = p.get<std::string>("charge", "extend");
-  if (charge != "extend" && charge != "prompt")
-    p.fail("charge", fmt::format("expected extend (uncached prompt tokens) or prompt (all), got '{}'", charge));
-  o.charge_extend = charge == "extend";
-  const std::string refill = p.get<std::string>("refill", "active");
-  if (refill != "active" && refill != "all")
-    p.fail("refill", fmt::format("expected active (clients with waiting requests) or all, got '{}'", refill));
-  o.refill_all = refill == "all";
+  read_options(p, dlpm_option_table(), o);
   p.finish();
   return o;
 }

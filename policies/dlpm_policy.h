@@ -27,6 +27,8 @@
 #pragma once
 #include <vector>
 
+#include "sim/core/option_table.h"
+#include "sim/core/service_weights.h"
 #include "sim/core/yaml_map.h"
 #include "policies/prefix_ordered_queue.h"
 
@@ -34,8 +36,8 @@ namespace servesim {
 
 struct DlpmOptions {
   double quantum = 2048;      // Q^u, in service units (w_in·tokens + w_out·tokens)
-  double w_in = 1.0;
-  double w_out = 2.0;
+  double w_in = kDefaultWIn;
+  double w_out = kDefaultWOut;
   bool charge_extend = true;  // false: charge all prompt tokens
   bool refill_all = false;    // false: refill active clients only
 };
@@ -62,6 +64,8 @@ class DlpmPolicy final : public LocalPolicy {
   std::uint64_t refills_ = 0;
 };
 
+// The parameters of `local: {name: dlpm, ...}`.
+const OptionTable<DlpmOptions>& dlpm_option_table();
 DlpmOptions parse_dlpm_options(YamlMap& p);
 
 }  // namespace servesim

@@ -29,6 +29,7 @@
 #pragma once
 #include <unordered_set>
 
+#include "sim/core/option_table.h"
 #include "sim/core/yaml_map.h"
 #include "policies/global_prefix_index.h"
 #include "policies/prefix_ordered_queue.h"
@@ -133,23 +134,32 @@ class LpmPolicy final : public LocalPolicy {
   std::vector<bool> late_;
 };
 
+// The parameters of `local: {name: lpm, ...}`. The first row, `preset`, is
+// read first: sglang changes the defaults of fcfs_above and in_batch_check
+// (explicit keys still override).
+inline const OptionTable<LpmOptions>& lpm_option_table() {
+  using R = OptionRange;
+  static const OptionTable<LpmOptions> t = {
+      {"preset", choice(&LpmOptions::sglang, "sglang", "ideal"), R::kAny,
+       "ideal (the paper's LPM) or sglang (SGLang's production scheduler: fcfs_above 128, in_batch_check true)"},
+      {"in_queue_dedup", &LpmOptions::in_queue_dedup, R::kAny, "propose one of the requests computing the same block"},
+      {"fcfs_above", &LpmOptions::fcfs_above, R::kNonNegative, "FCFS above this many waiting requests (0 = never)"},
+      {"in_batch_check", &LpmOptions::in_batch_check, R::kAny, "SGLang's in-batch prefix caching check"},
+      {"check_threshold", &LpmOptions::check_threshold, R::kNonNegative, "in-batch check: cached match at most (tokens)"},
+      {"deprioritize_threshold", &LpmOptions::deprioritize_threshold, R::kPositive,
+       "in-batch check: shared tokens that deprioritise"},
+  };
+  return t;
+}
+
 inline LpmOptions parse_lpm_options(YamlMap& p) {
   LpmOptions o;
-  const std::string preset = p.get<std::string>("preset", "ideal");
-  if (preset != "ideal" && preset != "sglang")
-    p.fail("preset", fmt::format("expected ideal (the paper's LPM) or sglang (SGLang's production scheduler), got '{}'", preset));
-  if (preset == "sglang") {
-    o.sglang = true;
+  read_options(p, OptionTable<LpmOptions>{lpm_option_table().front()}, o);
+  if (o.sglang) {
     o.fcfs_above = 128;
     o.in_batch_check = true;
   }
-  o.in_queue_dedup = p.get<bool>("in_queue_dedup", o.in_queue_dedup);
-  o.fcfs_above = p.get<std::int64_t>("fcfs_above", o.fcfs_above);
-  if (o.fcfs_above < 0) p.fail("fcfs_above", "must be >= 0 (0 = never fall back to FCFS)");
-  o.in_batch_check = p.get<bool>("in_batch_check", o.in_batch_check);
-  o.check_threshold = p.get<std::int64_t>("check_threshold", o.check_threshold);
-  if (o.check_threshold < 0) p.fail("check_threshold", "must be >= 0");
-  o.deprioritize_threshold = p.positive_int("deprioritize_threshold", o.deprioritize_threshold);
+  read_options(p, lpm_option_table(), o);
   p.finish();
   return o;
 }

@@ -169,6 +169,19 @@ void LtrPolicy::metrics(std::vector<PolicyMetric>& out) const {
   out.push_back({"ltr_promotions", static_cast<double>(promotions_), 1, PolicyMetric::Merge::kSum});
 }
 
+const OptionTable<LtrOptions>& ltr_option_table() {
+  using R = OptionRange;
+  static const OptionTable<LtrOptions> t = {
+      {"starvation_threshold", &LtrOptions::starvation_threshold, R::kNonNegative,
+       "steps a request may wait before promotion (0 = no starvation prevention)"},
+      {"priority_quantum", &LtrOptions::priority_quantum, R::kAtLeastOne, "scheduled iterations a promoted request keeps"},
+      {"preemptive", &LtrOptions::preemptive, R::kAny, "re-rank running and waiting requests every step"},
+      {"preempt_for_slots", &LtrOptions::preempt_for_slots, R::kAny,
+       "preemptive: also preempt for the running-request cap"},
+  };
+  return t;
+}
+
 LtrOptions parse_ltr_options(YamlMap& p) {
   LtrOptions o;
   const std::string ranker = p.get<std::string>("ranker", "learned");
@@ -197,13 +210,7 @@ LtrOptions parse_ltr_options(YamlMap& p) {
     if (loss != "listmle" && loss != "pairwise") p.fail("loss", fmt::format("expected listmle or pairwise, got '{}'", loss));
     o.loss = parse_ltr_loss(loss);
   }
-  o.starvation_threshold = p.get<std::int64_t>("starvation_threshold", o.starvation_threshold);
-  if (o.starvation_threshold < 0)
-    p.fail("starvation_threshold", fmt::format("must be >= 0 (0 = off), got {}", o.starvation_threshold));
-  o.priority_quantum = p.get<std::int64_t>("priority_quantum", o.priority_quantum);
-  if (o.priority_quantum < 1) p.fail("priority_quantum", fmt::format("must be >= 1, got {}", o.priority_quantum));
-  o.preemptive = p.get<bool>("preemptive", o.preemptive);
-  o.preempt_for_slots = p.get<bool>("preempt_for_slots", o.preempt_for_slots);
+  read_options(p, ltr_option_table(), o);
   const std::string promoted = p.get<std::string>("promoted_order", o.preemptive ? "score" : "promotion");
   if (promoted != "score" && promoted != "promotion")
     p.fail("promoted_order", fmt::format("expected score (the LTR code) or promotion (first promoted first), got '{}'", promoted));
@@ -233,10 +240,7 @@ YAML::Node ltr_options_yaml(const LtrOptions& o) {
   } else {
     n["tau"] = o.tau;
   }
-  n["starvation_threshold"] = o.starvation_threshold;
-  n["priority_quantum"] = o.priority_quantum;
-  n["preemptive"] = o.preemptive;
-  n["preempt_for_slots"] = o.preempt_for_slots;
+  write_options(n, ltr_option_table(), o);
   n["promoted_order"] = o.promoted_by_score ? "score" : "promotion";
   return n;
 }

@@ -61,6 +61,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "sim/core/option_table.h"
 #include "sim/core/yaml_map.h"
 #include "policies/local_policy.h"
 #include "policies/ltr_ranker.h"
@@ -165,6 +166,11 @@ class LtrPolicy final : public LocalPolicy {
   std::vector<RequestSpec> warmup_set_;
   std::vector<double> eval_pred_, eval_truth_;
 };
+
+// The plain parameters of `local: {name: ltr, ...}`. ranker, tau, model,
+// warmup, loss and promoted_order depend on one another (and warmup's and
+// promoted_order's defaults on other keys): parse_ltr_options() reads those.
+const OptionTable<LtrOptions>& ltr_option_table();
 
 // Reads the `ltr` policy's parameters (loads `model:`) and calls p.finish().
 LtrOptions parse_ltr_options(YamlMap& p);

@@ -28,23 +28,17 @@ ParsedPolicy<P> no_params(YamlMap& params, const std::string& name) {
   return out;
 }
 
-// A policy with options: `parse_options` reads them (and calls finish()),
-// `to_yaml` states them back, `make` builds one instance from them.
+// A policy with options: `parse_options` reads them (with `table`, and calls
+// finish()), the table states them back, `make` builds one instance from them.
 template <class P, class Options, class Make>
 ParsedPolicy<P> with_params(YamlMap& params, const std::string& name, Options (*parse_options)(YamlMap&),
-                            std::initializer_list<std::pair<const char*, std::function<YAML::Node(const Options&)>>> to_yaml,
-                            Make make) {
+                            const OptionTable<Options>& table, Make make) {
   Options o = parse_options(params);
   ParsedPolicy<P> out;
   out.make = [o, make](const PolicyContext& ctx) -> std::unique_ptr<P> { return make(o, ctx); };
   out.resolved["name"] = name;
-  for (const auto& [key, get] : to_yaml) out.resolved[key] = get(o);
+  write_options(out.resolved, table, o);
   return out;
-}
-
-template <class T>
-YAML::Node node(const T& v) {
-  return YAML::Node(v);
 }
 
 template <class P>
@@ -70,54 +64,43 @@ ParsedPolicy<P> parse_policy(YamlMap& parent, const std::string& key, const std:
 const std::vector<PolicyType<LocalPolicy>>& local_policy_types() {
   static const std::vector<PolicyType<LocalPolicy>> types = {
       {"fcfs", "first come, first served (preempted requests return to the front)",
-       [](YamlMap& p) { return no_params<LocalPolicy, FcfsPolicy>(p, "fcfs"); }},
+       [](YamlMap& p) { return no_params<LocalPolicy, FcfsPolicy>(p, "fcfs"); }, {}},
       {"sjf", "shortest true output first (oracle); srtf: shortest remaining with preemption",
        [](YamlMap& p) {
-         auto out = with_params<LocalPolicy>(p, "sjf", parse_sjf_options, {{"srtf", [](const SjfOptions& o) { return node(o.srtf); }}},
+         auto out = with_params<LocalPolicy>(p, "sjf", parse_sjf_options, sjf_option_table(),
                                              [](const SjfOptions& o, const PolicyContext&) { return std::make_unique<SjfPolicy>(o); });
          out.oracle = true;
          return out;
-       }},
+       },
+       policy_params(sjf_option_table())},
       {"lpm", "longest cached prefix first (SGLang); preset ideal (paper) or sglang (FCFS above 128, in-batch check)",
        [](YamlMap& p) {
-         return with_params<LocalPolicy>(p, "lpm", parse_lpm_options,
-                                         {{"preset", [](const LpmOptions& o) { return node(o.sglang ? "sglang" : "ideal"); }},
-                                          {"in_queue_dedup", [](const LpmOptions& o) { return node(o.in_queue_dedup); }},
-                                          {"fcfs_above", [](const LpmOptions& o) { return node(o.fcfs_above); }},
-                                          {"in_batch_check", [](const LpmOptions& o) { return node(o.in_batch_check); }},
-                                          {"check_threshold", [](const LpmOptions& o) { return node(o.check_threshold); }},
-                                          {"deprioritize_threshold", [](const LpmOptions& o) { return node(o.deprioritize_threshold); }}},
+         return with_params<LocalPolicy>(p, "lpm", parse_lpm_options, lpm_option_table(),
                                          [](const LpmOptions& o, const PolicyContext&) { return std::make_unique<LpmPolicy>(o); });
-       }},
+       },
+       policy_params(lpm_option_table())},
       {"dfs_weight", "SGLang's dfs-weight: depth-first over cached prefixes, heaviest subtree (most waiting requests) first",
-       [](YamlMap& p) { return no_params<LocalPolicy, DfsWeightPolicy>(p, "dfs_weight"); }},
+       [](YamlMap& p) { return no_params<LocalPolicy, DfsWeightPolicy>(p, "dfs_weight"); }, {}},
       {"vtc", "virtual token counter fairness (OSDI'24): least-served client first, counter lift",
        [](YamlMap& p) {
-         return with_params<LocalPolicy>(p, "vtc", parse_vtc_options,
-                                         {{"w_in", [](const VtcOptions& o) { return node(o.w_in); }},
-                                          {"w_out", [](const VtcOptions& o) { return node(o.w_out); }},
-                                          {"charge", [](const VtcOptions& o) { return node(o.charge_extend ? "extend" : "prompt"); }}},
+         return with_params<LocalPolicy>(p, "vtc", parse_vtc_options, vtc_option_table(),
                                          [](const VtcOptions& o, const PolicyContext&) { return std::make_unique<VtcPolicy>(o); });
-       }},
+       },
+       policy_params(vtc_option_table())},
       {"dlpm", "deficit longest prefix match: LPM order with per-client deficits (quantum Q^u)",
        [](YamlMap& p) {
-         return with_params<LocalPolicy>(p, "dlpm", parse_dlpm_options,
-                                         {{"quantum", [](const DlpmOptions& o) { return node(o.quantum); }},
-                                          {"w_in", [](const DlpmOptions& o) { return node(o.w_in); }},
-                                          {"w_out", [](const DlpmOptions& o) { return node(o.w_out); }},
-                                          {"charge", [](const DlpmOptions& o) { return node(o.charge_extend ? "extend" : "prompt"); }},
-                                          {"refill", [](const DlpmOptions& o) { return node(o.refill_all ? "all" : "active"); }}},
+         return with_params<LocalPolicy>(p, "dlpm", parse_dlpm_options, dlpm_option_table(),
                                          [](const DlpmOptions& o, const PolicyContext&) { return std::make_unique<DlpmPolicy>(o); });
-       }},
+       },
+       policy_params(dlpm_option_table())},
       {"preble_local", "Preble's local scheduler: hit-ratio priority groups with (g+1)·k quotas",
        [](YamlMap& p) {
-         return with_params<LocalPolicy>(p, "preble_local", parse_preble_local_options,
-                                         {{"groups", [](const PrebleLocalOptions& o) { return node(o.groups); }},
-                                          {"k", [](const PrebleLocalOptions& o) { return node(o.k); }}},
+         return with_params<LocalPolicy>(p, "preble_local", parse_preble_local_options, preble_local_option_table(),
                                          [](const PrebleLocalOptions& o, const PolicyContext&) {
                                            return std::make_unique<PrebleLocalPolicy>(o);
                                          });
-       }},
+       },
+       policy_params(preble_local_option_table())},
       {"ltr", "predicted output-length rank (vLLM-LTR): ranker learned (model/warmup) or noisy_oracle (tau; oracle)",
        [](YamlMap& p) {
          const LtrOptions o = parse_ltr_options(p);
@@ -126,7 +109,8 @@ const std::vector<PolicyType<LocalPolicy>>& local_policy_types() {
          out.resolved = ltr_options_yaml(o);
          out.oracle = o.ranker == LtrOptions::Ranker::kNoisyOracle;
          return out;
-       }},
+       },
+       policy_params(ltr_option_table())},
   };
   return types;
 }
@@ -134,9 +118,9 @@ const std::vector<PolicyType<LocalPolicy>>& local_policy_types() {
 const std::vector<PolicyType<GlobalPolicy>>& global_policy_types() {
   static const std::vector<PolicyType<GlobalPolicy>> types = {
       {"round_robin", "k-th request to worker k mod N",
-       [](YamlMap& p) { return no_params<GlobalPolicy, RoundRobinPolicy>(p, "round_robin"); }},
+       [](YamlMap& p) { return no_params<GlobalPolicy, RoundRobinPolicy>(p, "round_robin"); }, {}},
       {"least_outstanding", "fewest waiting + running requests (ties: lowest index)",
-       [](YamlMap& p) { return no_params<GlobalPolicy, LeastOutstandingPolicy>(p, "least_outstanding"); }},
+       [](YamlMap& p) { return no_params<GlobalPolicy, LeastOutstandingPolicy>(p, "least_outstanding"); }, {}},
       {"random", "uniform random worker (seeded by the scenario seed)",
        [](YamlMap& p) {
          p.finish();
@@ -144,7 +128,7 @@ const std::vector<PolicyType<GlobalPolicy>>& global_policy_types() {
          out.make = [](const PolicyContext& ctx) { return std::make_unique<RandomPolicy>(ctx.seed); };
          out.resolved["name"] = "random";
          return out;
-       }},
+       }, {}},
       {"least_load", "least estimated remaining work (seconds, from each worker's cost model)",
        [](YamlMap& p) {
          p.finish();
@@ -152,44 +136,33 @@ const std::vector<PolicyType<GlobalPolicy>>& global_policy_types() {
          out.make = [](const PolicyContext&) { return std::make_unique<LeastLoadPolicy>(); };
          out.resolved["name"] = "least_load";
          return out;
-       }},
+       }, {}},
       {"cache_aware", "SGLang router: longest approximate prefix match unless load is imbalanced",
        [](YamlMap& p) {
-         return with_params<GlobalPolicy>(p, "cache_aware", parse_cache_aware_options,
-                                          {{"cache_threshold", [](const CacheAwareOptions& o) { return node(o.cache_threshold); }},
-                                           {"balance_abs", [](const CacheAwareOptions& o) { return node(o.balance_abs); }},
-                                           {"balance_rel", [](const CacheAwareOptions& o) { return node(o.balance_rel); }}},
+         return with_params<GlobalPolicy>(p, "cache_aware", parse_cache_aware_options, cache_aware_option_table(),
                                           [](const CacheAwareOptions& o, const PolicyContext& ctx) {
                                             return std::make_unique<CacheAwarePolicy>(o, ctx.workers);
                                           });
-       }},
+       },
+       policy_params(cache_aware_option_table())},
       {"d2lpm", "distributed DLPM: locality first, per-(client, worker) deficits over a prefix view (needs local dlpm)",
        [](YamlMap& p) {
-         auto out = with_params<GlobalPolicy>(p, "d2lpm", parse_d2lpm_options,
-                                              {{"quantum", [](const D2lpmOptions& o) { return node(o.quantum); }},
-                                               {"w_in", [](const D2lpmOptions& o) { return node(o.w_in); }},
-                                               {"w_out", [](const D2lpmOptions& o) { return node(o.w_out); }},
-                                               {"charge", [](const D2lpmOptions& o) { return node(o.charge_extend ? "extend" : "prompt"); }},
-                                               {"update_delay_s", [](const D2lpmOptions& o) { return node(time_to_seconds(o.update_delay)); }}},
+         auto out = with_params<GlobalPolicy>(p, "d2lpm", parse_d2lpm_options, d2lpm_option_table(),
                                               [](const D2lpmOptions& o, const PolicyContext& ctx) {
                                                 return std::make_unique<D2lpmPolicy>(o, ctx.workers);
                                               });
          out.requires_local = "dlpm";
          return out;
-       }},
+       },
+       policy_params(d2lpm_option_table())},
       {"preble_e2", "Preble E2: exploit cached prefixes or explore by min L+M+P (with rebalancing, replication)",
        [](YamlMap& p) {
-         return with_params<GlobalPolicy>(p, "preble_e2", parse_preble_e2_options,
-                                          {{"window_s", [](const PrebleE2Options& o) { return node(time_to_seconds(o.window)); }},
-                                           {"rebalance", [](const PrebleE2Options& o) { return node(o.rebalance); }},
-                                           {"rebalance_ratio", [](const PrebleE2Options& o) { return node(o.rebalance_ratio); }},
-                                           {"rebalance_every", [](const PrebleE2Options& o) { return node(o.rebalance_every); }},
-                                           {"replicate", [](const PrebleE2Options& o) { return node(o.replicate); }},
-                                           {"replicate_factor", [](const PrebleE2Options& o) { return node(o.replicate_factor); }}},
+         return with_params<GlobalPolicy>(p, "preble_e2", parse_preble_e2_options, preble_e2_option_table(),
                                           [](const PrebleE2Options& o, const PolicyContext& ctx) {
                                             return std::make_unique<PrebleE2Policy>(o, ctx.workers);
                                           });
-       }},
+       },
+       policy_params(preble_e2_option_table())},
   };
   return types;
 }

@@ -5,7 +5,9 @@
 // plus parameters (`local: {name: dlpm, quantum: 2048}`). parse() reads the
 // parameters strictly (unknown keys are errors) and returns a factory — each
 // worker gets its own instance — plus the resolved parameters for
-// config.resolved.yaml.
+// config.resolved.yaml. A policy's parameters are one OptionTable
+// (sim/core/option_table.h) next to its options struct: parsing, range
+// checks, the parameter echo and the docs check all use it.
 #pragma once
 #include <functional>
 #include <memory>
@@ -14,6 +16,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "sim/core/option_table.h"
 #include "sim/core/yaml_map.h"
 #include "policies/global_policy.h"
 #include "policies/local_policy.h"
@@ -36,6 +39,20 @@ struct ParsedPolicy {
   std::string requires_local;
 };
 
+// One parameter of a policy, from its option table (the policy's header or
+// .cc): key, default as YAML text, help. docs/policies.md is checked against
+// these (configs/option_tables_test.cc).
+struct PolicyParam {
+  std::string key, default_value, help;
+};
+
+template <class S>
+std::vector<PolicyParam> policy_params(const OptionTable<S>& table) {
+  std::vector<PolicyParam> out;
+  for (const OptionField<S>& f : table) out.push_back({f.key, option_default(f), f.help});
+  return out;
+}
+
 template <class P>
 struct PolicyType {
   std::string name;
@@ -43,6 +60,10 @@ struct PolicyType {
   // Reads parameters from `params` (its `name` key is already consumed);
   // must call params.finish().
   std::function<ParsedPolicy<P>(YamlMap& params)> parse;
+  // The parameters read from an option table (written back by it in
+  // `resolved`); keys read by hand (LTR's ranker, tau, model, warmup, loss,
+  // promoted_order) are not listed. Empty: no parameters.
+  std::vector<PolicyParam> params;
 };
 
 const std::vector<PolicyType<LocalPolicy>>& local_policy_types();

@@ -214,16 +214,23 @@ void PrebleE2Policy::check(Time now) {
   }
 }
 
+const OptionTable<PrebleE2Options>& preble_e2_option_table() {
+  using R = OptionRange;
+  static const OptionTable<PrebleE2Options> t = {
+      {"window_s", seconds(&PrebleE2Options::window), R::kPositive, "history window"},
+      {"rebalance", &PrebleE2Options::rebalance, R::kAny, "load rebalancing by subtree moves"},
+      {"rebalance_ratio", &PrebleE2Options::rebalance_ratio, R::kAtLeastOne, "load ratio that triggers a rebalance"},
+      {"rebalance_every", &PrebleE2Options::rebalance_every, R::kPositive,
+       "requests routed per worker between two checks"},
+      {"replicate", &PrebleE2Options::replicate, R::kAny, "hot-prefix replication on TTFT overload"},
+      {"replicate_factor", &PrebleE2Options::replicate_factor, R::kAboveOne, "overload factor that triggers replication"},
+  };
+  return t;
+}
+
 PrebleE2Options parse_preble_e2_options(YamlMap& p) {
   PrebleE2Options o;
-  o.window = seconds_to_time(p.positive("window_s", time_to_seconds(o.window)));
-  o.rebalance = p.get<bool>("rebalance", o.rebalance);
-  o.rebalance_ratio = p.get<double>("rebalance_ratio", o.rebalance_ratio);
-  if (o.rebalance_ratio < 1) p.fail("rebalance_ratio", "must be >= 1");
-  o.rebalance_every = p.positive_int("rebalance_every", o.rebalance_every);
-  o.replicate = p.get<bool>("replicate", o.replicate);
-  o.replicate_factor = p.get<double>("replicate_factor", o.replicate_factor);
-  if (o.replicate_factor <= 1) p.fail("replicate_factor", "must be > 1");
+  read_options(p, preble_e2_option_table(), o);
   p.finish();
   return o;
 }

@@ -45,6 +45,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/core/option_table.h"
 #include "sim/core/yaml_map.h"
 #include "policies/global_policy.h"
 #include "policies/global_prefix_index.h"
@@ -122,6 +123,8 @@ class PrebleE2Policy final : public GlobalPolicy {
   bool sized_ = false;
 };
 
+// The parameters of `global: {name: preble_e2, ...}`.
+const OptionTable<PrebleE2Options>& preble_e2_option_table();
 PrebleE2Options parse_preble_e2_options(YamlMap& p);
 
 }  // namespace servesim

@@ -35,6 +35,7 @@
 #include <deque>
 #include <vector>
 
+#include "sim/core/option_table.h"
 #include "sim/core/yaml_map.h"
 #include "policies/local_policy.h"
 
@@ -125,10 +126,19 @@ class PrebleLocalPolicy final : public LocalPolicy {
   std::size_t size_ = 0;
 };
 
+// The parameters of `local: {name: preble_local, ...}`.
+inline const OptionTable<PrebleLocalOptions>& preble_local_option_table() {
+  using R = OptionRange;
+  static const OptionTable<PrebleLocalOptions> t = {
+      {"groups", &PrebleLocalOptions::groups, R::kPositive, "number of hit-ratio groups"},
+      {"k", &PrebleLocalOptions::k, R::kPositive, "admissions per step per unit of group weight"},
+  };
+  return t;
+}
+
 inline PrebleLocalOptions parse_preble_local_options(YamlMap& p) {
   PrebleLocalOptions o;
-  o.groups = p.positive_int("groups", o.groups);
-  o.k = p.positive_int("k", o.k);
+  read_options(p, preble_local_option_table(), o);
   p.finish();
   return o;
 }

@@ -16,6 +16,7 @@
 #pragma once
 #include <set>
 
+#include "sim/core/option_table.h"
 #include "sim/core/yaml_map.h"
 #include "policies/local_policy.h"
 
@@ -80,9 +81,17 @@ class SjfPolicy final : public LocalPolicy {
   std::int64_t seq_ = 0, pre_ = 0;
 };
 
+// The parameters of `local: {name: sjf, ...}`.
+inline const OptionTable<SjfOptions>& sjf_option_table() {
+  static const OptionTable<SjfOptions> t = {
+      {"srtf", &SjfOptions::srtf, OptionRange::kAny, "shortest remaining output first, with preemption"},
+  };
+  return t;
+}
+
 inline SjfOptions parse_sjf_options(YamlMap& p) {
   SjfOptions o;
-  o.srtf = p.get<bool>("srtf", o.srtf);
+  read_options(p, sjf_option_table(), o);
   p.finish();
   return o;
 }

@@ -24,14 +24,16 @@
 #include <set>
 #include <vector>
 
+#include "sim/core/option_table.h"
+#include "sim/core/service_weights.h"
 #include "sim/core/yaml_map.h"
 #include "policies/local_policy.h"
 
 namespace servesim {
 
 struct VtcOptions {
-  double w_in = 1.0;
-  double w_out = 2.0;
+  double w_in = kDefaultWIn;
+  double w_out = kDefaultWOut;
   bool charge_extend = false;  // false: all prompt tokens (VTC); true: uncached prompt tokens only
 };
 
@@ -103,14 +105,21 @@ class VtcPolicy final : public LocalPolicy {
   std::size_t size_ = 0;
 };
 
+// The parameters of `local: {name: vtc, ...}`.
+inline const OptionTable<VtcOptions>& vtc_option_table() {
+  using R = OptionRange;
+  static const OptionTable<VtcOptions> t = {
+      {"w_in", &VtcOptions::w_in, R::kNonNegative, "weight per input token"},
+      {"w_out", &VtcOptions::w_out, R::kNonNegative, "weight per output token"},
+      {"charge", choice(&VtcOptions::charge_extend, "extend", "prompt"), R::kAny,
+       "prompt: all prompt tokens (VTC); extend: only tokens not in the prefix cache"},
+  };
+  return t;
+}
+
 inline VtcOptions parse_vtc_options(YamlMap& p) {
   VtcOptions o;
-  o.w_in = p.get<double>("w_in", o.w_in);
-  o.w_out = p.get<double>("w_out", o.w_out);
-  if (o.w_in < 0 || o.w_out < 0) p.fail_here("w_in and w_out must be >= 0");
-  const std::string charge = p.get<std::string>("charge", "prompt");
-  if (charge != "prompt" && charge != "extend") p.fail("charge", "expected prompt (all prompt tokens) or extend (uncached)");
-  o.charge_extend = charge == "extend";
+  read_options(p, vtc_option_table(), o);
   p.finish();
   return o;
 }

@@ -6,11 +6,14 @@
 #include <fstream>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include "reports/csv_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/service_weights.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -92,6 +95,22 @@ class Plotter {
   std::string gnuplot_;
 };
 
+// The run's service weights: report.w_in / report.w_out of its
+// config.resolved.yaml; the defaults when the folder has no such file.
+std::pair<double, double> service_weights(const fs::path& dir) {
+  double w_in = kDefaultWIn, w_out = kDefaultWOut;
+  const fs::path config = dir / "config.resolved.yaml";
+  if (!fs::exists(config)) return {w_in, w_out};
+  try {
+    const YAML::Node report = YAML::LoadFile(config.string())["report"];
+    if (report && report["w_in"]) w_in = report["w_in"].as<double>();
+    if (report && report["w_out"]) w_out = report["w_out"].as<double>();
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}: report.w_in / report.w_out: {}", config.string(), e.what()));
+  }
+  return {w_in, w_out};
+}
+
 void run_plots(const fs::path& dir, Plotter& p) {
   CsvTable req = read_csv((dir / "requests.csv").string());
   {
@@ -118,19 +137,21 @@ void run_plots(const fs::path& dir, Plotter& p) {
       for (const auto& r : svc.rows) per[std::stoi(r[cc])].push_back({to_double(r[ct]), to_double(r[cs])});
       title = "Service per client over time (as the fairness measures count it; client_service.csv)";
     } else {
+      const auto [w_in, w_out] = service_weights(dir);
       int cf = req.column("finish_s"), cc = req.column("client"), cp = req.column("prompt_tokens"),
           co = req.column("generated_tokens");
       for (const auto& r : req.rows) {
         double f = to_double(r[cf]);
         if (f < 0) continue;
-        per[std::stoi(r[cc])].push_back({f, to_double(r[cp], 0) + 2 * to_double(r[co], 0)});
+        per[std::stoi(r[cc])].push_back({f, w_in * to_double(r[cp], 0) + w_out * to_double(r[co], 0)});
       }
       for (auto& [client, pts] : per) {
         std::sort(pts.begin(), pts.end());
         double acc = 0;
         for (auto& pt : pts) pt.second = (acc += pt.second);
       }
-      title = "Service per client over time (w_in=1, w_out=2, credited when a request finishes: the run has no timeline)";
+      title = fmt::format("Service per client over time (w_in={}, w_out={}, credited when a request finishes: the run has "
+                          "no timeline)", w_in, w_out);
     }
     std::ofstream d(p.data("client_service.dat"));
     std::string plot = "plot ";

@@ -90,6 +90,20 @@ TEST_CASE("the service plot uses the engine's client_service.csv when the run ha
   CHECK(data() == "1 1234\n2 2468\n3 3702\n\n\n1 1235\n2 2469\n3 3703\n\n\n");
 }
 
+TEST_CASE("without client_service.csv the service plot weighs tokens with the run's report.w_in / w_out") {
+  fs::path d = fs::temp_directory_path() / "servesim_plot_weights";
+  fs::remove_all(d);
+  write_run(d, 1.0);
+  std::ofstream(d / "config.resolved.yaml") << "name: t\nreport: {w_in: 0.5, w_out: 3}\n";
+  make_plots(d.string());
+  std::ifstream in(d / "plots" / "client_service.dat");
+  const std::string data(std::istreambuf_iterator<char>(in), {});
+  CHECK(data.find("19.9 11000") != std::string::npos);  // 100 requests * (0.5 * 100 + 3 * 20)
+  std::ifstream gp(d / "plots" / "client_service.gp");
+  const std::string script(std::istreambuf_iterator<char>(gp), {});
+  CHECK(script.find("w_in=0.5, w_out=3") != std::string::npos);
+}
+
 TEST_CASE("plotting a sweep folder makes per-point CDFs and labelled scatter plots") {
   fs::path d = fs::temp_directory_path() / "servesim_plot_sweep";
   fs::remove_all(d);

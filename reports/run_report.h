@@ -68,8 +68,10 @@ struct RunSummary {
 
 struct ReportOptions {
   std::string out_dir;
-  double w_in = 1.0;   // service weight per input (prompt) token
-  double w_out = 2.0;  // service weight per output token
+  // Service weights per input (prompt) and output token: the scenario's
+  // report.w_in / report.w_out (no default here; see sim/core/service_weights.h).
+  double w_in;
+  double w_out;
   bool write_requests = true;
   bool service_series = false;  // client_service.csv (sampled with timeline.csv)
 };

@@ -24,6 +24,62 @@ constexpr size_t prefill_smem_bytes() {
   return (size_t{kPrefillWarps} * 16 * MT + 4 * kPrefillTileK) * kSmemStride<D> * sizeof(__nv_bfloat16);
 }
 
+// The query tile a block owns (blockIdx.x: query head, blockIdx.y: tile of the plan)
+// and the keys it sees; the same for every variant (kRows: query rows per tile).
+struct PrefillBlock {
+  int head, hq, hkv, kv_head;
+  int row0;     // the sequence's first query row
+  int q_begin;  // the tile's first query, within the sequence
+  int prefix;   // cached keys before the sequence's first query
+  int rows;     // valid query rows of the tile
+  int kv_end;   // keys visible to at least one row
+  int num_tiles;  // key tiles of kPrefillTileK up to kv_end
+  const int32_t* seq_pages;
+};
+
+__device__ __forceinline__ PrefillBlock prefill_block(const PrefillParams& p, int kRows) {
+  PrefillBlock b;
+  b.head = blockIdx.x;
+  const int tile = blockIdx.y;
+  b.hq = p.a.heads.num_q_heads;
+  b.hkv = p.a.heads.num_kv_heads;
+  b.kv_head = b.head / (b.hq / b.hkv);
+  const int seq = p.tile_seq[tile];
+  b.q_begin = p.tile_q_begin[tile];
+  b.row0 = p.a.q_indptr[seq];
+  const int q_len = p.a.q_indptr[seq + 1] - b.row0;
+  b.prefix = p.a.kv.kv_lens[seq] - q_len;
+  b.rows = min(kRows, q_len - b.q_begin);
+  b.kv_end = b.prefix + b.q_begin + b.rows;
+  b.num_tiles = (b.kv_end + kPrefillTileK - 1) / kPrefillTileK;
+  b.seq_pages = p.a.kv.page_indices + p.a.kv.page_indptr[seq];
+  return b;
+}
+
+// Writes one warp's finished rows [0, warp_rows) — O / l and, when asked, the
+// log-sum-exp — its row r being query token token0 + r.
+template <int D, int MT>
+__device__ __forceinline__ void write_warp_rows(const PrefillParams& p, const WarpAttnState<D, MT>& st, int token0,
+                                                int warp_rows, int head, int hq, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = mt * 16 + g + 8 * h;
+      if (r >= warp_rows) continue;
+      const int64_t token = token0 + r;  // int sum, as the token index fits an int
+      const float inv = 1.0f / st.l[mt][h];  // > 0: key 0 is visible to every row
+      __nv_bfloat16* out = p.a.out + (token * hq + head) * D;
+#pragma unroll
+      for (int j = 0; j < D / 8; ++j)
+        *reinterpret_cast<__nv_bfloat162*>(out + j * 8 + 2 * t) =
+            __floats2bfloat162_rn(st.o[mt][j][2 * h] * inv, st.o[mt][j][2 * h + 1] * inv);
+      if (p.a.lse != nullptr && t == 0) p.a.lse[token * hq + head] = (st.m[mt][h] + log2f(st.l[mt][h])) * kLn2;
+    }
+  }
+}
+
 template <int D, int MT>
 __global__ void __launch_bounds__(kPrefillThreads) prefill_kernel(const PrefillParams p) {
   constexpr int kRowsPerWarp = 16 * MT;
@@ -38,18 +94,11 @@ __global__ void __launch_bounds__(kPrefillThreads) prefill_kernel(const PrefillP
   __nv_bfloat16* v_s = k_s + 2 * kStage;                               // [2][64][stride]
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int head = blockIdx.x, tile = blockIdx.y;
-  const int hq = p.a.heads.num_q_heads, hkv = p.a.heads.num_kv_heads;
-  const int kv_head = head / (hq / hkv);
-  const int seq = p.tile_seq[tile];
-  const int q_begin = p.tile_q_begin[tile];
-  const int row0 = p.a.q_indptr[seq];
-  const int q_len = p.a.q_indptr[seq + 1] - row0;
-  const int prefix = p.a.kv.kv_lens[seq] - q_len;
-  const int rows = min(kRows, q_len - q_begin);
-  const int kv_end = prefix + q_begin + rows;  // keys visible to at least one row
-  const int num_tiles = (kv_end + kPrefillTileK - 1) / kPrefillTileK;
-  const int32_t* seq_pages = p.a.kv.page_indices + p.a.kv.page_indptr[seq];
+  const PrefillBlock b = prefill_block(p, kRows);
+  const int head = b.head, hq = b.hq, hkv = b.hkv, kv_head = b.kv_head;
+  const int q_begin = b.q_begin, row0 = b.row0, prefix = b.prefix, rows = b.rows;
+  const int kv_end = b.kv_end, num_tiles = b.num_tiles;
+  const int32_t* seq_pages = b.seq_pages;
 
   load_rows_async<D, kPrefillThreads>(q_s, p.a.q + (int64_t(row0 + q_begin) * hq + head) * D, int64_t(hq) * D, kRows, rows,
                                tid);
@@ -96,24 +145,7 @@ __global__ void __launch_bounds__(kPrefillThreads) prefill_kernel(const PrefillP
   ptx::cp_async_wait<0>();
   if (warp_rows <= 0) return;
   st.finalize_row_sums();
-
-  const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = mt * 16 + g + 8 * h;
-      if (r >= warp_rows) continue;
-      const int64_t token = row0 + q_begin + warp_row0 + r;
-      const float inv = 1.0f / st.l[mt][h];  // > 0: key 0 is visible to every row
-      __nv_bfloat16* out = p.a.out + (token * hq + head) * D;
-#pragma unroll
-      for (int j = 0; j < D / 8; ++j)
-        *reinterpret_cast<__nv_bfloat162*>(out + j * 8 + 2 * t) =
-            __floats2bfloat162_rn(st.o[mt][j][2 * h] * inv, st.o[mt][j][2 * h + 1] * inv);
-      if (p.a.lse != nullptr && t == 0) p.a.lse[token * hq + head] = (st.m[mt][h] + log2f(st.l[mt][h])) * kLn2;
-    }
-  }
+  write_warp_rows<D, MT>(p, st, row0 + q_begin + warp_row0, warp_rows, head, hq, lane);
 }
 
 // ---- Variant fa2_qreg (FA2 parity of the mma.sync path; speed unmeasured) ----------------
@@ -142,18 +174,11 @@ __global__ void __launch_bounds__(kPrefillThreads) prefill_kernel_qreg(const Pre
   __nv_bfloat16* q_s = v_s + (kQregStages - 1) * kStage;              // V stage 2, until Q is in registers
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int head = blockIdx.x, tile = blockIdx.y;
-  const int hq = p.a.heads.num_q_heads, hkv = p.a.heads.num_kv_heads;
-  const int kv_head = head / (hq / hkv);
-  const int seq = p.tile_seq[tile];
-  const int q_begin = p.tile_q_begin[tile];
-  const int row0 = p.a.q_indptr[seq];
-  const int q_len = p.a.q_indptr[seq + 1] - row0;
-  const int prefix = p.a.kv.kv_lens[seq] - q_len;
-  const int rows = min(kRows, q_len - q_begin);
-  const int kv_end = prefix + q_begin + rows;
-  const int num_tiles = (kv_end + kPrefillTileK - 1) / kPrefillTileK;
-  const int32_t* seq_pages = p.a.kv.page_indices + p.a.kv.page_indptr[seq];
+  const PrefillBlock b = prefill_block(p, kRows);
+  const int head = b.head, hq = b.hq, hkv = b.hkv, kv_head = b.kv_head;
+  const int q_begin = b.q_begin, row0 = b.row0, prefix = b.prefix, rows = b.rows;
+  const int kv_end = b.kv_end, num_tiles = b.num_tiles;
+  const int32_t* seq_pages = b.seq_pages;
 
   // Two groups per tile (K, then V); empty groups past the last tile keep the count fixed.
   auto prefetch = [&](int t) {
@@ -206,21 +231,7 @@ __global__ void __launch_bounds__(kPrefillThreads) prefill_kernel_qreg(const Pre
   ptx::cp_async_wait<0>();
   if (warp_rows <= 0) return;
   st.finalize_row_sums();
-
-  const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int r = g + 8 * h;
-    if (r >= warp_rows) continue;
-    const int64_t token = row0 + q_begin + warp * 16 + r;
-    const float inv = 1.0f / st.l[0][h];  // > 0: key 0 is visible to every row
-    __nv_bfloat16* out = p.a.out + (token * hq + head) * D;
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j)
-      *reinterpret_cast<__nv_bfloat162*>(out + j * 8 + 2 * t) =
-          __floats2bfloat162_rn(st.o[0][j][2 * h] * inv, st.o[0][j][2 * h + 1] * inv);
-    if (p.a.lse != nullptr && t == 0) p.a.lse[token * hq + head] = (st.m[0][h] + log2f(st.l[0][h])) * kLn2;
-  }
+  write_warp_rows<D, 1>(p, st, row0 + q_begin + warp * 16, warp_rows, head, hq, lane);
 }
 
 }  // namespace servesim::kernels::detail

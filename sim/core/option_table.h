@@ -1,0 +1,193 @@
+// OptionTable<S>: the schema of an options struct, one row per YAML key —
+// key, member, range, help — and the three things done with it: read a YAML
+// map into the struct (type and range checks, errors naming file, line and
+// key), write the struct back (config.resolved.yaml, the policy registry's
+// parameter echo) and document it (docs/configuration.md and
+// docs/policies.md are checked against the tables by a test).
+//
+// A key's default is the member's initializer in the struct, and nowhere
+// else: read_options() falls back to the struct's current values (so a
+// per-worker override inherits the scenario's), and documentation reads a
+// default-constructed S. A row's member is a plain value (integer, double,
+// boolean, string), a duration stated in seconds (`seconds(&S::m)`: a Time
+// member, the key in seconds), or a choice between two names stored as a
+// boolean (`choice(&S::m, "if_true", "if_false")`). Keys with a derived
+// default stay hand-read next to the table that surrounds them.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "sim/core/time.h"
+#include "sim/core/yaml_map.h"
+
+namespace servesim {
+
+enum class OptionRange : std::uint8_t {
+  kAny,
+  kPositive,        // > 0 (integers: a positive integer)
+  kNonNegative,     // >= 0
+  kFraction,        // (0, 1]
+  kFractionOrZero,  // [0, 1]
+  kAtLeastOne,      // >= 1
+  kAboveOne,        // > 1
+};
+
+// A Time member whose key is stated in seconds.
+template <class S>
+struct OptionSeconds {
+  Time S::* member;
+};
+
+// A boolean member whose key is one of two names.
+template <class S>
+struct OptionChoice {
+  bool S::* member;
+  const char* if_true;
+  const char* if_false;
+};
+
+template <class S>
+OptionSeconds<S> seconds(Time S::* member) {
+  return {member};
+}
+
+template <class S>
+OptionChoice<S> choice(bool S::* member, const char* if_true, const char* if_false) {
+  return {member, if_true, if_false};
+}
+
+template <class S>
+struct OptionField {
+  using Member = std::variant<std::int64_t S::*, int S::*, double S::*, bool S::*, std::string S::*, OptionSeconds<S>,
+                              OptionChoice<S>>;
+  const char* key;
+  Member member;
+  OptionRange range = OptionRange::kAny;
+  const char* help = "";
+};
+
+template <class S>
+using OptionTable = std::vector<OptionField<S>>;
+
+namespace option_detail {
+
+inline double check_range(YamlMap& m, const char* key, double x, OptionRange r) {
+  switch (r) {
+    case OptionRange::kAny: break;
+    case OptionRange::kPositive:
+      if (!(x > 0)) m.fail(key, fmt::format("must be > 0, got {}", x));
+      break;
+    case OptionRange::kNonNegative:
+      if (!(x >= 0)) m.fail(key, "must be >= 0");
+      break;
+    case OptionRange::kFraction:
+      if (!(x > 0) || x > 1) m.fail(key, fmt::format("must be in (0, 1], got {}", x));
+      break;
+    case OptionRange::kFractionOrZero:
+      if (!(x >= 0) || x > 1) m.fail(key, fmt::format("must be in [0, 1], got {}", x));
+      break;
+    case OptionRange::kAtLeastOne:
+      if (!(x >= 1)) m.fail(key, fmt::format("must be >= 1, got {}", x));
+      break;
+    case OptionRange::kAboveOne:
+      if (!(x > 1)) m.fail(key, fmt::format("must be > 1, got {}", x));
+      break;
+  }
+  return x;
+}
+
+inline std::int64_t check_range(YamlMap& m, const char* key, std::int64_t x, OptionRange r) {
+  if (r == OptionRange::kPositive && x <= 0) m.fail(key, fmt::format("must be a positive integer, got {}", x));
+  if (r == OptionRange::kNonNegative && x < 0) m.fail(key, "must be >= 0");
+  if (r == OptionRange::kAtLeastOne && x < 1) m.fail(key, fmt::format("must be >= 1, got {}", x));
+  if (r == OptionRange::kAboveOne && x <= 1) m.fail(key, fmt::format("must be > 1, got {}", x));
+  return x;
+}
+
+template <class S, class M>
+constexpr bool is_seconds = std::is_same_v<M, OptionSeconds<S>>;
+template <class S, class M>
+constexpr bool is_choice = std::is_same_v<M, OptionChoice<S>>;
+
+}  // namespace option_detail
+
+// GCC's -Warray-bounds follows every alternative of the variant into the
+// visitors below, even those a small struct cannot hold (a struct of one
+// bool): a false positive there.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+
+// Reads every key of `table` present in `m` into `s` (absent keys keep s's
+// values). Marks the keys as known to m; the caller still calls m.finish().
+template <class S>
+void read_options(YamlMap& m, const OptionTable<S>& table, S& s) {
+  using namespace option_detail;
+  for (const OptionField<S>& f : table) {
+    std::visit(
+        [&](auto member) {
+          using M = decltype(member);
+          if constexpr (is_seconds<S, M>) {
+            if (m.has(f.key)) s.*member.member = seconds_to_time(check_range(m, f.key, m.get<double>(f.key, 0), f.range));
+          } else if constexpr (is_choice<S, M>) {
+            bool& v = s.*member.member;
+            const std::string name = m.get<std::string>(f.key, v ? member.if_true : member.if_false);
+            if (name != member.if_true && name != member.if_false)
+              m.fail(f.key, fmt::format("expected {} or {}, got '{}'", member.if_true, member.if_false, name));
+            v = name == member.if_true;
+          } else {
+            auto& v = s.*member;
+            using T = std::remove_reference_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, int>) {
+              v = static_cast<T>(check_range(m, f.key, m.get<std::int64_t>(f.key, v), f.range));
+            } else if constexpr (std::is_same_v<T, double>) {
+              v = check_range(m, f.key, m.get<double>(f.key, v), f.range);
+            } else {
+              v = m.get<T>(f.key, v);
+            }
+          }
+        },
+        f.member);
+  }
+}
+
+// The value of one row of `s` as a YAML node.
+template <class S>
+YAML::Node option_value(const OptionField<S>& f, const S& s) {
+  return std::visit(
+      [&](auto member) {
+        using M = decltype(member);
+        if constexpr (option_detail::is_seconds<S, M>) {
+          return YAML::Node(time_to_seconds(s.*member.member));
+        } else if constexpr (option_detail::is_choice<S, M>) {
+          return YAML::Node(s.*member.member ? member.if_true : member.if_false);
+        } else {
+          return YAML::Node(s.*member);
+        }
+      },
+      f.member);
+}
+
+#pragma GCC diagnostic pop
+
+// Writes every key of `table` from `s` into the map `n`, in table order.
+template <class S>
+void write_options(YAML::Node& n, const OptionTable<S>& table, const S& s) {
+  for (const OptionField<S>& f : table) n[f.key] = option_value(f, s);
+}
+
+// The default of one key as YAML text (the member of a default-constructed S).
+template <class S>
+std::string option_default(const OptionField<S>& f) {
+  static const S defaults{};
+  YAML::Emitter e;
+  e << option_value(f, defaults);
+  return e.c_str();
+}
+
+}  // namespace servesim
