@@ -25,6 +25,7 @@
 #include "reports/fairness_tracker.h"
 #include "reports/quantile_sketch.h"
 #include "sim/core/request_source.h"
+#include "sim/core/service_weights.h"
 #include "sim/run_observer.h"
 #include "sim/simulation.h"
 #include "sim/worker_stats.h"
@@ -69,9 +70,11 @@ struct RunSummary {
 struct ReportOptions {
   std::string out_dir;
   // Service weights per input (prompt) and output token: the scenario's
-  // report.w_in / report.w_out (no default here; see sim/core/service_weights.h).
-  double w_in;
-  double w_out;
+  // report.w_in / report.w_out; initialised from the one home of their
+  // defaults (sim/core/service_weights.h) so a default-constructed options
+  // object never reads garbage.
+  double w_in = kDefaultWIn;
+  double w_out = kDefaultWOut;
   bool write_requests = true;
   bool service_series = false;  // client_service.csv (sampled with timeline.csv)
 };
