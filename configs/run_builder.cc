@@ -91,7 +91,7 @@ std::shared_ptr<const CostModel> make_cost_model(const ScenarioConfig& c, const 
   if (c.cost_model.backend == "calibrated")
     return std::make_shared<CalibratedCostModel>(c.cost_model.fits.at(w.profile), c.model, w.hardware, w.attention,
                                                  c.cost_model.calibrated);
-  return std::make_shared<RooflineCostModel>(c.model, w.hardware, c.cost_model.roofline);
+  return std::make_shared<RooflineCostModel>(c.model, w.hardware, c.cost_model.roofline, w.attention);
 }
 
 RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {

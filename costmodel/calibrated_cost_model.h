@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/attention_pricer.h"
 #include "costmodel/attention_method.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/hardware_spec.h"
@@ -77,16 +78,8 @@ class CalibratedCostModel final : public CostModel {
     GemmGuide from, to;
     double operator()(double m) const { return scaled ? (*curve)(m) * to(m) / from(m) : (*curve)(m); }
   };
-  struct Pattern {
-    double share = 0;
-    const MinfFits* fits = nullptr;
-  };
   const FeatureFit* resolve_attention(const std::map<HeadShape, FeatureFit>& fits, const char* family);
   Gemm resolve_gemm(std::int64_t n, std::int64_t k, const std::string& layer);
-  void resolve_sparse();
-  double prefill_attention_us(const BatchShape& b) const;
-  double decode_attention_us(const BatchShape& b) const;
-  double andpro_us(const BatchShape& b) const;
 
   std::shared_ptr<const KernelFits> fits_;
   ModelSpec m_;
@@ -97,9 +90,8 @@ class CalibratedCostModel final : public CostModel {
   const FeatureFit* decode_ = nullptr;
   const FeatureFit* prefill_ = nullptr;
   Gemm qkv_, o_, gate_up_, down_, lm_head_;
-  const QuestFits* quest_ = nullptr;
-  std::vector<Pattern> patterns_;
-  const AndproFits* andpro_ = nullptr;
+  std::unique_ptr<DenseAttentionKernels> dense_;  // the profile's dense fits (the pricers point here)
+  AttentionPricers attention_;  // one pricer per phase's method (costmodel/*_pricer.cc)
   double copy_gbps_ = 0;
   double elementwise_bytes_per_token_ = 0;  // per layer
   std::vector<std::string> notes_;
