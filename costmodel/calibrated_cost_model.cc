@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "costmodel/gemm_shapes.h"
+#include "costmodel/operation_list.h"
 #include "sim/core/error.h"
 
 namespace servesim {
@@ -56,13 +57,6 @@ CalibratedCostModel::CalibratedCostModel(std::shared_ptr<const KernelFits> fits,
     copy_gbps_ = hw_.mem_bandwidth_gbps * 0.8;
     notes_.push_back(fmt::format("elementwise at 0.8 x datasheet bandwidth (no ceiling rows)"));
   }
-  const auto h = static_cast<double>(m_.hidden), d = static_cast<double>(m_.head_dim);
-  const auto hq = static_cast<double>(shape_.heads), hk = static_cast<double>(shape_.kv_heads);
-  const double inter = static_cast<double>(m_.intermediate) / static_cast<double>(tp);
-  // bf16 traffic per token and layer of the unfused-GEMM remainder (vLLM's fused kernels):
-  // 2 x add+RMSNorm (read x, residual; write both), RoPE on q and k (in place),
-  // K/V written to the paged cache, SiLU-and-mul (read 2I, write I).
-  elementwise_bytes_per_token_ = 2.0 * (2 * 4 * h + 2 * (hq + hk) * d + 2 * hk * d * 2 + 3 * inter);
 }
 
 const FeatureFit* CalibratedCostModel::resolve_attention(const std::map<HeadShape, FeatureFit>& fits,
@@ -114,25 +108,55 @@ CalibratedCostModel::Gemm CalibratedCostModel::resolve_gemm(std::int64_t n, std:
   return scaled;
 }
 
+PartTimes CalibratedCostModel::parts(const BatchShape& b) const {
+  PartTimes r{};
+  if (b.empty()) return r;
+  auto at = [&](Part p) -> double& { return r[static_cast<std::size_t>(p)]; };
+  const auto layers = static_cast<double>(m_.layers);
+  for (const Operation& op : operation_list(m_, opt_.tp, b)) {
+    const double times = op.per_layer ? layers : 1.0;
+    switch (op.kind) {
+      case OpKind::kGemm: {
+        const Gemm* g = op.part == Part::kQkv      ? &qkv_
+                        : op.part == Part::kO      ? &o_
+                        : op.part == Part::kGateUp ? &gate_up_
+                        : op.part == Part::kDown   ? &down_
+                                                   : &lm_head_;
+        at(op.part) += times * (*g)(op.m);
+        break;
+      }
+      case OpKind::kElementwise: at(op.part) += times * op.bytes / (copy_gbps_ * 1e3); break;
+      case OpKind::kAllreduce: {
+        const double tp = opt_.tp;
+        const double bytes = 2.0 * (tp - 1) / tp * static_cast<double>(b.total_tokens()) * static_cast<double>(m_.hidden) * 2;
+        at(op.part) = layers * 2 * (opt_.allreduce_latency_us + bytes / (hw_.interconnect_gbps * 1e3));
+        break;
+      }
+      case OpKind::kAttention: break;  // the pricers, below
+    }
+  }
+  at(Part::kAttentionPrefill) = attention_.prefill->us(b);
+  at(Part::kAttentionDecode) = attention_.decode->us(b);
+  if (attention_.kv) at(Part::kAttentionKv) = attention_.kv->us(b);
+  at(Part::kLaunch) = layers * opt_.layer_overhead_us;
+  at(Part::kOverhead) = opt_.iteration_overhead_us;
+  return r;
+}
+
 CalibratedCostModel::Breakdown CalibratedCostModel::breakdown(const BatchShape& b) const {
   Breakdown r;
   if (b.empty()) return r;
-  const auto layers = static_cast<double>(m_.layers);
-  const auto tokens = static_cast<double>(b.total_tokens());
-  r.linear = layers * (qkv_(tokens) + o_(tokens) + gate_up_(tokens) + down_(tokens));
-  r.elementwise = layers * tokens * elementwise_bytes_per_token_ / (copy_gbps_ * 1e3);
-  if (opt_.tp > 1) {
-    const double tp = opt_.tp;
-    const double bytes = 2.0 * (tp - 1) / tp * tokens * static_cast<double>(m_.hidden) * 2;
-    r.allreduce = layers * 2 * (opt_.allreduce_latency_us + bytes / (hw_.interconnect_gbps * 1e3));
-  }
-  r.prefill_attention = attention_.prefill->us(b);
-  r.decode_attention = attention_.decode->us(b);
-  if (attention_.kv) r.andpro = attention_.kv->us(b);
-  double logits = static_cast<double>(b.decode_tokens());
-  for (const auto& p : b.prefills) logits += p.completes ? 1 : 0;
-  if (logits > 0) r.lm_head = lm_head_(logits);
-  r.overhead = opt_.iteration_overhead_us + layers * opt_.layer_overhead_us;
+  const PartTimes p = parts(b);
+  auto at = [&](Part x) { return p[static_cast<std::size_t>(x)]; };
+  r.linear = at(Part::kQkv) + at(Part::kO) + at(Part::kGateUp) + at(Part::kDown);
+  r.elementwise = at(Part::kAttnNorm) + at(Part::kRope) + at(Part::kKvWrite) + at(Part::kMlpNorm) +
+                  at(Part::kActivation) + at(Part::kEmbedding) + at(Part::kFinalNorm) + at(Part::kSampling);
+  r.allreduce = at(Part::kAllreduce);
+  r.prefill_attention = at(Part::kAttentionPrefill);
+  r.decode_attention = at(Part::kAttentionDecode);
+  r.andpro = at(Part::kAttentionKv);
+  r.lm_head = at(Part::kLmHead);
+  r.overhead = at(Part::kOverhead) + at(Part::kLaunch);
   return r;
 }
 

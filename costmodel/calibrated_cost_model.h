@@ -2,16 +2,19 @@
 // measured profile (kernel_fits.h), for one model, TP degree, GPU and
 // attention method (docs/costmodel.md, "Composition"):
 //
+// It prices the parts of the operation list (operation_list.h):
 //   iteration = Σ_layers [ linear GEMMs(tokens) + elementwise(tokens) + TP all-reduce
 //                          + prefill attention(chunks) + layer_overhead ]
 //             + Σ_layers decode attention(contexts)      (Quest: 2 dense layers, the rest
 //                                                        estimate + top-k + sparse decode)
 //             + Σ_layers AnDPro scoring(completed prompts)
-//             + LM head GEMM(rows producing logits) + iteration_overhead
+//             + LM head GEMM(rows producing logits) + embedding, final norm, sampling
+//             + iteration_overhead
 //
 // Everything per layer is a fitted kernel of the profile except what the
 // bench does not measure, which is stated: elementwise kernels are priced at
-// the profile's measured copy bandwidth (norms, RoPE, SiLU, KV writes), the
+// the profile's measured copy bandwidth (norms, RoPE, SiLU, KV writes,
+// embedding gather, final norm, sampling: their bytes in operation_list.h), the
 // TP all-reduce at the hardware datasheet's interconnect, and the two
 // overheads are options.
 //
@@ -65,7 +68,8 @@ class CalibratedCostModel final : public CostModel {
       return linear + elementwise + allreduce + prefill_attention + decode_attention + andpro + lm_head + overhead;
     }
   };
-  Breakdown breakdown(const BatchShape& batch) const;
+  Breakdown breakdown(const BatchShape& batch) const;  // parts() grouped as above
+  PartTimes parts(const BatchShape& batch) const override;
   // Unmeasured shapes priced by a scaling rule (empty when all were measured).
   const std::vector<std::string>& scaling_notes() const { return notes_; }
 
@@ -93,7 +97,6 @@ class CalibratedCostModel final : public CostModel {
   std::unique_ptr<DenseAttentionKernels> dense_;  // the profile's dense fits (the pricers point here)
   AttentionPricers attention_;  // one pricer per phase's method (costmodel/*_pricer.cc)
   double copy_gbps_ = 0;
-  double elementwise_bytes_per_token_ = 0;  // per layer
   std::vector<std::string> notes_;
 };
 

@@ -28,10 +28,7 @@ class DenseDecode final : public AttentionPricer {
   double us(const BatchShape& b) const override {
     if (b.decode_contexts.empty()) return 0;
     DecodeWork w;
-    for (std::int64_t ctx : b.decode_contexts) {
-      w.seqs += 1;
-      w.kv_tokens += static_cast<double>(ctx + 1);
-    }
+    for (std::int64_t ctx : b.decode_contexts) w.add(static_cast<double>(ctx + 1));
     return static_cast<double>(layers_) * dense_->decode_us(w);
   }
 

@@ -44,11 +44,9 @@ class QuestPricer final : public AttentionPricer {
     QuestWork sparse;
     for (std::int64_t ctx : b.decode_contexts) {
       const auto kv = static_cast<double>(ctx + 1);  // the new token's K/V is read too
-      all.seqs += 1;
-      all.kv_tokens += kv;
+      all.add(kv);
       if (ctx + 1 <= p_.budget) {
-        short_ctx.seqs += 1;
-        short_ctx.kv_tokens += kv;
+        short_ctx.add(kv);
       } else {
         sparse.add(kv, p_.budget);
       }
