@@ -21,7 +21,7 @@
 // iteration (Part::kLaunch) and no per-kernel launch bound. Plus
 // iteration_overhead_us of host work (Part::kOverhead).
 //
-// model: flat is the model before commit c8eba2e's successor (one
+// model: flat is the roofline as of commit c8eba2e (one
 // compute/memory efficiency pair for every kernel, kernels_per_layer launches
 // per layer, no floors, no norms/RoPE/activation kernels); kept so that tests
 // and studies can pin the old numbers.
