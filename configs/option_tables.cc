@@ -30,7 +30,21 @@ const OptionTable<HardwareSpec>& hardware_options() {
       {"bf16_tflops", &HardwareSpec::bf16_tflops, R::kPositive, "dense bf16 tensor peak, TFLOP/s (datasheet)"},
       {"interconnect_gbps", &HardwareSpec::interconnect_gbps, R::kPositive,
        "per-direction NVLink bandwidth for TP all-reduce, GB/s"},
-      {"kernel_launch_us", &HardwareSpec::kernel_launch_us, R::kNonNegative, "per kernel launch"},
+      {"kernel_launch_us", &HardwareSpec::kernel_launch_us, R::kNonNegative,
+       "host cost of one eager kernel launch, us"},
+      {"sms", &HardwareSpec::sms, R::kPositive, "streaming multiprocessors"},
+      {"l2_mb", &HardwareSpec::l2_mb, R::kPositive, "L2 cache, MB"},
+      {"bandwidth_fraction", &HardwareSpec::bandwidth_fraction, R::kFraction,
+       "achievable / datasheet HBM bandwidth (roofline)"},
+      {"gemm_flops_fraction", &HardwareSpec::gemm_flops_fraction, R::kFraction,
+       "achievable / peak FLOP/s of a large GEMM (roofline)"},
+      {"prefill_attention_flops_fraction", &HardwareSpec::prefill_attention_flops_fraction, R::kFraction,
+       "achievable / peak FLOP/s of full-wave prefill attention (roofline)"},
+      {"decode_attention_bandwidth_fraction", &HardwareSpec::decode_attention_bandwidth_fraction, R::kFraction,
+       "achievable / datasheet bandwidth of decode attention (roofline)"},
+      {"gemm_tile_m", &HardwareSpec::gemm_tile_m, R::kPositive, "largest GEMM output tile, rows (roofline)"},
+      {"gemm_tile_n", &HardwareSpec::gemm_tile_n, R::kPositive, "largest GEMM output tile, columns (roofline)"},
+      {"min_kernel_us", &HardwareSpec::min_kernel_us, R::kNonNegative, "GPU-side floor of one kernel, us (roofline)"},
   };
   return t;
 }
@@ -84,12 +98,20 @@ const OptionTable<AndproParams>& andpro_options() {
 
 const OptionTable<RooflineOptions>& roofline_options() {
   static const OptionTable<RooflineOptions> t = {
-      {"compute_efficiency", &RooflineOptions::compute_efficiency, R::kFraction, "achieved / peak tensor FLOP/s"},
-      {"memory_efficiency", &RooflineOptions::memory_efficiency, R::kFraction, "achieved / peak HBM bandwidth"},
+      {"model", &RooflineOptions::model, R::kAny,
+       "hardware (per-part efficiencies of the hardware file) | flat (one efficiency pair, before c8eba2e)"},
+      {"cuda_graph_decode", &RooflineOptions::cuda_graph_decode, R::kAny,
+       "decode-only iterations replay a CUDA graph (one launch, no per-kernel launch cost)"},
+      {"knobs", &RooflineOptions::knobs, R::kAny,
+       "YAML of hardware knob keys (servesim calibrate fit-roofline) applied over every worker's hardware"},
+      {"compute_efficiency", &RooflineOptions::compute_efficiency, R::kFraction,
+       "flat model: achieved / peak tensor FLOP/s"},
+      {"memory_efficiency", &RooflineOptions::memory_efficiency, R::kFraction,
+       "flat model: achieved / peak HBM bandwidth"},
       {"iteration_overhead_us", &RooflineOptions::iteration_overhead_us, R::kNonNegative,
        "host/scheduler time per iteration"},
       {"kernels_per_layer", &RooflineOptions::kernels_per_layer, R::kNonNegative,
-       "launches per layer, x hardware.kernel_launch_us"},
+       "flat model: launches per layer, x hardware.kernel_launch_us"},
   };
   return t;
 }

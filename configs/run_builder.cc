@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "costmodel/explaining_cost_model.h"
 #include "costmodel/noisy_cost_model.h"
 #include "reports/output_dir.h"
 #include "reports/progress.h"
@@ -83,6 +84,27 @@ void add_policy_metrics(const Simulation& sim, SummaryFields& out) {
   }
 }
 
+// explain.csv: busy seconds by part over all workers, parts with time only.
+std::vector<ExplainRow> write_explain(const std::vector<std::shared_ptr<const ExplainingCostModel>>& explainers,
+                                      const std::string& dir) {
+  PartTimes sum{};
+  for (const auto& e : explainers)
+    for (std::size_t i = 0; i < kPartCount; ++i) sum[i] += e->busy_us()[i];
+  double total = 0;
+  for (double x : sum) total += x;
+  std::vector<ExplainRow> rows;
+  std::string csv = "part,busy_s,share\n";
+  for (std::size_t i = 0; i < kPartCount; ++i) {
+    if (sum[i] <= 0) continue;
+    rows.push_back({std::string(kPartNames[i]), sum[i] * 1e-6, total > 0 ? sum[i] / total : 0});
+    csv += fmt::format("{},{:.6f},{:.6f}\n", rows.back().part, rows.back().busy_s, rows.back().share);
+  }
+  std::ofstream f(dir + "/explain.csv", std::ios::binary);
+  f << csv;
+  if (!f) throw InputError(fmt::format("{}/explain.csv: cannot write", dir));
+  return rows;
+}
+
 }  // namespace
 
 std::shared_ptr<const CostModel> make_cost_model(const ScenarioConfig& c, const WorkerConfig& w) {
@@ -90,7 +112,7 @@ std::shared_ptr<const CostModel> make_cost_model(const ScenarioConfig& c, const 
   if (c.cost_model.backend == "calibrated")
     return std::make_shared<CalibratedCostModel>(c.cost_model.fits.at(w.profile), c.model, w.hardware, w.attention,
                                                  c.cost_model.calibrated);
-  return std::make_shared<RooflineCostModel>(c.model, w.hardware, c.cost_model.roofline);
+  return std::make_shared<RooflineCostModel>(c.model, w.hardware, c.cost_model.roofline, w.attention);
 }
 
 RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
@@ -114,6 +136,7 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   // attention, KV capacity, profile); workers equal to an earlier one share it.
   const std::vector<std::size_t> first = first_equal_worker(c.workers);
   std::vector<std::shared_ptr<const CostModel>> cost_of(c.workers.size());
+  std::vector<std::shared_ptr<const ExplainingCostModel>> explainers;
   for (std::size_t i = 0; i < c.workers.size(); ++i) {
     const WorkerConfig& w = c.workers[i];
     WorkerSetup ws;
@@ -124,6 +147,11 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
     // Policies may see a noisy estimate of the same model (cost_model.estimate_noise).
     if (c.cost_model.estimate_noise > 0)
       ws.estimate_cost = std::make_shared<NoisyCostModel>(cost, c.cost_model.estimate_noise, c.seed);
+    if (o.explain) {  // the engine's iterations are recorded; policies keep the plain model
+      if (!ws.estimate_cost) ws.estimate_cost = cost;
+      explainers.push_back(std::make_shared<ExplainingCostModel>(cost));
+      ws.cost = explainers.back();
+    }
     ws.batching = c.batching;
     ws.kv_capacity_pages = w.kv.pages;
     ws.page_size = c.page_size;
@@ -147,6 +175,7 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   if (o.progress) progress.update(out.totals.end_time, out.totals.requests, true);
   for (const auto& w : sim.worker_list()) out.workers.push_back(w->stats());
   if (timeline) timeline->close();
+  if (o.explain) out.explain = write_explain(explainers, out.out_dir);
 
   SummaryFields identity = {
       {"scenario", c.name},

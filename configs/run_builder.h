@@ -15,6 +15,15 @@ namespace servesim {
 struct RunOptions {
   std::string out_dir;    // empty: the scenario's report.out
   bool progress = true;   // progress bar on stderr when it is a terminal
+  bool explain = false;   // split busy time by cost-model part: explain.csv (docs/costmodel.md)
+};
+
+// One row of explain.csv: a part of the operation list and the busy time the
+// engine's cost model charged to it over the run, all workers together.
+struct ExplainRow {
+  std::string part;
+  double busy_s = 0;
+  double share = 0;  // of the run's priced busy time
 };
 
 struct RunOutput {
@@ -26,6 +35,7 @@ struct RunOutput {
   std::vector<KvCapacity> capacities;
   std::string cost_identity;
   bool calibrated = false;
+  std::vector<ExplainRow> explain;  // RunOptions::explain only; parts with busy time, in operation order
 };
 
 RunOutput execute_run(const ScenarioConfig& config, const RunOptions& options);

@@ -194,6 +194,41 @@ void resolve_backend(YamlMap& cm, ScenarioConfig& c) {
   cc.backend = backend;
 }
 
+// cost_model.knobs: a YAML of roofline knob keys of the hardware schema
+// (written by `servesim calibrate fit-roofline`), applied over the scenario's
+// and every worker's hardware. Only the roofline's own keys are accepted: a
+// knob file never changes memory or datasheet ceilings. The path is made
+// absolute so that config.resolved.yaml re-applies the same file.
+void apply_roofline_knobs(YamlMap& cm, ScenarioConfig& c) {
+  static const std::set<std::string> allowed = {"sms", "l2_mb", "bandwidth_fraction", "gemm_flops_fraction",
+                                                "prefill_attention_flops_fraction",
+                                                "decode_attention_bandwidth_fraction", "gemm_tile_m", "gemm_tile_n",
+                                                "min_kernel_us", "kernel_launch_us", "source"};
+  fs::path p(c.cost_model.roofline.knobs);
+  if (p.is_relative()) p = fs::path(cm.file()).parent_path() / p;
+  if (!fs::exists(p)) cm.fail("knobs", fmt::format("no knob file {}", p.string()));
+  c.cost_model.roofline.knobs = fs::absolute(p).lexically_normal().string();
+  YAML::Node node;
+  try {
+    node = load_yaml_file(p.string());
+  } catch (const InputError& e) {
+    cm.fail("knobs", e.what());
+  }
+  if (!node.IsMap()) cm.fail("knobs", fmt::format("{}: expected a map of hardware knob keys", p.string()));
+  for (const auto& kv : node)
+    if (!allowed.count(kv.first.as<std::string>()))
+      cm.fail("knobs", fmt::format("{}: key '{}' is not a roofline knob; allowed: {}", p.string(),
+                                   kv.first.as<std::string>(), fmt::join(allowed, ", ")));
+  auto apply = [&](HardwareSpec& h) {
+    YamlMap k(node, p.string());
+    read_options(k, hardware_options(), h);
+    k.get<std::string>("source", "");
+    k.finish();
+  };
+  apply(c.hardware);
+  for (WorkerConfig& w : c.workers) apply(w.hardware);
+}
+
 // Step 2: the options of the resolved backend (auto accepts both roofline's
 // and calibrated's keys), and estimate_noise.
 void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
@@ -207,6 +242,9 @@ void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
   if (backend == "roofline" || cc.auto_selected) {
     read_options(cm, roofline_options(), cc.roofline);
     cc.roofline.tp = c.tp;
+    if (cc.roofline.model != "hardware" && cc.roofline.model != "flat")
+      cm.fail("model", fmt::format("unknown roofline model '{}'; known: hardware, flat", cc.roofline.model));
+    if (!cc.roofline.knobs.empty()) apply_roofline_knobs(cm, c);
   }
   if (backend == "calibrated" || cc.auto_selected) {
     read_options(cm, calibrated_options(), cc.calibrated);
@@ -302,6 +340,13 @@ void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
 }
 
 }  // namespace
+
+HardwareSpec load_hardware_named(const std::string& name_or_path) {
+  YAML::Node n;
+  n["hardware"] = name_or_path;
+  YamlMap m(n, "(command line)");
+  return load_hardware(m, "hardware", "");
+}
 
 ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   ScenarioConfig c;

@@ -117,6 +117,10 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file);
 // else the source tree's configs/ folder.
 std::string config_dir();
 
+// A hardware file by name (configs/hardware/<name>.yaml, case-insensitive) or
+// path, as a scenario's `hardware:` key reads it (`servesim calibrate fit-roofline`).
+HardwareSpec load_hardware_named(const std::string& name_or_path);
+
 // Where measured kernel profiles are found: $SERVESIM_PROFILE_DIR, else the
 // source tree's costmodel/profiles/ folder; a GPU's profile is
 // <profile_dir>/<lowercased hardware name>/profile.csv.

@@ -199,3 +199,24 @@ TEST_CASE("client_service.csv follows each client's service as the fairness meas
   CHECK(!fs::exists(base / "b" / "client_service.csv"));
   CHECK(!fs::exists(base / "b" / "timeline.csv"));
 }
+
+TEST_CASE("cost_model.knobs applies a fit-roofline YAML over every worker's hardware; other keys are errors") {
+  write_temp("knobs.yaml", "sms: 100\nbandwidth_fraction: 0.5\nmin_kernel_us: 7\nsource: \"test\"\n");
+  const std::string path = write_temp("knobbed.yaml", std::string(kBase) + "cost_model: {backend: roofline, knobs: knobs.yaml}\n");
+  const ScenarioConfig c = load_scenario(path, {});
+  CHECK(c.hardware.sms == 100);
+  CHECK(c.hardware.bandwidth_fraction == 0.5);
+  for (const WorkerConfig& w : c.workers) CHECK(w.hardware.min_kernel_us == 7);
+  CHECK(c.hardware.mem_bandwidth_gbps == 3350);  // datasheet values untouched
+  CHECK(fs::path(c.cost_model.roofline.knobs).is_absolute());
+  // The resolved config re-applies the same file and reads back equal.
+  CHECK(parse_scenario(c.resolved(), path) == c);
+
+  write_temp("bad_knobs.yaml", "memory_gb: 10\n");
+  CHECK(error_of(std::string(kBase) + "cost_model: {backend: roofline, knobs: bad_knobs.yaml}\n")
+            .find("key 'memory_gb' is not a roofline knob") != std::string::npos);
+  CHECK(error_of(std::string(kBase) + "cost_model: {backend: roofline, knobs: missing.yaml}\n")
+            .find("no knob file") != std::string::npos);
+  CHECK(error_of(std::string(kBase) + "cost_model: {backend: roofline, model: fancy}\n")
+            .find("unknown roofline model 'fancy'") != std::string::npos);
+}

@@ -2,16 +2,19 @@
 // measured profile (kernel_fits.h), for one model, TP degree, GPU and
 // attention method (docs/costmodel.md, "Composition"):
 //
+// It prices the parts of the operation list (operation_list.h):
 //   iteration = Σ_layers [ linear GEMMs(tokens) + elementwise(tokens) + TP all-reduce
 //                          + prefill attention(chunks) + layer_overhead ]
 //             + Σ_layers decode attention(contexts)      (Quest: 2 dense layers, the rest
 //                                                        estimate + top-k + sparse decode)
 //             + Σ_layers AnDPro scoring(completed prompts)
-//             + LM head GEMM(rows producing logits) + iteration_overhead
+//             + LM head GEMM(rows producing logits) + embedding, final norm, sampling
+//             + iteration_overhead
 //
 // Everything per layer is a fitted kernel of the profile except what the
 // bench does not measure, which is stated: elementwise kernels are priced at
-// the profile's measured copy bandwidth (norms, RoPE, SiLU, KV writes), the
+// the profile's measured copy bandwidth (norms, RoPE, SiLU, KV writes,
+// embedding gather, final norm, sampling: their bytes in operation_list.h), the
 // TP all-reduce at the hardware datasheet's interconnect, and the two
 // overheads are options.
 //
@@ -28,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/attention_pricer.h"
 #include "costmodel/attention_method.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/hardware_spec.h"
@@ -64,7 +68,8 @@ class CalibratedCostModel final : public CostModel {
       return linear + elementwise + allreduce + prefill_attention + decode_attention + andpro + lm_head + overhead;
     }
   };
-  Breakdown breakdown(const BatchShape& batch) const;
+  Breakdown breakdown(const BatchShape& batch) const;  // parts() grouped as above
+  PartTimes parts(const BatchShape& batch) const override;
   // Unmeasured shapes priced by a scaling rule (empty when all were measured).
   const std::vector<std::string>& scaling_notes() const { return notes_; }
 
@@ -77,16 +82,8 @@ class CalibratedCostModel final : public CostModel {
     GemmGuide from, to;
     double operator()(double m) const { return scaled ? (*curve)(m) * to(m) / from(m) : (*curve)(m); }
   };
-  struct Pattern {
-    double share = 0;
-    const MinfFits* fits = nullptr;
-  };
   const FeatureFit* resolve_attention(const std::map<HeadShape, FeatureFit>& fits, const char* family);
   Gemm resolve_gemm(std::int64_t n, std::int64_t k, const std::string& layer);
-  void resolve_sparse();
-  double prefill_attention_us(const BatchShape& b) const;
-  double decode_attention_us(const BatchShape& b) const;
-  double andpro_us(const BatchShape& b) const;
 
   std::shared_ptr<const KernelFits> fits_;
   ModelSpec m_;
@@ -97,11 +94,9 @@ class CalibratedCostModel final : public CostModel {
   const FeatureFit* decode_ = nullptr;
   const FeatureFit* prefill_ = nullptr;
   Gemm qkv_, o_, gate_up_, down_, lm_head_;
-  const QuestFits* quest_ = nullptr;
-  std::vector<Pattern> patterns_;
-  const AndproFits* andpro_ = nullptr;
+  std::unique_ptr<DenseAttentionKernels> dense_;  // the profile's dense fits (the pricers point here)
+  AttentionPricers attention_;  // one pricer per phase's method (costmodel/*_pricer.cc)
   double copy_gbps_ = 0;
-  double elementwise_bytes_per_token_ = 0;  // per layer
   std::vector<std::string> notes_;
 };
 

@@ -6,12 +6,16 @@
 // no randomness), returns > 0 for a non-empty batch, and is monotone
 // non-decreasing in every token count. identity() names the backend and its
 // data source; calibrated() is false for analytic backends, whose reports say
-// "uncalibrated".
+// "uncalibrated". parts() splits an iteration's time over the named parts
+// of the operation list (operation_list.h), µs; the parts sum to the
+// iteration time (before rounding to ns). Backends without a split put it
+// all under Part::kOther.
 #pragma once
 #include <memory>
 #include <string>
 
 #include "costmodel/batch_shape.h"
+#include "costmodel/operation_list.h"
 #include "sim/core/time.h"
 
 namespace servesim {
@@ -22,6 +26,11 @@ class CostModel {
   virtual Time iteration_time(const BatchShape& batch) const = 0;
   virtual std::string identity() const = 0;
   virtual bool calibrated() const = 0;
+  virtual PartTimes parts(const BatchShape& batch) const {
+    PartTimes p{};
+    p[static_cast<std::size_t>(Part::kOther)] = time_to_seconds(iteration_time(batch)) * 1e6;
+    return p;
+  }
 };
 
 }  // namespace servesim

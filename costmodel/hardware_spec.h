@@ -1,7 +1,10 @@
-// HardwareSpec: one GPU's memory and datasheet ceilings. The roofline backend
-// uses the ceilings directly (scaled by its efficiency knobs); the calibrated
-// backend replaces them with measured kernel profiles.
-// Loaded from configs/hardware/*.yaml.
+// HardwareSpec: one GPU's memory, datasheet ceilings and the achievable
+// fractions of them that the roofline backend prices with
+// (roofline_cost_model.h; docs/costmodel.md, "Roofline defaults and their
+// sources"). The calibrated backend replaces the ceilings with measured
+// kernel profiles. Loaded from configs/hardware/*.yaml, where every number
+// carries its source; `servesim calibrate fit-roofline` writes the fitted
+// fractions as a YAML of these keys (cost_model.knobs).
 #pragma once
 #include <string>
 
@@ -13,7 +16,16 @@ struct HardwareSpec {
   double mem_bandwidth_gbps = 3350;  // HBM bandwidth, GB/s (datasheet)
   double bf16_tflops = 989;          // dense bf16 tensor-core peak, TFLOP/s (datasheet)
   double interconnect_gbps = 450;    // per-direction NVLink bandwidth for TP all-reduce, GB/s
-  double kernel_launch_us = 4;       // per kernel launch (CUDA graph-less serving loop)
+  double kernel_launch_us = 4;       // host cost of one eager kernel launch (bounds the kernel rate)
+  // Roofline knobs (the defaults are H100-SXM's; each hardware file states its sources).
+  int sms = 132;                                   // streaming multiprocessors (waves of tiles)
+  double l2_mb = 50;                               // L2 cache, MB (recorded; not used by the roofline yet)
+  double bandwidth_fraction = 0.88;                // achievable / datasheet HBM bandwidth (streaming kernels)
+  double gemm_flops_fraction = 0.8;                // achievable / peak tensor FLOP/s of a large GEMM
+  double prefill_attention_flops_fraction = 0.35;  // achievable / peak of a full-wave causal prefill attention
+  double decode_attention_bandwidth_fraction = 0.88;  // achievable / datasheet bandwidth of paged decode attention
+  int gemm_tile_m = 128, gemm_tile_n = 256;        // largest output tile of the GEMM library
+  double min_kernel_us = 2;                        // GPU-side floor of one kernel (latency floor)
 
   // Identity is the value of every field, never the name alone: two GPUs
   // named alike but with different memory or bandwidth are different hardware.

@@ -38,9 +38,18 @@ inline constexpr std::int64_t kQuestPageSize = 16;
 inline std::int64_t quest_pages(std::int64_t tokens) { return (tokens + kQuestPageSize - 1) / kQuestPageSize; }
 
 // ---- dense decode: one split-KV launch over a ragged batch ----
+// kv_splits: Σ ceil(KV length / kDecodeSplitTokens), the split-KV work items
+// per KV head (the roofline's fill of the SMs; not a fitted feature).
+inline constexpr double kDecodeSplitTokens = 256;
 struct DecodeWork {
   double seqs = 0;
   double kv_tokens = 0;  // Σ KV length read (the new token's K/V included)
+  double kv_splits = 0;
+  void add(double kv) {
+    seqs += 1;
+    kv_tokens += kv;
+    kv_splits += std::ceil(kv / kDecodeSplitTokens);
+  }
 };
 inline const std::vector<std::string> kDecodeFeatureNames = {"1", "kv_bytes", "seqs", "kv_bytes_per_seq"};
 inline std::array<double, 4> decode_features(const HeadShape& h, const DecodeWork& w) {
@@ -49,12 +58,15 @@ inline std::array<double, 4> decode_features(const HeadShape& h, const DecodeWor
 }
 
 // ---- dense prefill: one varlen causal launch over chunks ----
+inline constexpr double kPrefillQueryTile = 128;  // query rows per thread block (FlashAttention-2, head_dim 128)
 struct PrefillWork {
   double rows = 0;       // Σ new tokens (query rows)
   double kv_tokens = 0;  // Σ (prefix + chunk)
   double visible = 0;    // Σ over rows of keys seen (causal useful work / (4·d·H))
+  double q_tiles = 0;    // Σ ceil(chunk / kPrefillQueryTile): query tiles per head (the roofline's waves)
   void add(double chunk, double prefix) {
     rows += chunk;
+    q_tiles += std::ceil(chunk / kPrefillQueryTile);
     kv_tokens += prefix + chunk;
     visible += chunk * prefix + chunk * (chunk + 1) / 2;
   }

@@ -4,16 +4,138 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
+#include "sim/core/error.h"
+
 namespace servesim {
 
-RooflineCostModel::RooflineCostModel(ModelSpec model, HardwareSpec hw, RooflineOptions opt)
+double roofline_gemm_compute_seconds(double m, double n, double k, int tm, int tn, int sms, double rate) {
+  const double tiles_shapes[4][2] = {{static_cast<double>(tm), static_cast<double>(tn)},
+                                     {static_cast<double>(tn), static_cast<double>(tm)},
+                                     {static_cast<double>(tm), std::max(1.0, tn / 2.0)},
+                                     {std::max(1.0, tm / 2.0), std::max(1.0, tn / 2.0)}};
+  const double per_sm = rate / sms;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [a, b] : tiles_shapes) {
+    const double tiles = std::ceil(m / a) * std::ceil(n / b);
+    const double max_split = std::max(1.0, std::floor(k / 256));
+    const double split = std::clamp(std::floor(sms / tiles), 1.0, max_split);
+    const double waves = std::ceil(tiles * split / sms);
+    best = std::min(best, waves * 2 * a * b * (k / split) / per_sm);
+  }
+  return best;
+}
+
+// The dense attention kernels of the hardware model (or of the flat model),
+// one launch in one layer, µs.
+class RooflineCostModel::DenseKernels final : public DenseAttentionKernels {
+ public:
+  DenseKernels(const ModelSpec& m, const HardwareSpec& hw, const RooflineOptions& o, bool flat, double floor_us)
+      : hw_(hw), flat_(flat), floor_us_(floor_us),
+        qh_(static_cast<double>(m.heads) / o.tp),
+        kvh_int_(static_cast<double>(std::max<std::int64_t>(1, m.kv_heads / o.tp))),
+        d_(static_cast<double>(m.head_dim)),
+        kv_bytes_(m.kv_bytes),
+        kv_token_bytes_(2.0 * std::max(1.0, static_cast<double>(m.kv_heads) / o.tp) * d_ * m.kv_bytes),
+        flat_flops_(hw.bf16_tflops * 1e12 * o.compute_efficiency),
+        flat_bytes_(hw.mem_bandwidth_gbps * 1e9 * o.memory_efficiency) {}
+
+  double prefill_us(const PrefillWork& w) const override {
+    const double flops = 4.0 * qh_ * d_ * w.visible;
+    if (flat_) {
+      const double bytes = w.kv_tokens * kv_token_bytes_ + 2.0 * w.rows * qh_ * d_ * kv_bytes_;
+      return std::max(flops / flat_flops_, bytes / flat_bytes_) * 1e6;
+    }
+    const double bytes = w.kv_tokens * 2 * kvh_int_ * d_ * kv_bytes_ + 2.0 * w.rows * qh_ * d_ * 2;
+    const double fill = wave_fill(w.q_tiles * qh_, hw_.sms);
+    const double compute = flops / (hw_.bf16_tflops * 1e12 * hw_.prefill_attention_flops_fraction * fill);
+    const double memory = bytes / (hw_.mem_bandwidth_gbps * 1e9 * hw_.bandwidth_fraction);
+    return std::max({compute * 1e6, memory * 1e6, floor_us_});
+  }
+  double decode_us(const DecodeWork& w) const override {
+    const double flops = 4.0 * qh_ * d_ * w.kv_tokens;
+    if (flat_) {
+      const double bytes = w.kv_tokens * kv_token_bytes_;
+      return std::max(flops / flat_flops_, bytes / flat_bytes_) * 1e6;
+    }
+    const double bytes = w.kv_tokens * 2 * kvh_int_ * d_ * kv_bytes_ + 2.0 * w.seqs * qh_ * d_ * 2;
+    const double fill = std::min(1.0, w.kv_splits * kvh_int_ / hw_.sms);
+    const double memory = bytes / (hw_.mem_bandwidth_gbps * 1e9 * hw_.decode_attention_bandwidth_fraction * fill);
+    const double compute = flops / (hw_.bf16_tflops * 1e12 * hw_.prefill_attention_flops_fraction);
+    return std::max({compute * 1e6, memory * 1e6, floor_us_});
+  }
+
+ private:
+  HardwareSpec hw_;
+  bool flat_;
+  double floor_us_;
+  double qh_, kvh_int_, d_;
+  int kv_bytes_;
+  double kv_token_bytes_;  // flat: K and V of one token, one layer
+  double flat_flops_, flat_bytes_;
+};
+
+RooflineCostModel::RooflineCostModel(ModelSpec model, HardwareSpec hw, RooflineOptions opt,
+                                     const AttentionMethods& attention)
     : m_(std::move(model)), hw_(std::move(hw)), opt_(opt) {
+  if (opt_.model != "hardware" && opt_.model != "flat")
+    throw InputError(fmt::format("unknown roofline model '{}'; known: hardware, flat", opt_.model));
+  flat_ = opt_.model == "flat";
   flops_per_s_ = hw_.bf16_tflops * 1e12 * opt_.compute_efficiency;
   bytes_per_s_ = hw_.mem_bandwidth_gbps * 1e9 * opt_.memory_efficiency;
+  const HeadShape shape{m_.heads / opt_.tp, std::max<std::int64_t>(1, m_.kv_heads / opt_.tp), m_.head_dim};
+  dense_eager_ = std::make_unique<DenseKernels>(m_, hw_, opt_, flat_, kernel_floor_us(false));
+  dense_graph_ = std::make_unique<DenseKernels>(m_, hw_, opt_, flat_, kernel_floor_us(true));
+  eager_ = make_attention_pricers(attention, AttentionPricingContext{dense_eager_.get(), nullptr, shape, m_.layers, opt_.tp});
+  graph_ = make_attention_pricers(attention, AttentionPricingContext{dense_graph_.get(), nullptr, shape, m_.layers, opt_.tp});
 }
+
+double RooflineCostModel::kernel_floor_us(bool graph) const {
+  return graph ? hw_.min_kernel_us : std::max(hw_.min_kernel_us, hw_.kernel_launch_us);
+}
+
+double RooflineCostModel::gemm_kernel_us(double m, double n, double k) const {
+  const double bytes = static_cast<double>(m_.weight_bytes) * (m * k + k * n + m * n);
+  const double memory = bytes / (hw_.mem_bandwidth_gbps * 1e9 * hw_.bandwidth_fraction);
+  const double compute = roofline_gemm_compute_seconds(m, n, k, hw_.gemm_tile_m, hw_.gemm_tile_n, hw_.sms,
+                                              hw_.bf16_tflops * 1e12 * hw_.gemm_flops_fraction);
+  return std::max(memory, compute) * 1e6;
+}
+
+double RooflineCostModel::elementwise_kernel_us(double bytes) const {
+  return bytes / (hw_.mem_bandwidth_gbps * 1e9 * hw_.bandwidth_fraction) * 1e6;
+}
+
+PartTimes RooflineCostModel::hardware_parts(const BatchShape& batch) const {
+  PartTimes p{};
+  const bool graph = opt_.cuda_graph_decode && batch.prefills.empty();
+  const double floor = kernel_floor_us(graph);
+  const auto layers = static_cast<double>(m_.layers);
+  for (const Operation& op : operation_list(m_, opt_.tp, batch)) {
+    double us = 0;
+    switch (op.kind) {
+      case OpKind::kGemm: us = std::max(gemm_kernel_us(op.m, op.n, op.k), floor); break;
+      case OpKind::kElementwise: us = std::max(elementwise_kernel_us(op.bytes), floor); break;
+      case OpKind::kAllreduce:
+        us = op.launches * std::max(op.bytes / op.launches / (hw_.interconnect_gbps * 1e9) * 1e6, floor);
+        break;
+      case OpKind::kAttention: continue;  // priced by the attention method's pricer below
+    }
+    p[static_cast<std::size_t>(op.part)] += (op.per_layer ? layers : 1.0) * us;
+  }
+  const AttentionPricers& a = graph ? graph_ : eager_;
+  p[static_cast<std::size_t>(Part::kAttentionPrefill)] = a.prefill->us(batch);
+  p[static_cast<std::size_t>(Part::kAttentionDecode)] = a.decode->us(batch);
+  if (a.kv) p[static_cast<std::size_t>(Part::kAttentionKv)] = a.kv->us(batch);
+  if (graph) p[static_cast<std::size_t>(Part::kLaunch)] = hw_.kernel_launch_us;  // one graph launch
+  p[static_cast<std::size_t>(Part::kOverhead)] = opt_.iteration_overhead_us;
+  return p;
+}
+
+// ---- flat model (before the hardware model; unchanged arithmetic) ----
 
 double RooflineCostModel::gemm_seconds(double m, double n, double k) const {
   // C[m,n] = A[m,k] · B[k,n], bf16 in/out: read A and B, write C.
@@ -40,50 +162,59 @@ double RooflineCostModel::linear_seconds_per_layer(double tokens) const {
   return t;
 }
 
-double RooflineCostModel::attention_seconds_per_layer(const BatchShape& batch) const {
-  const double tp = opt_.tp;
-  const double qh = static_cast<double>(m_.heads) / tp;
-  const double kvh = std::max(1.0, static_cast<double>(m_.kv_heads) / tp);
-  const double d = static_cast<double>(m_.head_dim);
-  const double kv_token_bytes = 2.0 * kvh * d * m_.kv_bytes;  // K and V of one token, one layer
-  // Prefill: causal attention of n new tokens over c cached + themselves.
-  double pf_flops = 0, pf_bytes = 0;
-  for (const auto& p : batch.prefills) {
-    double n = static_cast<double>(p.new_tokens), c = static_cast<double>(p.context);
-    pf_flops += 4.0 * qh * d * n * (c + (n + 1) / 2);
-    pf_bytes += (c + n) * kv_token_bytes + 2.0 * n * qh * d * m_.kv_bytes;
-  }
-  // Decode: each request reads its whole KV once (GQA: one load serves the group).
-  double dc_flops = 0, dc_bytes = 0;
-  for (auto c : batch.decode_contexts) {
-    double ctx = static_cast<double>(c) + 1;
-    dc_flops += 4.0 * qh * d * ctx;
-    dc_bytes += ctx * kv_token_bytes;
-  }
-  double t = 0;
-  if (!batch.prefills.empty()) t += std::max(pf_flops / flops_per_s_, pf_bytes / bytes_per_s_);
-  if (!batch.decode_contexts.empty()) t += std::max(dc_flops / flops_per_s_, dc_bytes / bytes_per_s_);
-  return t;
+static double flat_logits(const BatchShape& batch) { return logit_rows(batch); }
+
+PartTimes RooflineCostModel::flat_parts(const BatchShape& batch) const {
+  // The flat model's sum, split only coarsely: linear layers (with the
+  // all-reduce) under "other", attention by phase, launches, LM head, overhead.
+  PartTimes p{};
+  const double tokens = static_cast<double>(batch.total_tokens());
+  const auto layers = static_cast<double>(m_.layers);
+  p[static_cast<std::size_t>(Part::kOther)] = layers * linear_seconds_per_layer(tokens) * 1e6;
+  p[static_cast<std::size_t>(Part::kLaunch)] = layers * opt_.kernels_per_layer * hw_.kernel_launch_us;
+  p[static_cast<std::size_t>(Part::kAttentionPrefill)] = eager_.prefill->us(batch);
+  p[static_cast<std::size_t>(Part::kAttentionDecode)] = eager_.decode->us(batch);
+  const double logits = flat_logits(batch);
+  if (logits > 0)
+    p[static_cast<std::size_t>(Part::kLmHead)] =
+        gemm_seconds(logits, static_cast<double>(m_.vocab) / opt_.tp, static_cast<double>(m_.hidden)) * 1e6;
+  p[static_cast<std::size_t>(Part::kOverhead)] = opt_.iteration_overhead_us;
+  return p;
+}
+
+PartTimes RooflineCostModel::parts(const BatchShape& batch) const {
+  if (batch.empty()) return PartTimes{};
+  return flat_ ? flat_parts(batch) : hardware_parts(batch);
 }
 
 Time RooflineCostModel::iteration_time(const BatchShape& batch) const {
   if (batch.empty()) return 0;
-  const double tokens = static_cast<double>(batch.total_tokens());
-  double per_layer = linear_seconds_per_layer(tokens) + attention_seconds_per_layer(batch) +
-                     opt_.kernels_per_layer * hw_.kernel_launch_us * 1e-6;
-  // LM head on the tokens that produce logits: every decode token and each completing prefill.
-  double logits = static_cast<double>(batch.decode_tokens());
-  for (const auto& p : batch.prefills) logits += p.completes ? 1 : 0;
-  double lm_head = logits > 0 ? gemm_seconds(logits, static_cast<double>(m_.vocab) / opt_.tp,
-                                             static_cast<double>(m_.hidden))
-                              : 0;
-  double seconds = static_cast<double>(m_.layers) * per_layer + lm_head + opt_.iteration_overhead_us * 1e-6;
-  return std::max<Time>(1, seconds_to_time(seconds));
+  if (flat_) {  // the old expression, term for term (pinned numbers stay bit-identical)
+    const double tokens = static_cast<double>(batch.total_tokens());
+    double per_layer = linear_seconds_per_layer(tokens) + opt_.kernels_per_layer * hw_.kernel_launch_us * 1e-6;
+    const double attention_us = eager_.prefill->us(batch) + eager_.decode->us(batch);
+    const double logits = flat_logits(batch);
+    double lm_head = logits > 0 ? gemm_seconds(logits, static_cast<double>(m_.vocab) / opt_.tp,
+                                               static_cast<double>(m_.hidden))
+                                : 0;
+    double seconds = static_cast<double>(m_.layers) * per_layer + attention_us * 1e-6 + lm_head +
+                     opt_.iteration_overhead_us * 1e-6;
+    return std::max<Time>(1, seconds_to_time(seconds));
+  }
+  double us = 0;
+  for (double x : hardware_parts(batch)) us += x;
+  return std::max<Time>(1, seconds_to_time(us * 1e-6));
 }
 
 std::string RooflineCostModel::identity() const {
-  return fmt::format("roofline (uncalibrated): {} on {} tp={} compute_eff={} memory_eff={}", m_.name, hw_.name,
-                     opt_.tp, opt_.compute_efficiency, opt_.memory_efficiency);
+  if (flat_)
+    return fmt::format("roofline (uncalibrated; flat): {} on {} tp={} compute_eff={} memory_eff={}", m_.name,
+                       hw_.name, opt_.tp, opt_.compute_efficiency, opt_.memory_efficiency);
+  return fmt::format("roofline (uncalibrated): {} on {} tp={} sms={} bw_frac={} gemm_frac={} prefill_attn_frac={} "
+                     "decode_attn_bw_frac={} tile={}x{} min_kernel={}us launch={}us cuda_graph_decode={}",
+                     m_.name, hw_.name, opt_.tp, hw_.sms, hw_.bandwidth_fraction, hw_.gemm_flops_fraction,
+                     hw_.prefill_attention_flops_fraction, hw_.decode_attention_bandwidth_fraction, hw_.gemm_tile_m,
+                     hw_.gemm_tile_n, hw_.min_kernel_us, hw_.kernel_launch_us, opt_.cuda_graph_decode);
 }
 
 }  // namespace servesim

@@ -1,10 +1,39 @@
 // RooflineCostModel: an analytic, UNCALIBRATED estimate of one iteration from
-// the hardware datasheet: every GEMM and attention kernel takes
-// max(FLOPs / (peak × compute_efficiency), bytes / (bandwidth × memory_efficiency)),
-// summed over layers, plus a tensor-parallel all-reduce per attention and MLP
-// block, kernel-launch overhead per layer and a fixed per-iteration overhead.
-// Every report that uses it says "uncalibrated".
+// the hardware file. Every report that uses it says "uncalibrated".
+//
+// model: hardware (default; docs/costmodel.md "Roofline") prices each part of
+// the operation list (operation_list.h) as one kernel:
+//   GEMM         max(bytes / (BW·bandwidth_fraction), charged FLOPs / (peak·gemm_flops_fraction)),
+//                charged = whole waves of whole output tiles over `sms` (tile and wave
+//                quantisation), for the cheapest of four tiles derived from the
+//                hardware's largest tile (tm×tn, tn×tm, tm×tn/2, tm/2×tn/2), with split-K
+//                when the tiles do not fill the SMs;
+//   prefill attention  max(FLOPs / (peak·prefill_attention_flops_fraction·fill),
+//                bytes / (BW·bandwidth_fraction)), fill = share of the last wave's SMs
+//                busy when query tiles of 128 rows × heads run in waves over `sms`;
+//   decode attention   max(bytes / (BW·decode_attention_bandwidth_fraction·fill), FLOPs / peak·...),
+//                fill = min(1, split-KV items (256 tokens × KV head) / sms);
+//   elementwise  bytes / (BW·bandwidth_fraction);   all-reduce: bytes / interconnect;
+// each kernel at least min_kernel_us (the GPU-side latency floor) and, when
+// launched eagerly, at least kernel_launch_us (the host's launch rate bounds
+// short kernels: launch cost only where launches happen). With
+// cuda_graph_decode, a decode-only iteration replays a graph: one launch per
+// iteration (Part::kLaunch) and no per-kernel launch bound. Plus
+// iteration_overhead_us of host work (Part::kOverhead).
+//
+// model: flat is the roofline as of commit c8eba2e (one
+// compute/memory efficiency pair for every kernel, kernels_per_layer launches
+// per layer, no floors, no norms/RoPE/activation kernels); kept so that tests
+// and studies can pin the old numbers.
+//
+// Attention is priced by the method's pricer (attention_pricer.h): the
+// roofline prices the dense kernels only; a sparse method is an InputError.
 #pragma once
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "costmodel/attention_pricer.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/hardware_spec.h"
 #include "costmodel/model_spec.h"
@@ -12,32 +41,60 @@
 namespace servesim {
 
 struct RooflineOptions {
-  double compute_efficiency = 0.7;   // achieved / peak tensor FLOP/s (typical large GEMM)
-  double memory_efficiency = 0.8;    // achieved / peak HBM bandwidth (typical streaming kernel)
-  double iteration_overhead_us = 50; // scheduler + sampling + host work per iteration
-  int kernels_per_layer = 8;         // launches per layer (norms, GEMMs, attention, activations)
-  int tp = 1;                        // tensor-parallel degree of the worker
+  std::string model = "hardware";     // hardware | flat
+  bool cuda_graph_decode = false;     // decode-only iterations replay a CUDA graph
+  std::string knobs;                  // knob YAML applied over the hardware by the config parser ("" = none)
+  double compute_efficiency = 0.7;    // flat: achieved / peak tensor FLOP/s
+  double memory_efficiency = 0.8;     // flat: achieved / peak HBM bandwidth
+  double iteration_overhead_us = 50;  // scheduler + host work per iteration (both models)
+  int kernels_per_layer = 8;          // flat: launches per layer
+  int tp = 1;                         // tensor-parallel degree of the worker
   bool operator==(const RooflineOptions&) const = default;
 };
 
+// Seconds of a GEMM's compute at `rate` FLOP/s per GPU under tile and wave
+// quantisation: the cheapest of the four tiles derived from tm×tn, whole tiles
+// in whole waves over `sms`, split-K (slices of >= 256 of k) while the tiles
+// leave SMs idle (its reduction not charged).
+double roofline_gemm_compute_seconds(double m, double n, double k, int tm, int tn, int sms, double rate);
+// Share of the SMs busy over the waves of `ctas` thread blocks: ctas / (waves·sms).
+inline double wave_fill(double ctas, int sms) {
+  return ctas <= 0 ? 1.0 : ctas / (std::ceil(ctas / sms) * sms);
+}
+
 class RooflineCostModel final : public CostModel {
  public:
-  RooflineCostModel(ModelSpec model, HardwareSpec hw, RooflineOptions opt);
+  // Throws InputError for a model other than hardware|flat or a sparse attention method.
+  RooflineCostModel(ModelSpec model, HardwareSpec hw, RooflineOptions opt, const AttentionMethods& attention = {});
   Time iteration_time(const BatchShape& batch) const override;
+  PartTimes parts(const BatchShape& batch) const override;
   std::string identity() const override;
   bool calibrated() const override { return false; }
 
-  // Components in seconds, exposed for tests and docs.
+  // One kernel of the hardware model, µs, without the floors (tests, docs).
+  double gemm_kernel_us(double m, double n, double k) const;
+  double elementwise_kernel_us(double bytes) const;
+  // The floor of one kernel: eager (launch-bound) or inside a CUDA graph.
+  double kernel_floor_us(bool graph) const;
+
+  // Flat model components in seconds (kept for its tests).
   double gemm_seconds(double m, double n, double k) const;
   double linear_seconds_per_layer(double tokens) const;
-  double attention_seconds_per_layer(const BatchShape& batch) const;
 
  private:
+  class DenseKernels;
+  PartTimes hardware_parts(const BatchShape& batch) const;
+  PartTimes flat_parts(const BatchShape& batch) const;
+
   ModelSpec m_;
   HardwareSpec hw_;
   RooflineOptions opt_;
-  double flops_per_s_;
-  double bytes_per_s_;
+  bool flat_ = false;
+  double flops_per_s_;  // flat
+  double bytes_per_s_;  // flat
+  // The dense kernels and the pricers built on them: eager, and inside a graph.
+  std::unique_ptr<DenseAttentionKernels> dense_eager_, dense_graph_;
+  AttentionPricers eager_, graph_;
 };
 
 }  // namespace servesim

@@ -52,6 +52,7 @@ workload:
   clients:
     - {name: flood, rate: 60, pool: a_doc, prompt: {dist: uniform, min: 20, max: 100}, output: {dist: uniform, min: 50, max: 150}}
     - {name: modest, rate: 3, prompt: {dist: uniform, min: 1500, max: 2500}, output: {dist: uniform, min: 50, max: 150}}
+cost_model: {backend: roofline, model: flat}  # pinned: its margins were set under the flat roofline
 report: {requests_csv: false}
 )";
 
@@ -141,6 +142,7 @@ workload:
   clients:
     - {name: a, rate: 5.5, prompt: {dist: lognormal, median: 300, sigma: 0.5, max: 2000},
        output: {dist: lognormal, median: 60, sigma: 1.5, max: 4000}}
+cost_model: {backend: roofline, model: flat}  # pinned: its margins were set under the flat roofline
 report: {requests_csv: false}
 )";
 

@@ -1,5 +1,5 @@
-// `servesim calibrate fit|validate|synth`: thin wrappers over costmodel/
-// (kernel_fits.h, profile_validation.h, synthetic_profile.h). See
+// `servesim calibrate fit|validate|synth|fit-roofline`: thin wrappers over costmodel/
+// (kernel_fits.h, profile_validation.h, synthetic_profile.h, roofline_fit.h). See
 // docs/costmodel.md for the method and how to calibrate a new GPU.
 #include <chrono>
 #include <filesystem>
@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 
 #include "costmodel/kernel_fits.h"
+#include "configs/scenario_config.h"
 #include "costmodel/profile_validation.h"
+#include "costmodel/roofline_fit.h"
 #include "costmodel/synthetic_profile.h"
 #include "sim/cli/commands.h"
 #include "sim/core/error.h"
@@ -140,6 +142,25 @@ void add_calibrate_commands(CLI::App& app) {
   val->add_option("--holdout", va->holdout, "Share of fitted rows held out (default 0.2)");
   val->add_option("--seed", va->seed, "Selects the held-out rows (default 1)");
   val->callback([va] { run_validate(*va); });
+
+  struct RooflineArgs {
+    std::string profile, hardware = "h100-sxm", out;
+  };
+  auto ra = std::make_shared<RooflineArgs>();
+  CLI::App* rf = cal->add_subcommand(
+      "fit-roofline", "Derive the roofline's hardware knobs from a profile; write a knob YAML (cost_model.knobs)");
+  rf->add_option("profile", ra->profile, "Profile CSV written by servesim-kernels bench")->required();
+  rf->add_option("--hardware", ra->hardware, "Hardware name or file whose datasheet ceilings the fractions use "
+                                              "(default h100-sxm)");
+  rf->add_option("-o,--out", ra->out, "Output knob YAML")->required();
+  rf->callback([ra] {
+    const ProfileTable table = ProfileTable::load(ra->profile);
+    print_provenance(table);
+    const RooflineKnobFit f = fit_roofline_knobs(table, load_hardware_named(ra->hardware));
+    for (const auto& n : f.notes) fmt::print("  {}\n", n);
+    write_file(ra->out, roofline_knobs_yaml(f, table));
+    fmt::print("wrote {} (use: cost_model: {{backend: roofline, knobs: {}}})\n", ra->out, ra->out);
+  });
 
   auto sa = std::make_shared<SynthArgs>();
   CLI::App* syn = cal->add_subcommand(

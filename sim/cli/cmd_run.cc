@@ -14,6 +14,7 @@ struct RunArgs {
   std::string out;
   std::vector<std::string> sets;
   bool quiet = false;
+  bool explain = false;
 };
 
 void print_summary(const ScenarioConfig& c, const RunOutput& r) {
@@ -38,9 +39,12 @@ void print_summary(const ScenarioConfig& c, const RunOutput& r) {
     fmt::print("    {:<6} {:>12} {:>8} {:>8} {:>8}\n", name, ms(l->mean), ms(l->p50), ms(l->p90), ms(l->p99));
   fmt::print("  cache hit  {:.1f}%   preemptions {}\n", 100 * v.cache_hit_rate, v.preemptions);
   std::string files;
-  for (const char* f : {"requests", "clients", "workers", "summary", "timeline", "client_service"})
+  for (const char* f : {"requests", "clients", "workers", "summary", "timeline", "client_service", "explain"})
     if (std::filesystem::exists(r.out_dir + "/" + f + ".csv")) files += (files.empty() ? "" : ",") + std::string(f);
   fmt::print("  output     {}/{{{}}}.csv, config.resolved.yaml\n", r.out_dir, files);
+  if (r.explain.empty()) return;
+  fmt::print("  busy time by part (cost model{}):\n", r.calibrated ? "" : ", uncalibrated");
+  for (const ExplainRow& e : r.explain) fmt::print("    {:<18} {:>10.3f} s {:>6.1f}%\n", e.part, e.busy_s, 100 * e.share);
 }
 
 }  // namespace
@@ -55,9 +59,11 @@ void add_run_command(CLI::App& app) {
       ->take_all()
       ->allow_extra_args(false);
   run->add_flag("-q,--quiet", args->quiet, "Print nothing on stdout");
+  run->add_flag("--explain", args->explain,
+                "Split the workers' busy time by cost-model part (norms, QKV, attention, ...): explain.csv");
   run->callback([args] {
     ScenarioConfig c = load_scenario(args->scenario, args->sets);
-    RunOutput r = execute_run(c, RunOptions{args->out, true});
+    RunOutput r = execute_run(c, RunOptions{args->out, true, args->explain});
     if (!args->quiet) print_summary(c, r);
   });
 }

@@ -1,0 +1,49 @@
+// Dense prefill and dense decode: the backend's dense kernels in every layer.
+// Prefill chunks of one iteration form one varlen launch per layer, decodes
+// one ragged launch; decode reads ctx + 1 KV tokens (the new token's K/V is
+// appended first).
+#include "costmodel/attention_pricer.h"
+
+namespace servesim {
+namespace {
+
+class DensePrefill final : public AttentionPricer {
+ public:
+  explicit DensePrefill(const AttentionPricingContext& ctx) : dense_(ctx.dense), layers_(ctx.layers) {}
+  double us(const BatchShape& b) const override {
+    if (b.prefills.empty()) return 0;
+    PrefillWork w;
+    for (const PrefillChunk& c : b.prefills) w.add(static_cast<double>(c.new_tokens), static_cast<double>(c.context));
+    return static_cast<double>(layers_) * (w.rows > 0 ? dense_->prefill_us(w) : 0.0);
+  }
+
+ private:
+  const DenseAttentionKernels* dense_;
+  std::int64_t layers_;
+};
+
+class DenseDecode final : public AttentionPricer {
+ public:
+  explicit DenseDecode(const AttentionPricingContext& ctx) : dense_(ctx.dense), layers_(ctx.layers) {}
+  double us(const BatchShape& b) const override {
+    if (b.decode_contexts.empty()) return 0;
+    DecodeWork w;
+    for (std::int64_t ctx : b.decode_contexts) w.add(static_cast<double>(ctx + 1));
+    return static_cast<double>(layers_) * dense_->decode_us(w);
+  }
+
+ private:
+  const DenseAttentionKernels* dense_;
+  std::int64_t layers_;
+};
+
+}  // namespace
+
+std::unique_ptr<AttentionPricer> make_dense_prefill_pricer(const AttentionPricingContext& ctx) {
+  return std::make_unique<DensePrefill>(ctx);
+}
+std::unique_ptr<AttentionPricer> make_dense_decode_pricer(const AttentionPricingContext& ctx) {
+  return std::make_unique<DenseDecode>(ctx);
+}
+
+}  // namespace servesim
