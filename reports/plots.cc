@@ -263,11 +263,11 @@ void sweep_plots(const fs::path& dir, Plotter& p) {
       // Points stay in sweep order, so a line follows the swept value (e.g. growing Q^u).
       for (const auto& [x, y, l] : pts) d << x << " " << y << " \"" << l << "\"\n";
       d << "\n\n";
-      std::string title = ser;
-      std::replace(title.begin(), title.end(), '\'', '"');
+      std::string series_title = ser;
+      std::replace(series_title.begin(), series_title.end(), '\'', '"');
       // Lines only through a real sweep dimension; two or fewer points (reference rows) stand alone.
       plot += fmt::format("{}'{}' index {} using 1:2 {} pt {} ps 1.4 lw 2 title '{}'", idx ? ", " : "",
-                          p.data(name + ".dat").string(), idx, pts.size() > 2 ? "w lp" : "w p", 7 + 2 * (idx % 3), title);
+                          p.data(name + ".dat").string(), idx, pts.size() > 2 ? "w lp" : "w p", 7 + 2 * (idx % 3), series_title);
       // Label one series per distinct set of labels, alternating above/below to limit overlap.
       bool distinct = labelled < 0 || pts.size() <= 2;
       if (distinct) {
