@@ -99,9 +99,7 @@ std::vector<ExplainRow> write_explain(const std::vector<std::shared_ptr<const Ex
     rows.push_back({std::string(kPartNames[i]), sum[i] * 1e-6, total > 0 ? sum[i] / total : 0});
     csv += fmt::format("{},{:.6f},{:.6f}\n", rows.back().part, rows.back().busy_s, rows.back().share);
   }
-  std::ofstream f(dir + "/explain.csv", std::ios::binary);
-  f << csv;
-  if (!f) throw InputError(fmt::format("{}/explain.csv: cannot write", dir));
+  write_file(dir + "/explain.csv", csv);  // temporary name, checked, renamed
   return rows;
 }
 

@@ -86,7 +86,11 @@ const FeatureFit* CalibratedCostModel::resolve_attention(const std::map<HeadShap
 
 CalibratedCostModel::Gemm CalibratedCostModel::resolve_gemm(std::int64_t n, std::int64_t k, const std::string& layer) {
   const auto& g = fits_->gemm();
-  if (auto it = g.find({n, k}); it != g.end()) return Gemm{&it->second.curve};
+  if (auto it = g.find({n, k}); it != g.end()) {
+    Gemm exact;
+    exact.curve = &it->second.curve;
+    return exact;
+  }
   if (!opt_.allow_scaling)
     throw InputError(fmt::format("{}: no gemm rows for the {} layer of {} at tp={} (n={} k={}); "
                                  "cost_model.allow_scaling is false", fits_->file(), layer, m_.name, opt_.tp, n, k));

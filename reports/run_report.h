@@ -36,7 +36,7 @@ namespace servesim {
 // run starts (stale outputs of an earlier run), DONE written last.
 inline const std::vector<std::string> kRunOutputs = {
     "DONE", "summary.csv", "requests.csv", "clients.csv", "workers.csv", "timeline.csv", "client_service.csv",
-    "config.resolved.yaml"};
+    "config.resolved.yaml", "explain.csv"};
 
 // Ordered (column, value) pairs: the config-identity part of summary.csv.
 using SummaryFields = std::vector<std::pair<std::string, std::string>>;
