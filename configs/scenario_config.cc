@@ -379,7 +379,9 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   c.out_dir = rm.get<std::string>("out", "runs/" + c.name);
   read_options(rm, report_options(), c);
   double tl = rm.get<double>("timeline_interval_s", c.timeline_interval ? time_to_seconds(*c.timeline_interval) : 0.0);
-  if (tl < 0) rm.fail("timeline_interval_s", "must be >= 0 (0 turns timeline.csv off)");
+  if (!(tl == 0 || (tl >= kMinTimelineIntervalS && tl <= kMaxTimelineIntervalS)))
+    rm.fail("timeline_interval_s", fmt::format("must be 0 (off) or in [{}, {}] s, got {}", kMinTimelineIntervalS,
+                                               kMaxTimelineIntervalS, tl));
   c.timeline_interval = tl > 0 ? std::optional<Time>(seconds_to_time(tl)) : std::nullopt;
   rm.finish();
   m.finish();
