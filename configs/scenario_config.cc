@@ -200,7 +200,8 @@ void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
   CostModelConfig& cc = c.cost_model;
   const std::string& backend = cc.backend;
   cc.estimate_noise = cm.get<double>("estimate_noise", cc.estimate_noise);
-  if (cc.estimate_noise < 0) cm.fail("estimate_noise", "must be >= 0");
+  if (!(cc.estimate_noise >= 0 && cc.estimate_noise <= 10))
+    cm.fail("estimate_noise", fmt::format("must be in [0, 10], got {}", cc.estimate_noise));
   if (backend == "fixed") {  // accepted (and unused) by every backend, as documented
     if (cm.get<double>("iteration_overhead_us", 0.0) < 0) cm.fail("iteration_overhead_us", "must be >= 0");
   }
@@ -215,6 +216,10 @@ void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
   }
   if (backend == "fixed") {
     FixedCostOptions& f = cc.fixed;
+    // Each cost at most 10^6 of its unit (1000 s / 1 s per token): no overflow of simulated time.
+    for (const char* k : {"base_ms", "per_prefill_token_us", "per_decode_token_us", "iteration_overhead_us"})
+      if (cm.has(k) && !(std::fabs(cm.get<double>(k, 0.0)) <= 1e6))
+        cm.fail(k, fmt::format("must be at most 1000000, got {}", cm.get<double>(k, 0.0)));
     // Defaults: FixedCostOptions, converted to the keys' units.
     f.base = seconds_to_time(cm.positive("base_ms", time_to_seconds(f.base) * 1e3) * 1e-3);
     f.per_prefill_token =

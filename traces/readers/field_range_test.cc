@@ -130,3 +130,23 @@ TEST_CASE("an empty JSONL trace is an error like an empty CSV") {
   CHECK(contains(input_error([&] { count_rows(dir.write("c.jsonl", "# clients: [\"a\"]\n"), native); }),
                  "empty file"));
 }
+
+TEST_CASE("trace stats warns about epoch-like arrivals, huge spans and an outlier gap, naming the row") {
+  TempDir dir;
+  TraceStats st = compute_trace_stats(
+      dir.write("e.csv", "arrival_s,prompt_tokens,output_tokens\n1700000000,4,4\n1700000003,4,4\n1700000005,4,4\n"), {});
+  REQUIRE(st.warnings.size() == 1);
+  CHECK(contains(st.warnings[0], "line 2: the first arrival is 1700000000 s, which looks like a UNIX epoch time"));
+  CHECK(contains(format_trace_stats(st), "warning:          line 2:"));
+  st = compute_trace_stats(dir.write("g.csv", "arrival_s,prompt_tokens,output_tokens\n0,4,4\n1,4,4\n2,4,4\n"
+                                              "5000000,4,4\n"),
+                           {});
+  REQUIRE(st.warnings.size() == 2);
+  CHECK(contains(st.warnings[0], "lines 2..5: the arrivals span 57.9 days"));
+  CHECK(contains(st.warnings[1], "line 5: arrives 4999998 s after line 4"));
+  // Azure dates are rebased by time_origin: auto: no epoch warning; ordinary traces: none.
+  st = compute_trace_stats(dir.write("a.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03,4,4\n"
+                                              "2023-11-16 18:17:04,4,4\n"),
+                           {});
+  CHECK(st.warnings.empty());
+}
