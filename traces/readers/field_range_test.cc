@@ -53,7 +53,8 @@ TEST_CASE("token counts near 2^63 are range errors naming file, line and field")
 
 TEST_CASE("timestamps outside the representable range are errors, not overflow") {
   TempDir dir;
-  for (const char* ts : {"2300-01-01 00:00:00", "1960-05-01 00:00:00", "9999-12-31 23:59:59", "1970-01-01 00:00:00+05:00"}) {
+  for (const char* ts : {"2300-01-01 00:00:00", "1960-05-01 00:00:00", "9999-12-31 23:59:59", "1970-01-01 00:00:00+05:00",
+                         "0000-01-01 00:00:00", "2262-04-12 00:00:00"}) {
     CAPTURE(ts);
     std::string err = input_error([&] {
       count_rows(dir.write("a.csv", std::string("TIMESTAMP,ContextTokens,GeneratedTokens\n") + ts + ",4,4\n"));
