@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "configs/run_builder.h"
+#include "configs/sweep_spec.h"
 #include "reports/csv_reader.h"
 #include "sim/core/error.h"
 
@@ -140,4 +141,15 @@ TEST_CASE("a trace with UNIX-epoch arrivals runs quickly and writes a small time
   CHECK(tl.rows[0][0] == "0.000000");
   CHECK(std::stod(tl.rows[1][0]) > 1.6e9);
   CHECK(fs::file_size(o.out_dir + "/timeline.csv") < 4'000'000);
+}
+
+TEST_CASE("a malformed multi-line scalar document ends in an error, not a hang in the key check (fuzz_sweep)") {
+  const std::string p = write("hang.yaml", "# The Q^# The Q^u sweep onntum: 8192}, {name: dlpm, quantum: 131072},\n         , tenants\n# assigned by the first differing prefix block, two workers with cache-aware\n# routing and a tight KV budget, so queue, ws fit");
+  std::string err;
+  try {
+    load_sweep(p);
+  } catch (const InputError& e) {
+    err = e.what();
+  }
+  CHECK(contains(err, "hang.yaml:2:"));
 }
