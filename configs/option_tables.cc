@@ -8,32 +8,32 @@ using R = OptionRange;
 
 const OptionTable<ModelSpec>& model_options() {
   static const OptionTable<ModelSpec> t = {
-      {"layers", &ModelSpec::layers, R::kPositive, "decoder layers"},
-      {"hidden", &ModelSpec::hidden, R::kPositive, "model dimension"},
-      {"heads", &ModelSpec::heads, R::kPositive, "query heads"},
-      {"kv_heads", &ModelSpec::kv_heads, R::kPositive, "key/value heads (GQA); divides heads"},
-      {"head_dim", &ModelSpec::head_dim, R::kPositive, "dimension of one head"},
-      {"intermediate", &ModelSpec::intermediate, R::kPositive, "MLP hidden size"},
-      {"vocab", &ModelSpec::vocab, R::kPositive, "vocabulary size"},
+      {"layers", &ModelSpec::layers, R::kPositive, "decoder layers", 1e4},
+      {"hidden", &ModelSpec::hidden, R::kPositive, "model dimension", 1e6},
+      {"heads", &ModelSpec::heads, R::kPositive, "query heads", 1e5},
+      {"kv_heads", &ModelSpec::kv_heads, R::kPositive, "key/value heads (GQA); divides heads", 1e5},
+      {"head_dim", &ModelSpec::head_dim, R::kPositive, "dimension of one head", 1e5},
+      {"intermediate", &ModelSpec::intermediate, R::kPositive, "MLP hidden size", 1e7},
+      {"vocab", &ModelSpec::vocab, R::kPositive, "vocabulary size", 1e8},
       {"max_context", &ModelSpec::max_context, R::kPositive, "longest prompt + output the model accepts"},
       {"tie_embeddings", &ModelSpec::tie_embeddings, R::kAny, "LM head shares the embedding matrix"},
-      {"weight_bytes", &ModelSpec::weight_bytes, R::kPositive, "bytes per weight (2 = bf16)"},
-      {"kv_bytes", &ModelSpec::kv_bytes, R::kPositive, "bytes per KV element (2 = bf16)"},
+      {"weight_bytes", &ModelSpec::weight_bytes, R::kPositive, "bytes per weight (2 = bf16)", 16},
+      {"kv_bytes", &ModelSpec::kv_bytes, R::kPositive, "bytes per KV element (2 = bf16)", 16},
   };
   return t;
 }
 
 const OptionTable<HardwareSpec>& hardware_options() {
   static const OptionTable<HardwareSpec> t = {
-      {"memory_gb", &HardwareSpec::memory_gb, R::kPositive, "HBM capacity, GB"},
+      {"memory_gb", &HardwareSpec::memory_gb, R::kPositive, "HBM capacity, GB", 1e6},
       {"mem_bandwidth_gbps", &HardwareSpec::mem_bandwidth_gbps, R::kPositive, "HBM bandwidth, GB/s (datasheet)"},
       {"bf16_tflops", &HardwareSpec::bf16_tflops, R::kPositive, "dense bf16 tensor peak, TFLOP/s (datasheet)"},
       {"interconnect_gbps", &HardwareSpec::interconnect_gbps, R::kPositive,
        "per-direction NVLink bandwidth for TP all-reduce, GB/s"},
       {"kernel_launch_us", &HardwareSpec::kernel_launch_us, R::kNonNegative,
-       "host cost of one eager kernel launch, us"},
-      {"sms", &HardwareSpec::sms, R::kPositive, "streaming multiprocessors"},
-      {"l2_mb", &HardwareSpec::l2_mb, R::kPositive, "L2 cache, MB"},
+       "host cost of one eager kernel launch, us", 1e6},
+      {"sms", &HardwareSpec::sms, R::kPositive, "streaming multiprocessors", 1e6},
+      {"l2_mb", &HardwareSpec::l2_mb, R::kPositive, "L2 cache, MB", 1e6},
       {"bandwidth_fraction", &HardwareSpec::bandwidth_fraction, R::kFraction,
        "achievable / datasheet HBM bandwidth (roofline)"},
       {"gemm_flops_fraction", &HardwareSpec::gemm_flops_fraction, R::kFraction,
@@ -44,7 +44,7 @@ const OptionTable<HardwareSpec>& hardware_options() {
        "achievable / datasheet bandwidth of decode attention (roofline)"},
       {"gemm_tile_m", &HardwareSpec::gemm_tile_m, R::kPositive, "largest GEMM output tile, rows (roofline)"},
       {"gemm_tile_n", &HardwareSpec::gemm_tile_n, R::kPositive, "largest GEMM output tile, columns (roofline)"},
-      {"min_kernel_us", &HardwareSpec::min_kernel_us, R::kNonNegative, "GPU-side floor of one kernel, us (roofline)"},
+      {"min_kernel_us", &HardwareSpec::min_kernel_us, R::kNonNegative, "GPU-side floor of one kernel, us (roofline)", 1e6},
   };
   return t;
 }
@@ -66,8 +66,8 @@ const OptionTable<ScenarioConfig>& memory_options() {
       {"memory_utilization", &ScenarioConfig::memory_utilization, R::kFraction,
        "share of GPU memory the engine may use"},
       {"activation_reserve_gb", &ScenarioConfig::activation_reserve_gb, R::kNonNegative,
-       "per GPU, kept for activations (not KV)"},
-      {"page_size", &ScenarioConfig::page_size, R::kPositive, "tokens per KV page"},
+       "per GPU, kept for activations (not KV)", 1e6},
+      {"page_size", &ScenarioConfig::page_size, R::kPositive, "tokens per KV page", 1e6},
   };
   return t;
 }
@@ -109,9 +109,9 @@ const OptionTable<RooflineOptions>& roofline_options() {
       {"memory_efficiency", &RooflineOptions::memory_efficiency, R::kFraction,
        "flat model: achieved / peak HBM bandwidth"},
       {"iteration_overhead_us", &RooflineOptions::iteration_overhead_us, R::kNonNegative,
-       "host/scheduler time per iteration"},
+       "host/scheduler time per iteration", 1e6},
       {"kernels_per_layer", &RooflineOptions::kernels_per_layer, R::kNonNegative,
-       "flat model: launches per layer, x hardware.kernel_launch_us"},
+       "flat model: launches per layer, x hardware.kernel_launch_us", 1e4},
   };
   return t;
 }
@@ -119,11 +119,11 @@ const OptionTable<RooflineOptions>& roofline_options() {
 const OptionTable<CalibratedOptions>& calibrated_options() {
   static const OptionTable<CalibratedOptions> t = {
       {"iteration_overhead_us", &CalibratedOptions::iteration_overhead_us, R::kNonNegative,
-       "host/scheduler time per iteration"},
+       "host/scheduler time per iteration", 1e6},
       {"layer_overhead_us", &CalibratedOptions::layer_overhead_us, R::kNonNegative,
-       "per layer, launches the bench does not measure"},
+       "per layer, launches the bench does not measure", 1e6},
       {"allreduce_latency_us", &CalibratedOptions::allreduce_latency_us, R::kNonNegative,
-       "per TP all-reduce (plus bytes / hardware interconnect_gbps)"},
+       "per TP all-reduce (plus bytes / hardware interconnect_gbps)", 1e6},
       {"allow_scaling", &CalibratedOptions::allow_scaling, R::kAny,
        "price unmeasured head/GEMM shapes by the scaling rules (false: error)"},
   };
@@ -132,8 +132,8 @@ const OptionTable<CalibratedOptions>& calibrated_options() {
 
 const OptionTable<ScenarioConfig>& report_options() {
   static const OptionTable<ScenarioConfig> t = {
-      {"w_in", &ScenarioConfig::w_in, R::kNonNegative, "service weight per input token (VTC's measure)"},
-      {"w_out", &ScenarioConfig::w_out, R::kNonNegative, "service weight per output token"},
+      {"w_in", &ScenarioConfig::w_in, R::kNonNegative, "service weight per input token (VTC's measure)", 1e6},
+      {"w_out", &ScenarioConfig::w_out, R::kNonNegative, "service weight per output token", 1e6},
       {"requests_csv", &ScenarioConfig::write_requests, R::kAny, "false: skip requests.csv for very large runs"},
   };
   return t;

@@ -235,7 +235,8 @@ void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
   CostModelConfig& cc = c.cost_model;
   const std::string& backend = cc.backend;
   cc.estimate_noise = cm.get<double>("estimate_noise", cc.estimate_noise);
-  if (cc.estimate_noise < 0) cm.fail("estimate_noise", "must be >= 0");
+  if (!(cc.estimate_noise >= 0 && cc.estimate_noise <= 10))
+    cm.fail("estimate_noise", fmt::format("must be in [0, 10], got {}", cc.estimate_noise));
   if (backend == "fixed") {  // accepted (and unused) by every backend, as documented
     if (cm.get<double>("iteration_overhead_us", 0.0) < 0) cm.fail("iteration_overhead_us", "must be >= 0");
   }
@@ -253,6 +254,10 @@ void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
   }
   if (backend == "fixed") {
     FixedCostOptions& f = cc.fixed;
+    // Each cost at most 10^6 of its unit (1000 s / 1 s per token): no overflow of simulated time.
+    for (const char* k : {"base_ms", "per_prefill_token_us", "per_decode_token_us", "iteration_overhead_us"})
+      if (cm.has(k) && !(std::fabs(cm.get<double>(k, 0.0)) <= 1e6))
+        cm.fail(k, fmt::format("must be at most 1000000, got {}", cm.get<double>(k, 0.0)));
     // Defaults: FixedCostOptions, converted to the keys' units.
     f.base = seconds_to_time(cm.positive("base_ms", time_to_seconds(f.base) * 1e3) * 1e-3);
     f.per_prefill_token =
@@ -424,7 +429,9 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   c.out_dir = rm.get<std::string>("out", "runs/" + c.name);
   read_options(rm, report_options(), c);
   double tl = rm.get<double>("timeline_interval_s", c.timeline_interval ? time_to_seconds(*c.timeline_interval) : 0.0);
-  if (tl < 0) rm.fail("timeline_interval_s", "must be >= 0 (0 turns timeline.csv off)");
+  if (!(tl == 0 || (tl >= kMinTimelineIntervalS && tl <= kMaxTimelineIntervalS)))
+    rm.fail("timeline_interval_s", fmt::format("must be 0 (off) or in [{}, {}] s, got {}", kMinTimelineIntervalS,
+                                               kMaxTimelineIntervalS, tl));
   c.timeline_interval = tl > 0 ? std::optional<Time>(seconds_to_time(tl)) : std::nullopt;
   rm.finish();
   m.finish();

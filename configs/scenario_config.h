@@ -73,6 +73,10 @@ struct WorkerConfig {
 // compares within a bucket with ==, so a 100000-worker cluster stays cheap.
 std::vector<std::size_t> first_equal_worker(const std::vector<WorkerConfig>& workers);
 
+// report.timeline_interval_s: 0 (off) or 1 ms .. 1 day (docs/configuration.md).
+inline constexpr double kMinTimelineIntervalS = 1e-3;
+inline constexpr double kMaxTimelineIntervalS = 86400;
+
 struct ScenarioConfig {
   std::string file;                 // the scenario file it came from
   std::string name;

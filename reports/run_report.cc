@@ -75,7 +75,7 @@ void add_latency_columns(std::vector<Column<Row>>& columns, const LatencyStats& 
       {"max", [](const QuantileSketch& q) { return q.max(); }}};
   for (const LatencyMetric& m : kLatencyMetrics)
     for (const auto& [stat_name, stat] : kStats)
-      columns.push_back({fmt::format("{}_{}_s", m.name, stat_name), [sketch = m.sketch, stat, stats](CsvWriter& w, const Row& r) {
+      columns.push_back({fmt::format("{}_{}_s", m.name, stat_name), [sketch = m.sketch, stat = stat, stats](CsvWriter& w, const Row& r) {
                            const QuantileSketch& q = stats(r).*sketch;
                            q.count() ? w.seconds(stat(q)) : w.empty();
                          }});
@@ -215,7 +215,7 @@ const std::vector<std::pair<std::string, std::function<std::string(const Summary
         {"p99", &LatencySummary::p99}};
     for (const auto& [metric, lat] : metrics)
       for (const auto& [stat, value] : stats)
-        c.push_back({fmt::format("{}_{}_s", metric, stat), [lat, value](const V& v) { return sec(v.*lat.*value); }});
+        c.push_back({fmt::format("{}_{}_s", metric, stat), [lat = lat, value = value](const V& v) { return sec(v.*lat.*value); }});
     const std::vector<Entry> rest = {
         {"normalized_latency_mean_s_per_token",
          [](const V& v) { return v.normalized_latency_s_per_token ? num(*v.normalized_latency_s_per_token) : ""; }},

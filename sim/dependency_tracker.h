@@ -24,6 +24,15 @@ class DependencyTracker {
   // A request with dependents was taken from the source (later rows may name it).
   void add_parent(RequestId id, RequestHandle h) { live_ids_[id] = h; }
 
+  // t + think without int64 overflow: a chain of huge think times (each up
+  // to the trace limit, 4e18 ns) saturates at kThinkCeiling (8e18 ns), which
+  // still leaves room for the iterations that follow.
+  static constexpr Time kThinkCeiling = 8'000'000'000'000'000'000;
+  static Time after_think(Time t, Time think) {
+    if (think > kThinkCeiling - t) return std::max(t, kThinkCeiling);
+    return t + think;
+  }
+
   // Dependent request `h` was taken from the source at `now`: resolves its
   // parents, setting r.parents_left (live parents it waits for) and r.ready_at
   // (latest finished parent's end + think time, at least now). Returns false
@@ -36,7 +45,7 @@ class DependencyTracker {
       if (auto it = finished_.find(p); it != finished_.end()) {
         Finished& rec = it->second;
         failed |= !rec.ok;
-        r.ready_at = std::max(r.ready_at, rec.finish + r.spec.think_time);
+        r.ready_at = std::max(r.ready_at, after_think(rec.finish, r.spec.think_time));
         if (--rec.unseen <= 0) finished_.erase(it);
       } else if (auto lt = live_ids_.find(p); lt != live_ids_.end()) {
         table[lt->second].dependents_unseen--;
@@ -71,7 +80,7 @@ class DependencyTracker {
         if (child.phase == Phase::kPending) reject(c);
         continue;
       }
-      child.ready_at = std::max(child.ready_at, now + child.spec.think_time);
+      child.ready_at = std::max(child.ready_at, after_think(now, child.spec.think_time));
       if (--child.parents_left == 0) release(c);
     }
   }

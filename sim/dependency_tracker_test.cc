@@ -74,3 +74,24 @@ TEST_CASE("a finished parent is remembered for a child pulled later, and a faile
   CHECK_FALSE(d.add_child(orphan, t, 80));         // a parent that never appeared
   CHECK(released.empty());
 }
+
+TEST_CASE("a chain of huge think times saturates instead of overflowing") {
+  RequestTable t;
+  DependencyTracker d;
+  std::vector<RequestHandle> released, rejected;
+  auto release = [&](RequestHandle h) { released.push_back(h); };
+  auto reject = [&](RequestHandle h) { rejected.push_back(h); };
+  const Time think = 4'000'000'000'000'000'000;
+  const RequestHandle a = add(t, 1, {}, 1);
+  d.add_parent(1, a);
+  const RequestHandle b = add(t, 2, {1}, 1, think);
+  REQUIRE(d.add_child(b, t, 0));
+  d.add_parent(2, b);
+  d.retire(t[a], true, think + 10, t, release, reject);
+  CHECK(t[b].ready_at == DependencyTracker::kThinkCeiling);  // 8e18 + 10 would pass the ceiling
+  const RequestHandle c = add(t, 3, {2}, 0, think);
+  REQUIRE(d.add_child(c, t, DependencyTracker::kThinkCeiling));
+  d.retire(t[b], true, DependencyTracker::kThinkCeiling + 5, t, release, reject);
+  CHECK(t[c].ready_at == DependencyTracker::kThinkCeiling + 5);  // never before now, never overflowed
+  CHECK(rejected.empty());
+}

@@ -13,7 +13,10 @@ class KvPool {
  public:
   KvPool(std::int64_t capacity_pages, std::int64_t page_size) : capacity_(capacity_pages), page_size_(page_size) {}
 
-  std::int64_t pages_for(std::int64_t tokens) const { return (tokens + page_size_ - 1) / page_size_; }
+  // Rounds up without forming tokens + page_size - 1 (no overflow near INT64_MAX).
+  std::int64_t pages_for(std::int64_t tokens) const {
+    return tokens / page_size_ + (tokens % page_size_ > 0 ? 1 : 0);
+  }
   std::int64_t free() const { return capacity_ - used_; }
   std::int64_t used() const { return used_; }
   std::int64_t capacity() const { return capacity_; }

@@ -181,8 +181,18 @@ void Simulation::report_spec(const RequestSpec& spec, RequestStatus status, std:
 }
 
 void Simulation::sample_until(Time t) {
-  if (!sample_interval_) return;
-  for (; next_sample_ <= t; next_sample_ += *sample_interval_) observer_.on_sample(next_sample_, *this);
+  if (!sample_interval_ || next_sample_ > t) return;
+  const Time step = *sample_interval_;
+  // No event happens in [next_sample_, t], so every sample there is the same
+  // state. A stretch of more than kMaxIdleSamples instants is written as its
+  // first and last instant only: the cost follows the events, not the
+  // simulated time (an epoch-seconds trace would otherwise write ~10^9 rows).
+  const Time count = (t - next_sample_) / step + 1;
+  if (count > kMaxIdleSamples) {
+    observer_.on_sample(next_sample_, *this);
+    next_sample_ += (count - 1) * step;
+  }
+  for (; next_sample_ <= t; next_sample_ += step) observer_.on_sample(next_sample_, *this);
 }
 
 bool Simulation::work_left() const { return !source_done_ || lookahead_.has_value() || table_.live() > 0; }

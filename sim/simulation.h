@@ -93,7 +93,11 @@ class Simulation final : private ClusterView {
   void retire_parent(LiveRequest& r, bool ok);
   void schedule_release(RequestHandle h);
   bool work_left() const;
-  void sample_until(Time t);  // emits observer samples at multiples of the interval <= t
+  // Emits observer samples at multiples of the interval <= t; a stretch of
+  // more than kMaxIdleSamples instants without an event gets its first and
+  // last instant only (docs/reports.md, "timeline.csv").
+  void sample_until(Time t);
+  static constexpr Time kMaxIdleSamples = 100;
 
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::shared_ptr<const CostModel>> estimate_costs_;  // per worker; null = the worker's own

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/core/error.h"
+#include "traces/readers/field_limits.h"
 
 namespace servesim {
 namespace {
@@ -58,21 +59,28 @@ TraceOptions parse_trace_options(YamlMap& m) {
 
   YamlMap w = m.map("window");
   o.start_s = w.get<double>("start_s", 0.0);
-  if (o.start_s < 0) w.fail("start_s", "must be >= 0");
+  if (!(o.start_s >= 0 && o.start_s <= kMaxTraceTimeS))
+    w.fail("start_s", fmt::format("must be in [0, {:.0f}] s, got {}", kMaxTraceTimeS, o.start_s));
   if (auto end = w.optional<double>("end_s")) {  // absent or null: no end
     o.end_s = *end;
     if (!(o.end_s > o.start_s)) w.fail("end_s", fmt::format("must be > start_s ({})", o.start_s));
+    if (!(o.end_s <= kMaxTraceTimeS))
+      w.fail("end_s", fmt::format("must be at most {:.0f} s (or null: no end), got {}", kMaxTraceTimeS, o.end_s));
   }
   w.finish();
 
   YamlMap sp = m.map("spread");
   o.spread.mode = pick(sp, "mode", "none", kSpread);
   o.spread.bucket_s = sp.positive("bucket_s", 3.0);
+  if (!(o.spread.bucket_s <= kMaxSpreadBucketS))
+    sp.fail("bucket_s", fmt::format("must be in (0, {:.0f}] s, got {}", kMaxSpreadBucketS, o.spread.bucket_s));
   sp.finish();
 
   o.sample = m.get<double>("sample", 1.0);
   if (!(o.sample > 0 && o.sample <= 1)) m.fail("sample", fmt::format("must be in (0, 1], got {}", o.sample));
-  o.rate_scale = m.positive("rate_scale", 1.0);
+  o.rate_scale = m.get<double>("rate_scale", 1.0);
+  if (!(o.rate_scale >= kMinRateScale && o.rate_scale <= kMaxRateScale))
+    m.fail("rate_scale", fmt::format("must be in [{}, {}], got {}", kMinRateScale, kMaxRateScale, o.rate_scale));
   o.max_requests = m.get<std::int64_t>("max_requests", 0);
   if (o.max_requests < 0) m.fail("max_requests", "must be >= 0 (0 = all)");
 

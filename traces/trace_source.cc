@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "sim/core/error.h"
+#include "traces/readers/field_limits.h"
 #include "traces/seeded_hash.h"
 
 namespace servesim {
@@ -92,7 +93,15 @@ bool TraceSource::next(RequestSpec& out) {
     }
     Time t = s.arrival - start_ns_;
     if (t < 0) t = 0;
-    if (opt_.rate_scale != 1.0) t = static_cast<Time>(std::llround(static_cast<double>(t) / opt_.rate_scale));
+    if (opt_.rate_scale != 1.0) {
+      const double scaled = std::round(static_cast<double>(t) / opt_.rate_scale);
+      if (!(scaled <= static_cast<double>(kMaxTraceTimeNs)))
+        throw InputError(located(opt_.path, row_.line,
+                                 fmt::format("arrival {} ns divided by rate_scale {} is {:.4g} ns, past the {} ns "
+                                             "limit of simulated time (docs/traces.md)",
+                                             t, opt_.rate_scale, scaled, kMaxTraceTimeNs)));
+      t = static_cast<Time>(scaled);
+    }
     s.arrival = t;
     if (!declared_done_) {  // a native file's "# clients:" line fixes the table order
       declared_done_ = true;

@@ -46,7 +46,9 @@ void add_trace_commands(CLI::App& app) {
     opt.format = parse_format(sa->format, sa->file);
     opt.skip_bad_rows = sa->skip_bad_rows;
     opt.sort = sa->sort;
-    fmt::print("{}", format_trace_stats(compute_trace_stats(sa->file, opt)));
+    TraceStats st = compute_trace_stats(sa->file, opt);
+    fmt::print("{}", format_trace_stats(st));
+    for (const std::string& w : st.warnings) fmt::print(stderr, "servesim: warning: {}: {}\n", sa->file, w);
   });
 
   auto ga = std::make_shared<GenArgs>();

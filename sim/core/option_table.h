@@ -28,6 +28,12 @@
 
 namespace servesim {
 
+// Every number key is also bounded in magnitude: |value| <= max, 10^9 unless
+// the row names a tighter bound (docs/configuration.md, "Ranges"). The bound
+// keeps products of keys (bytes = layers x hidden x ..., time = overhead x
+// kernels) inside int64 and doubles finite.
+inline constexpr double kOptionMax = 1e9;
+
 enum class OptionRange : std::uint8_t {
   kAny,
   kPositive,        // > 0 (integers: a positive integer)
@@ -70,6 +76,7 @@ struct OptionField {
   Member member;
   OptionRange range = OptionRange::kAny;
   const char* help = "";
+  double max = kOptionMax;
 };
 
 template <class S>
@@ -77,7 +84,8 @@ using OptionTable = std::vector<OptionField<S>>;
 
 namespace option_detail {
 
-inline double check_range(YamlMap& m, const char* key, double x, OptionRange r) {
+inline double check_range(YamlMap& m, const char* key, double x, OptionRange r, double max) {
+  if (!(x >= -max && x <= max)) m.fail(key, fmt::format("must be at most {} in magnitude, got {}", max, x));
   switch (r) {
     case OptionRange::kAny: break;
     case OptionRange::kPositive:
@@ -102,7 +110,9 @@ inline double check_range(YamlMap& m, const char* key, double x, OptionRange r) 
   return x;
 }
 
-inline std::int64_t check_range(YamlMap& m, const char* key, std::int64_t x, OptionRange r) {
+inline std::int64_t check_range(YamlMap& m, const char* key, std::int64_t x, OptionRange r, double max) {
+  if (static_cast<double>(x) > max || static_cast<double>(x) < -max)
+    m.fail(key, fmt::format("must be at most {} in magnitude, got {}", max, x));
   if (r == OptionRange::kPositive && x <= 0) m.fail(key, fmt::format("must be a positive integer, got {}", x));
   if (r == OptionRange::kNonNegative && x < 0) m.fail(key, "must be >= 0");
   if (r == OptionRange::kAtLeastOne && x < 1) m.fail(key, fmt::format("must be >= 1, got {}", x));
@@ -133,7 +143,7 @@ void read_options(YamlMap& m, const OptionTable<S>& table, S& s) {
         [&](auto member) {
           using M = decltype(member);
           if constexpr (is_seconds<S, M>) {
-            if (m.has(f.key)) s.*member.member = seconds_to_time(check_range(m, f.key, m.get<double>(f.key, 0), f.range));
+            if (m.has(f.key)) s.*member.member = seconds_to_time(check_range(m, f.key, m.get<double>(f.key, 0), f.range, f.max));
           } else if constexpr (is_choice<S, M>) {
             bool& v = s.*member.member;
             const std::string name = m.get<std::string>(f.key, v ? member.if_true : member.if_false);
@@ -144,9 +154,9 @@ void read_options(YamlMap& m, const OptionTable<S>& table, S& s) {
             auto& v = s.*member;
             using T = std::remove_reference_t<decltype(v)>;
             if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, int>) {
-              v = static_cast<T>(check_range(m, f.key, m.get<std::int64_t>(f.key, v), f.range));
+              v = static_cast<T>(check_range(m, f.key, m.get<std::int64_t>(f.key, v), f.range, f.max));
             } else if constexpr (std::is_same_v<T, double>) {
-              v = check_range(m, f.key, m.get<double>(f.key, v), f.range);
+              v = check_range(m, f.key, m.get<double>(f.key, v), f.range, f.max);
             } else {
               v = m.get<T>(f.key, v);
             }

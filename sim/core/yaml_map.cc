@@ -1,9 +1,13 @@
 // Implementation of the strict YAML reader; see yaml_map.h for the contract.
 #include "sim/core/yaml_map.h"
 
+#include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
+
+#include <yaml-cpp/eventhandler.h>
 
 namespace servesim {
 namespace {
@@ -98,11 +102,14 @@ T YamlMap::convert(const std::string& key, const YAML::Node& v) const {
         pos = 0;
       }
       // Accept integer literals, including 1e6-style scientific notation that is integral.
-      if (pos != s.size() || s.empty() || x != static_cast<long double>(static_cast<long long>(x)))
+      // The range is checked before any cast: casting 1e300 to an integer is undefined.
+      if (pos != s.size() || s.empty() || !std::isfinite(x))
         fail(key, fmt::format("expected {}, got {}", type_name(static_cast<T*>(nullptr)), describe(v)));
       if (x < static_cast<long double>(std::numeric_limits<T>::min()) ||
           x > static_cast<long double>(std::numeric_limits<T>::max()))
         fail(key, fmt::format("value {} is out of range", s));
+      if (x != std::floor(x))
+        fail(key, fmt::format("expected {}, got {}", type_name(static_cast<T*>(nullptr)), describe(v)));
       return static_cast<T>(x);
     } else {
       T out{};
@@ -198,10 +205,78 @@ void YamlMap::finish() const {
   }
 }
 
+namespace {
+
+// Event-parser pass that yaml-cpp's Node loading lacks: Node keeps the first
+// of two equal keys and silently drops the second, and a non-scalar key only
+// fails later with library text. Walks the event stream with a stack of open
+// collections; in a map, events alternate key, value.
+class KeyChecker final : public YAML::EventHandler {
+ public:
+  explicit KeyChecker(std::string where) : where_(std::move(where)) {}
+
+  void OnDocumentStart(const YAML::Mark&) override { stack_.clear(); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { node(mark, "null", true); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(mark, "", false, "an alias (*name)"); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string& value) override {
+    node(mark, value, true);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    node(mark, "", false, "a list");
+    stack_.push_back(Frame{false, true, {}});
+  }
+  void OnSequenceEnd() override { stack_.pop_back(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    node(mark, "", false, "a map");
+    stack_.push_back(Frame{true, true, {}});
+  }
+  void OnMapEnd() override { stack_.pop_back(); }
+
+ private:
+  struct Frame {
+    bool map;
+    bool want_key = true;
+    std::map<std::string, int> keys;  // key -> 1-based line of its first occurrence
+  };
+
+  void node(const YAML::Mark& mark, const std::string& scalar, bool is_scalar, const char* what = "") {
+    if (stack_.empty() || !stack_.back().map) return;
+    Frame& f = stack_.back();
+    const bool key = f.want_key;
+    f.want_key = !f.want_key;
+    if (!key) return;
+    if (!is_scalar)
+      throw InputError(fmt::format("{}:{}:{}: a map key must be a plain value, got {}", where_, mark.line + 1,
+                                   mark.column + 1, what));
+    auto [it, inserted] = f.keys.emplace(scalar, mark.line + 1);
+    if (!inserted)
+      throw InputError(fmt::format("{}:{}:{}: duplicate key '{}' (first at line {}); each key may appear once per map",
+                                   where_, mark.line + 1, mark.column + 1, scalar, it->second));
+  }
+
+  std::string where_;
+  std::vector<Frame> stack_;
+};
+
+}  // namespace
+
+void check_yaml_keys(std::istream& in, const std::string& where) {
+  // The first document only: it is the one YAML::Load reads (looping over
+  // HandleNextDocument hangs yaml-cpp 0.7 on some malformed input; found by
+  // fuzz_sweep).
+  KeyChecker checker(where);
+  YAML::Parser parser(in);
+  parser.HandleNextDocument(checker);
+}
+
 YAML::Node load_yaml_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("{}: cannot open file", path));
   try {
+    check_yaml_keys(in, path);
+    in.clear();
+    in.seekg(0);
     return YAML::Load(in);
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
@@ -216,6 +291,8 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
   std::string value = assignment.substr(eq + 1);
   YAML::Node parsed;
   try {
+    std::istringstream text(value);
+    check_yaml_keys(text, "--set " + assignment);
     parsed = YAML::Load(value);
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("--set {}: cannot parse value: {}", assignment, e.msg));

@@ -7,6 +7,7 @@
 // `--set` overrides carry no line; their errors say "(from --set)".
 #pragma once
 #include <cstdint>
+#include <istream>
 #include <optional>
 #include <set>
 #include <string>
@@ -65,8 +66,15 @@ class YamlMap {
   std::set<std::string> used_;
 };
 
-// Loads a YAML file; a syntax error becomes an InputError with file:line:col.
+// Loads a YAML file; a syntax error becomes an InputError with file:line:col,
+// and so does a key that appears twice in one map or a key that is not a plain
+// scalar (a list, a map or an alias): yaml-cpp's Node would drop the duplicate.
 YAML::Node load_yaml_file(const std::string& path);
+
+// The duplicate/non-scalar key check of load_yaml_file() on any YAML text;
+// `where` names the source in messages ("file" or "--set a=b"). Throws
+// InputError; YAML syntax errors propagate as YAML::Exception.
+void check_yaml_keys(std::istream& in, const std::string& where);
 
 // Applies one `--set a.b.c=value` override to `root` (value parsed as YAML, so
 // numbers, booleans and [lists] work). Creates missing maps. Throws InputError

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "traces/readers/csv_columns.h"
+#include "traces/readers/field_limits.h"
 #include "traces/readers/field_parse.h"
 #include "traces/readers/trace_reader.h"
 
@@ -38,8 +39,11 @@ class AzureReader final : public TraceReader {
     split_row(line, f_, cols_, names_);
     if (!parse_datetime_ns(f_[ts_], row.spec.arrival, dates_))
       throw RowError{"TIMESTAMP", "expected a date-time like 2023-11-16 18:17:03.9799600, got " + quote_value(f_[ts_])};
-    row.spec.prompt_tokens = positive_field(f_[ctx_], "ContextTokens");
-    row.spec.output_tokens = positive_field(f_[gen_], "GeneratedTokens");
+    if (row.spec.arrival < 0 || row.spec.arrival > kMaxTraceTimeNs)
+      throw RowError{"TIMESTAMP", fmt::format("expected a date in years {}..{} (UTC), got {}", kMinTraceYear,
+                                              kMaxTraceYear, quote_value(f_[ts_]))};
+    row.spec.prompt_tokens = positive_field(f_[ctx_], "ContextTokens", kMaxTraceTokens);
+    row.spec.output_tokens = positive_field(f_[gen_], "GeneratedTokens", kMaxTraceTokens);
     return true;
   }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "traces/readers/csv_columns.h"
+#include "traces/readers/field_limits.h"
 #include "traces/readers/field_parse.h"
 #include "traces/readers/trace_reader.h"
 
@@ -57,9 +58,9 @@ class BurstGptReader final : public TraceReader {
   bool parse(std::string_view line, TraceRow& row) override {
     split_row(line, f_, cols_, names_);
     row.spec.arrival = seconds_field(f_[ts_], "Timestamp");
-    row.spec.prompt_tokens = positive_field(f_[req_], "Request tokens");
-    std::int64_t out = nonnegative_field(f_[resp_], "Response tokens");
-    if (total_ >= 0) nonnegative_field(f_[total_], "Total tokens");
+    row.spec.prompt_tokens = positive_field(f_[req_], "Request tokens", kMaxTraceTokens);
+    std::int64_t out = nonnegative_field(f_[resp_], "Response tokens", kMaxTraceTokens);
+    if (total_ >= 0) nonnegative_field(f_[total_], "Total tokens", 2 * kMaxTraceTokens);
     if (elapsed_ >= 0 && !trim_blank(f_[elapsed_]).empty()) nonnegative_decimal_field(f_[elapsed_], "Elapsed time");
     std::string_view model = trim_blank(f_[model_]), log = trim_blank(f_[log_]);
     if (model.empty()) throw RowError{"Model", "expected a model name, got ''"};

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "sim/core/error.h"
+#include "traces/readers/field_limits.h"
 #include "traces/readers/field_parse.h"
 
 namespace servesim {
@@ -51,24 +52,33 @@ void split_row(std::string_view line, std::vector<std::string_view>& fields, con
   throw RowError{"(line)", fmt::format("the line has {} fields, the header has {}", fields.size(), cols.size())};
 }
 
-std::int64_t positive_field(std::string_view v, std::string_view field) {
+std::int64_t check_int_range(std::int64_t x, std::string_view field, std::int64_t min, std::int64_t max) {
+  if (x < min || x > max) {
+    if (min == 1 && max == INT64_MAX)
+      throw RowError{std::string(field), fmt::format("expected a positive integer (>= 1), got {}", x)};
+    if (min == 0 && max == INT64_MAX)
+      throw RowError{std::string(field), fmt::format("expected a non-negative integer, got {}", x)};
+    throw RowError{std::string(field), fmt::format("expected an integer in [{}, {}], got {}", min, max, x)};
+  }
+  return x;
+}
+
+std::int64_t positive_field(std::string_view v, std::string_view field, std::int64_t max) {
   std::int64_t x;
   if (!parse_integral(v, x)) throw RowError{std::string(field), "expected a positive integer, got " + quote_value(v)};
-  if (x < 1) throw RowError{std::string(field), fmt::format("expected a positive integer (>= 1), got {}", x)};
-  return x;
+  return check_int_range(x, field, 1, max);
 }
 
-std::int64_t nonnegative_field(std::string_view v, std::string_view field) {
+std::int64_t nonnegative_field(std::string_view v, std::string_view field, std::int64_t max) {
   std::int64_t x;
   if (!parse_integral(v, x)) throw RowError{std::string(field), "expected a non-negative integer, got " + quote_value(v)};
-  if (x < 0) throw RowError{std::string(field), fmt::format("expected a non-negative integer, got {}", x)};
-  return x;
+  return check_int_range(x, field, 0, max);
 }
 
-std::int64_t integer_field(std::string_view v, std::string_view field) {
+std::int64_t integer_field(std::string_view v, std::string_view field, std::int64_t min, std::int64_t max) {
   std::int64_t x;
   if (!parse_integral(v, x)) throw RowError{std::string(field), "expected an integer, got " + quote_value(v)};
-  return x;
+  return check_int_range(x, field, min, max);
 }
 
 double nonnegative_decimal_field(std::string_view v, std::string_view field) {
@@ -80,7 +90,8 @@ double nonnegative_decimal_field(std::string_view v, std::string_view field) {
 
 Time seconds_field(std::string_view v, std::string_view field) {
   double s = nonnegative_decimal_field(v, field);
-  if (s > 9.0e9) throw RowError{std::string(field), fmt::format("{} s is out of range", s)};
+  if (s > kMaxTraceTimeS)
+    throw RowError{std::string(field), fmt::format("{} s is out of range (at most {:.0f} s)", s, kMaxTraceTimeS)};
   return seconds_to_time(s);
 }
 

@@ -30,12 +30,18 @@ class CsvColumns {
 void split_row(std::string_view line, std::vector<std::string_view>& fields, const CsvColumns& cols,
                const std::vector<std::string>& names);
 
-// Field checks: each throws RowError{field, "expected ..., got '...'"}.
-std::int64_t positive_field(std::string_view v, std::string_view field);      // >= 1
-std::int64_t nonnegative_field(std::string_view v, std::string_view field);   // >= 0
-std::int64_t integer_field(std::string_view v, std::string_view field);       // any integer
+// Field checks: each throws RowError{field, "expected ..., got '...'"}. The
+// upper bounds are the documented ranges of traces/readers/field_limits.h.
+std::int64_t positive_field(std::string_view v, std::string_view field,
+                            std::int64_t max = INT64_MAX);                     // 1 .. max
+std::int64_t nonnegative_field(std::string_view v, std::string_view field,
+                               std::int64_t max = INT64_MAX);                  // 0 .. max
+std::int64_t integer_field(std::string_view v, std::string_view field, std::int64_t min,
+                           std::int64_t max);                                  // min .. max
 double nonnegative_decimal_field(std::string_view v, std::string_view field); // >= 0, finite
-// Seconds (decimal) to integer ns; checks range.
+// Seconds (decimal, 0 .. kMaxTraceTimeS) to integer ns.
 Time seconds_field(std::string_view v, std::string_view field);
+// Checks an integer already parsed against [min, max] (JSON readers).
+std::int64_t check_int_range(std::int64_t x, std::string_view field, std::int64_t min, std::int64_t max);
 
 }  // namespace servesim

@@ -70,6 +70,9 @@ bool parse_datetime_ns(std::string_view s, std::int64_t& out, DateCache& cache) 
     int y, m, d;
     if (!digits(p, 4, y) || !digits(p + 5, 2, m) || !digits(p + 8, 2, d)) return false;
     if (m < 1 || m > 12 || d < 1 || d > 31) return false;
+    // Years the int64 nanosecond clock holds with room for any zone offset
+    // (it spans 1677..2262); readers narrow this to their documented range.
+    if (y < kMinDatetimeYear || y > kMaxDatetimeYear) return false;
     std::memcpy(cache.date, p, 10);
     cache.day_ns = days_from_civil(y, static_cast<unsigned>(m), static_cast<unsigned>(d)) * 86'400'000'000'000LL;
     cache.valid = true;

@@ -26,6 +26,9 @@ bool parse_integral(std::string_view s, std::int64_t& out);
 // taken as UTC: only differences between rows matter to the simulator.
 // `cache` speeds up runs of rows on the same day; pass the same object for
 // consecutive calls (it starts zero-initialized).
+// Years 1700 .. 2200 parse (the int64 ns clock spans 1677 .. 2262); others fail.
+inline constexpr int kMinDatetimeYear = 1700;
+inline constexpr int kMaxDatetimeYear = 2200;
 struct DateCache {
   char date[10] = {};
   std::int64_t day_ns = 0;

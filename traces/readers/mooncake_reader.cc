@@ -5,6 +5,8 @@
 // published file, so a truncated or mangled list is caught. Other keys are
 // ignored (later Mooncake traces add some). Block ids map onto RequestSpec
 // prefix_blocks unchanged, with prefix_block_size 512.
+#include "traces/readers/csv_columns.h"
+#include "traces/readers/field_limits.h"
 #include "traces/readers/json_scanner.h"
 #include "traces/readers/trace_reader.h"
 
@@ -27,19 +29,14 @@ class MooncakeReader final : public TraceReader {
     std::string_view key;
     while (js.next_key(key)) {
       if (key == "timestamp") {
-        std::int64_t ms = js.read_int();
-        if (ms < 0 || ms > 9'000'000'000'000LL) throw RowError{"timestamp", fmt::format("expected ms >= 0, got {}", ms)};
+        std::int64_t ms = check_int_range(js.read_int(), "timestamp", 0, kMaxTraceTimeNs / kNsPerMs);
         row.spec.arrival = ms * kNsPerMs;
         ts = true;
       } else if (key == "input_length") {
-        row.spec.prompt_tokens = js.read_int();
-        if (row.spec.prompt_tokens < 1)
-          throw RowError{"input_length", fmt::format("expected a positive integer, got {}", row.spec.prompt_tokens)};
+        row.spec.prompt_tokens = check_int_range(js.read_int(), "input_length", 1, kMaxTraceTokens);
         in = true;
       } else if (key == "output_length") {
-        row.spec.output_tokens = js.read_int();
-        if (row.spec.output_tokens < 1)
-          throw RowError{"output_length", fmt::format("expected a positive integer, got {}", row.spec.output_tokens)};
+        row.spec.output_tokens = check_int_range(js.read_int(), "output_length", 1, kMaxTraceTokens);
         out = true;
       } else if (key == "hash_ids") {
         js.read_int_array(row.spec.prefix_blocks);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "traces/readers/csv_columns.h"
+#include "traces/readers/field_limits.h"
 #include "traces/readers/field_parse.h"
 #include "traces/readers/native_fields.h"
 #include "traces/readers/trace_reader.h"
@@ -72,24 +73,29 @@ class NativeCsvReader final : public TraceReader {
       for (std::size_t q = row.client.find("\"\""); q != std::string::npos; q = row.client.find("\"\"", q + 1))
         row.client.erase(q, 1);  // "" inside a quoted field is one quote
     }
-    s.arrival = arrival_ns_ >= 0 ? nonnegative_field(f_[arrival_ns_], "arrival_ns")
+    s.arrival = arrival_ns_ >= 0 ? nonnegative_field(f_[arrival_ns_], "arrival_ns", kMaxTraceTimeNs)
                                  : seconds_field(f_[arrival_s_], "arrival_s");
-    s.prompt_tokens = positive_field(f_[prompt_], "prompt_tokens");
-    s.output_tokens = positive_field(f_[output_], "output_tokens");
+    s.prompt_tokens = positive_field(f_[prompt_], "prompt_tokens", kMaxTraceTokens);
+    s.output_tokens = positive_field(f_[output_], "output_tokens", kMaxTraceTokens);
     if (blocks_ >= 0 && !parse_id_list(f_[blocks_], s.prefix_blocks))
       throw RowError{"prefix_blocks", "expected space-separated non-negative integers, got " + quote_value(f_[blocks_])};
     if (block_size_ >= 0 && !trim_blank(f_[block_size_]).empty())
-      s.prefix_block_size = static_cast<std::int32_t>(nonnegative_field(f_[block_size_], "prefix_block_size"));
+      s.prefix_block_size = static_cast<std::int32_t>(
+          nonnegative_field(f_[block_size_], "prefix_block_size", kMaxTraceBlockSize));
     if (session_ >= 0) s.session = static_cast<std::uint64_t>(nonnegative_field(f_[session_], "session"));
-    if (turn_ >= 0) s.turn = static_cast<std::int32_t>(nonnegative_field(f_[turn_], "turn"));
+    if (turn_ >= 0) s.turn = static_cast<std::int32_t>(nonnegative_field(f_[turn_], "turn", kMaxTraceInt32));
     if (parents_ >= 0 && !parse_id_list(f_[parents_], s.parents))
       throw RowError{"parents", "expected space-separated request ids, got " + quote_value(f_[parents_])};
-    if (think_ns_ >= 0) s.think_time = nonnegative_field(f_[think_ns_], "think_time_ns");
+    if (think_ns_ >= 0) s.think_time = nonnegative_field(f_[think_ns_], "think_time_ns", kMaxTraceTimeNs);
     else if (think_s_ >= 0) s.think_time = seconds_field(f_[think_s_], "think_time_s");
-    if (dependents_ >= 0) s.dependents = static_cast<std::int32_t>(nonnegative_field(f_[dependents_], "dependents"));
-    if (category_ >= 0) s.category = static_cast<std::int32_t>(integer_field(f_[category_], "category"));
+    if (dependents_ >= 0) s.dependents = static_cast<std::int32_t>(
+        nonnegative_field(f_[dependents_], "dependents", kMaxTraceInt32));
+    if (category_ >= 0) s.category = static_cast<std::int32_t>(
+        integer_field(f_[category_], "category", -kMaxTraceInt32 - 1, kMaxTraceInt32));
     check_native_row(row);
+    ids_.check(row);
     parents_check_.check(row);
+    ids_.add(row);
     return true;
   }
 
@@ -100,6 +106,7 @@ class NativeCsvReader final : public TraceReader {
       think_ns_, think_s_, category_, dependents_;
   std::vector<std::string_view> f_;
   ParentTracker parents_check_;
+  IdTracker ids_;
 };
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Cross-field checks of native rows; see native_fields.h.
 #include "traces/readers/native_fields.h"
 
+#include <iterator>
+
 #include "sim/core/error.h"
 
 namespace servesim {
@@ -16,6 +18,34 @@ void check_native_row(const TraceRow& row) {
       throw RowError{"prefix_blocks", fmt::format("{} blocks of {} tokens cover more than the {} prompt tokens",
                                                   s.prefix_blocks.size(), s.prefix_block_size, s.prompt_tokens)};
   }
+}
+
+void IdTracker::check(const TraceRow& row) const {
+  const RequestId id = row.spec.id;
+  auto it = runs_.upper_bound(id);
+  if (it == runs_.begin()) return;
+  --it;
+  const Run& r = it->second;
+  if (id > r.hi) return;
+  const std::string earlier = r.lines_step ? fmt::format("line {}", r.first_line + static_cast<long>(id - it->first))
+                                           : fmt::format("one of lines {}..{}", r.first_line, r.last_line);
+  throw RowError{"id", fmt::format("duplicate request id {}: {} has the same id", id, earlier)};
+}
+
+void IdTracker::add(const TraceRow& row) {
+  const RequestId id = row.spec.id;
+  auto it = runs_.upper_bound(id);
+  if (it != runs_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second.hi + 1 == id) {
+      Run& r = prev->second;
+      r.lines_step = r.lines_step && row.line == r.last_line + 1;
+      r.hi = id;
+      r.last_line = row.line;
+      return;
+    }
+  }
+  runs_.emplace(id, Run{id, row.line, row.line, true});
 }
 
 void ParentTracker::check(const TraceRow& row) {

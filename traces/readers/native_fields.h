@@ -2,6 +2,7 @@
 // and JSONL readers and its writer (native_writer.h). The format itself is
 // specified in docs/traces.md.
 #pragma once
+#include <map>
 #include <unordered_map>
 
 #include "traces/readers/trace_reader.h"
@@ -26,6 +27,24 @@ class ParentTracker {
 
  private:
   std::unordered_map<RequestId, std::int32_t> open_;  // parent id -> dependents still to come
+};
+
+// Rejects a request id that an earlier row of the same file already used,
+// naming both lines. Memory: one entry per run of consecutive ids (a written
+// native trace, ids 0..N-1 on consecutive lines, is one entry), at worst one
+// per row. check() does not record; add() records a row that was accepted.
+class IdTracker {
+ public:
+  void check(const TraceRow& row) const;  // throws RowError{"id", ...}
+  void add(const TraceRow& row);
+
+ private:
+  struct Run {
+    RequestId hi;          // ids lo..hi (the map key is lo)
+    long first_line, last_line;
+    bool lines_step = true;  // the run's rows sit on consecutive lines
+  };
+  std::map<RequestId, Run> runs_;
 };
 
 }  // namespace servesim

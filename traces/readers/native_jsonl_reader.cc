@@ -4,6 +4,8 @@
 // arrival_ns or arrival_s. Unknown keys are errors (typos must not silently
 // drop a field); null means "absent".
 
+#include "traces/readers/csv_columns.h"
+#include "traces/readers/field_limits.h"
 #include "traces/readers/json_scanner.h"
 #include "traces/readers/native_fields.h"
 #include "traces/readers/trace_reader.h"
@@ -29,14 +31,13 @@ class NativeJsonlReader final : public TraceReader {
     RequestSpec& s = row.spec;
     bool arrival = false, prompt = false, output = false;
     std::string_view key;
-    auto nonneg = [&](std::string_view k) {
-      std::int64_t v = js.read_int();
-      if (v < 0) throw RowError{std::string(k), fmt::format("expected a non-negative integer, got {}", v)};
-      return v;
+    auto nonneg = [&](std::string_view k, std::int64_t max = INT64_MAX) {
+      return check_int_range(js.read_int(), k, 0, max);
     };
     auto seconds = [&](std::string_view k) {
       double v = js.read_number();
-      if (v < 0 || v > 9e9) throw RowError{std::string(k), fmt::format("expected seconds >= 0, got {}", v)};
+      if (v < 0 || v > kMaxTraceTimeS)
+        throw RowError{std::string(k), fmt::format("expected seconds in [0, {:.0f}], got {}", kMaxTraceTimeS, v)};
       return seconds_to_time(v);
     };
     while (js.next_key(key)) {
@@ -48,34 +49,33 @@ class NativeJsonlReader final : public TraceReader {
         if (row.client.empty()) throw RowError{"client", "expected a client name, got ''"};
         saw_client_ = true;
       } else if (key == "arrival_ns") {
-        s.arrival = nonneg(key);
+        s.arrival = nonneg(key, kMaxTraceTimeNs);
         arrival = true;
       } else if (key == "arrival_s") {
         s.arrival = seconds(key);
         arrival = true;
       } else if (key == "prompt_tokens" || key == "output_tokens") {
-        std::int64_t v = js.read_int();
-        if (v < 1) throw RowError{std::string(key), fmt::format("expected a positive integer, got {}", v)};
+        std::int64_t v = check_int_range(js.read_int(), key, 1, kMaxTraceTokens);
         (key == "prompt_tokens" ? s.prompt_tokens : s.output_tokens) = v;
         (key == "prompt_tokens" ? prompt : output) = true;
       } else if (key == "prefix_block_size") {
-        s.prefix_block_size = static_cast<std::int32_t>(nonneg(key));
+        s.prefix_block_size = static_cast<std::int32_t>(nonneg(key, kMaxTraceBlockSize));
       } else if (key == "prefix_blocks") {
         js.read_int_array(s.prefix_blocks);
       } else if (key == "session") {
         s.session = static_cast<std::uint64_t>(nonneg(key));
       } else if (key == "turn") {
-        s.turn = static_cast<std::int32_t>(nonneg(key));
+        s.turn = static_cast<std::int32_t>(nonneg(key, kMaxTraceInt32));
       } else if (key == "parents") {
         js.read_int_array(s.parents);
       } else if (key == "dependents") {
-        s.dependents = static_cast<std::int32_t>(nonneg(key));
+        s.dependents = static_cast<std::int32_t>(nonneg(key, kMaxTraceInt32));
       } else if (key == "think_time_ns") {
-        s.think_time = nonneg(key);
+        s.think_time = nonneg(key, kMaxTraceTimeNs);
       } else if (key == "think_time_s") {
         s.think_time = seconds(key);
       } else if (key == "category") {
-        s.category = static_cast<std::int32_t>(js.read_int());
+        s.category = static_cast<std::int32_t>(check_int_range(js.read_int(), key, -kMaxTraceInt32 - 1, kMaxTraceInt32));
       } else {
         throw RowError{std::string(key), "unknown key; see docs/traces.md for the native format"};
       }
@@ -84,12 +84,15 @@ class NativeJsonlReader final : public TraceReader {
     if (!prompt) throw RowError{"prompt_tokens", "missing"};
     if (!output) throw RowError{"output_tokens", "missing"};
     check_native_row(row);
+    ids_.check(row);
     parents_check_.check(row);
+    ids_.add(row);
     return true;
   }
 
  private:
   ParentTracker parents_check_;
+  IdTracker ids_;
   bool saw_client_ = false;
 };
 

@@ -120,6 +120,7 @@ std::string_view TraceReader::read_header() {
   while (lines_->next(line)) {
     if (lines_->line_number() == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // BOM
     if (is_blank(line) || handle_comment(line)) continue;
+    header_read_ = true;
     std::size_t bad = find_invalid_utf8(line);
     if (bad != std::string_view::npos)
       header_error(fmt::format("invalid UTF-8 byte 0x{:02X} at column {}", static_cast<unsigned char>(line[bad]),
@@ -136,7 +137,14 @@ void TraceReader::header_error(const std::string& msg) const {
 bool TraceReader::next_unchecked(TraceRow& row) {
   std::string_view line;
   for (;;) {
-    if (!lines_->next(line)) return false;
+    if (!lines_->next(line)) {
+      // Header formats fail in read_header() on an empty file; a headerless
+      // (JSONL) file with no data line at all is just as empty.
+      if (!header_read_ && ordinal_ == 0 && rows_skipped_ == 0)
+        throw InputError(located(lines_->path(), 0, fmt::format("empty file: no {} rows (one JSON object per line)",
+                                                                format_)));
+      return false;
+    }
     if (is_blank(line) || handle_comment(line)) continue;
     const long ln = lines_->line_number();
     std::string problem;

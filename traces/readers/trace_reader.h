@@ -122,6 +122,7 @@ class TraceReader {
   bool handle_comment(std::string_view line);  // true if `line` was a comment
 
   bool comments_ = false;
+  bool header_read_ = false;
   std::vector<std::string> declared_clients_;
 
   std::unique_ptr<LineReader> lines_;

@@ -69,6 +69,8 @@ TraceStats compute_trace_stats(const std::string& path, const TraceReadOptions& 
   std::int64_t gaps = 0;
   bool have_prev = false;
   Time prev = 0;
+  long first_line = 0, prev_line = 0, gap_line = 0, gap_prev_line = 0;
+  Time max_gap = 0;
 
   TraceRow row;
   while (reader->next(row)) {
@@ -84,7 +86,13 @@ TraceStats compute_trace_stats(const std::string& path, const TraceReadOptions& 
       if (!have_prev) {
         st.first_arrival = s.arrival;
         st.distinct_timestamps = 1;
+        first_line = row.line;
       } else {
+        if (s.arrival - prev > max_gap) {
+          max_gap = s.arrival - prev;
+          gap_line = row.line;
+          gap_prev_line = prev_line;
+        }
         double gap = static_cast<double>(s.arrival - prev) * 1e-9;
         ++gaps;
         double d = gap - gap_mean;
@@ -94,6 +102,7 @@ TraceStats compute_trace_stats(const std::string& path, const TraceReadOptions& 
       }
       have_prev = true;
       prev = s.arrival;
+      prev_line = row.line;
       st.last_arrival = s.arrival;
     }
     if (!s.prefix_blocks.empty()) {
@@ -126,6 +135,20 @@ TraceStats compute_trace_stats(const std::string& path, const TraceReadOptions& 
   const std::int64_t independent = st.rows - st.dependent_rows;
   st.mean_rate = st.span_s > 0 ? static_cast<double>(independent) / st.span_s : 0;
   if (gaps > 1 && gap_mean > 0) st.interarrival_cv = std::sqrt(gap_m2 / static_cast<double>(gaps)) / gap_mean;
+  const double first_s = static_cast<double>(st.first_arrival) * 1e-9;
+  const double gap_s = static_cast<double>(max_gap) * 1e-9;
+  if (have_prev && !trace_format(st.format).wall_clock && first_s >= kEpochLikeS)
+    st.warnings.push_back(fmt::format(
+        "line {}: the first arrival is {:.0f} s, which looks like a UNIX epoch time; `time_origin: auto` does not "
+        "rebase {} traces, so a replay would first simulate {:.0f} s of idle time: set `time_origin: first_row`",
+        first_line, first_s, st.format, first_s));
+  if (st.span_s > kHugeSpanS)
+    st.warnings.push_back(fmt::format("lines {}..{}: the arrivals span {:.1f} days (more than {:.0f})", first_line,
+                                      prev_line, st.span_s / 86400, kHugeSpanS / 86400));
+  if (gaps >= 2 && gap_s > kHugeGapS && gap_s > 0.5 * st.span_s)
+    st.warnings.push_back(fmt::format("line {}: arrives {:.0f} s after line {}, {:.0f}% of the whole span: an "
+                                      "outlier timestamp?",
+                                      gap_line, gap_s, gap_prev_line, 100 * gap_s / st.span_s));
   st.prompt = summarize(prompts);
   st.output = summarize(outputs);
   st.clients.assign(clients.begin(), clients.end());
@@ -179,6 +202,7 @@ std::string format_trace_stats(const TraceStats& s) {
   } else {
     o += "prefix blocks:    none in the trace\n";
   }
+  for (const std::string& w : s.warnings) fmt::format_to(out, "warning:          {}\n", w);
   return o;
 }
 

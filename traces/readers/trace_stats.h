@@ -42,7 +42,16 @@ struct TraceStats {
   std::int64_t block_refs = 0, distinct_blocks = 0, distinct_first_blocks = 0, hit_blocks = 0;
   double hit_rate_blocks = 0;  // hit_blocks / block_refs
   double hit_rate_tokens = 0;  // hit prompt tokens / prompt tokens of rows with blocks
+  // Timing that would make a replay simulate long idle stretches, one line
+  // each, naming the row: a first arrival that looks like a UNIX epoch time
+  // in a format `time_origin: auto` does not rebase, a span over
+  // kHugeSpanS, a single gap over kHugeGapS that is most of the span.
+  std::vector<std::string> warnings;
 };
+
+inline constexpr double kEpochLikeS = 1e9;         // 2001-09-09 as UNIX seconds
+inline constexpr double kHugeSpanS = 30 * 86400.0;  // 30 days
+inline constexpr double kHugeGapS = 3600;           // 1 hour
 
 // Reads the whole file once. Throws InputError on bad input (or skips bad
 // rows and counts them when opt.skip_bad_rows).

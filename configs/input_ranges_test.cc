@@ -1,0 +1,155 @@
+// Issue 16 regression tests at the scenario level: duplicate and non-scalar
+// YAML keys, ranges of config keys (option tables, trace settings, length
+// distributions, timeline interval), and the idle-stretch timeline: a trace
+// whose arrivals are UNIX epoch seconds runs quickly and writes a small
+// timeline.csv.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "configs/run_builder.h"
+#include "configs/sweep_spec.h"
+#include "reports/csv_reader.h"
+#include "sim/core/error.h"
+
+using namespace servesim;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir() {
+  static const struct Dir {
+    fs::path path = fs::temp_directory_path() / ("servesim_input_ranges_test_" + std::to_string(getpid()));
+    Dir() { fs::create_directories(path); }
+    ~Dir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } dir;
+  return dir.path;
+}
+
+std::string write(const std::string& name, const std::string& text) {
+  fs::path p = temp_dir() / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+const char* kBase = R"(name: t
+model: llama-3-8b
+hardware: h100-sxm
+cluster: {workers: 1}
+cost_model: {backend: roofline}
+)";
+
+std::string error_of(const std::string& yaml, const std::vector<std::string>& sets = {}) {
+  try {
+    load_scenario(write("s.yaml", yaml), sets);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+const std::string kWorkload = "workload: {type: synthetic, requests: 10, clients: [{name: a, rate: 1}]}\n";
+
+}  // namespace
+
+TEST_CASE("a duplicate YAML key is an error naming file, line and key") {
+  std::string err = error_of(std::string(kBase) + kWorkload + "cluster: {workers: 2}\n");
+  CHECK(contains(err, "s.yaml:7:1: duplicate key 'cluster' (first at line 4)"));
+  err = error_of(std::string(kBase) + "workload: {type: synthetic, requests: 10, requests: 20, clients: [{name: a, rate: 1}]}\n");
+  CHECK(contains(err, "s.yaml:6:"));
+  CHECK(contains(err, "duplicate key 'requests'"));
+  // The same key in two different maps is fine.
+  CHECK(error_of(std::string(kBase) + kWorkload + "report: {out: x}\n").empty());
+  CHECK(contains(error_of(std::string(kBase) + kWorkload, {"workload={a: 1, a: 2}"}), "duplicate key 'a'"));
+}
+
+TEST_CASE("a non-scalar YAML key is an input error naming the file") {
+  std::string err = error_of(std::string(kBase) + kWorkload + "[a, b]: 1\n");
+  CHECK(contains(err, "s.yaml:7:1: a map key must be a plain value, got a list"));
+  err = error_of(std::string(kBase) + kWorkload + "? {x: 1}\n: 2\n");
+  CHECK(contains(err, "s.yaml:7:"));
+  CHECK(contains(err, "got a map"));
+}
+
+TEST_CASE("huge config numbers are range errors, not overflow or nan") {
+  CHECK(contains(error_of(std::string(kBase) + kWorkload + "report: {w_in: 1e300}\n"), "report.w_in: must be at most"));
+  CHECK(contains(error_of(std::string(kBase) + kWorkload, {"cost_model.iteration_overhead_us=1e300"}),
+                 "iteration_overhead_us: must be at most 1000000"));
+  CHECK(contains(error_of(std::string(kBase) + kWorkload, {"batching.max_batch_tokens=1e300"}), "max_batch_tokens"));
+  CHECK(contains(error_of(std::string(kBase) + kWorkload, {"seed=1e300"}), "out of range"));
+  CHECK(contains(error_of(std::string(kBase) +
+                          "workload: {type: synthetic, requests: 10, clients: [{name: a, rate: 1, prompt: 9.2e18}]}\n"),
+                 "must be at most 1000000000 tokens"));
+  CHECK(contains(error_of(std::string(kBase) + "workload: {type: synthetic, requests: 10, clients: [{name: a, rate: 1, "
+                                               "output: {dist: lognormal, median: 10, sigma: 1e300}}]}\n"),
+                 "sigma"));
+  const std::string trace = write("t.csv", "arrival_ns,prompt_tokens,output_tokens\n0,4,4\n");
+  CHECK(contains(error_of(std::string(kBase) + "workload: {type: trace, path: " + trace + ", rate_scale: 1e-300}\n"),
+                 "rate_scale: must be in [1e-06, 1000000]"));
+  CHECK(contains(error_of(std::string(kBase) + "workload: {type: trace, path: " + trace + ", window: {start_s: 1e300}}\n"),
+                 "start_s"));
+  CHECK(contains(error_of(std::string(kBase) + kWorkload + "report: {timeline_interval_s: 1e-9}\n"),
+                 "timeline_interval_s: must be 0 (off) or in [0.001, 86400] s"));
+  CHECK(error_of(std::string(kBase) + kWorkload + "report: {timeline_interval_s: 0.001}\n").empty());
+}
+
+TEST_CASE("an arrival that rate_scale pushes past the time limit is an error naming the row") {
+  const std::string trace =
+      write("late.csv", "arrival_ns,prompt_tokens,output_tokens\n0,4,4\n3000000000000000000,4,4\n");
+  ScenarioConfig c = load_scenario(
+      write("late.yaml", std::string(kBase) + "workload: {type: trace, path: " + trace + ", rate_scale: 0.5}\n"), {});
+  RunOptions o;
+  o.out_dir = (temp_dir() / "late_out").string();
+  o.progress = false;
+  std::string err;
+  try {
+    execute_run(c, o);
+  } catch (const InputError& e) {
+    err = e.what();
+  }
+  CHECK(contains(err, "late.csv:3: arrival 3000000000000000000 ns divided by rate_scale 0.5"));
+}
+
+TEST_CASE("a trace with UNIX-epoch arrivals runs quickly and writes a small timeline") {
+  // Arrivals ~1.7e9 s: at 1 s per sample the old timeline wrote 1.7e9 rows of
+  // an idle cluster before the first request. Now an idle stretch is two rows.
+  std::string csv = "id,arrival_s,prompt_tokens,output_tokens\n";
+  for (int i = 0; i < 5; ++i) csv += std::to_string(i) + "," + std::to_string(1700000000 + 3 * i) + ",100,10\n";
+  const std::string trace = write("epoch.csv", csv);
+  ScenarioConfig c = load_scenario(
+      write("epoch.yaml", std::string(kBase) + "workload: {type: trace, path: " + trace + ", time_origin: zero}\n" +
+                              "report: {timeline_interval_s: 0.001}\n"),
+      {});
+  RunOptions o;
+  o.out_dir = (temp_dir() / "epoch_out").string();
+  o.progress = false;
+  RunOutput out = execute_run(c, o);
+  CHECK(out.totals.requests == 5);
+  CsvTable tl = read_csv(o.out_dir + "/timeline.csv");
+  CHECK(tl.rows.size() < 50000);  // O(events), not 1.7e12 samples
+  CHECK(tl.rows.size() > 2);
+  // The first rows: the idle stretch from t = 0, written as its first and last instant.
+  CHECK(tl.rows[0][0] == "0.000000");
+  CHECK(std::stod(tl.rows[1][0]) > 1.6e9);
+  CHECK(fs::file_size(o.out_dir + "/timeline.csv") < 4'000'000);
+}
+
+TEST_CASE("a malformed multi-line scalar document ends in an error, not a hang in the key check (fuzz_sweep)") {
+  const std::string p = write("hang.yaml", "# The Q^# The Q^u sweep onntum: 8192}, {name: dlpm, quantum: 131072},\n         , tenants\n# assigned by the first differing prefix block, two workers with cache-aware\n# routing and a tight KV budget, so queue, ws fit");
+  std::string err;
+  try {
+    load_sweep(p);
+  } catch (const InputError& e) {
+    err = e.what();
+  }
+  CHECK(contains(err, "hang.yaml:2:"));
+}
