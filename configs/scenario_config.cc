@@ -56,7 +56,8 @@ std::pair<YamlMap, std::string> resolve_named(YamlMap& parent, const std::string
   } else {
     p = fs::path(config_dir()) / sub / (lower(name) + ".yaml");
   }
-  if (!fs::exists(p)) {
+  std::error_code ec;  // e.g. a name longer than the file system allows: not found, not a throw
+  if (!fs::is_regular_file(p, ec)) {
     std::string known;
     for (const auto& n : known_names(sub)) known += (known.empty() ? "" : ", ") + n;
     parent.fail(key, fmt::format("unknown {} '{}' (no file {}); known: {}", sub == "models" ? "model" : "hardware",

@@ -120,6 +120,10 @@ TEST_CASE("unknown model names, workload types and malformed overrides are error
   CHECK(error_of(kBase, {"cluster.workers=0"}).find("positive") != std::string::npos);
   CHECK(error_of("name: x\n").find("missing required section 'workload'") != std::string::npos);
   CHECK(error_of("name: [unclosed\n").find("YAML syntax error") != std::string::npos);
+  // Found by fuzz_scenario: a name longer than the file system allows threw
+  // std::filesystem_error (exit 3) instead of the usual input error.
+  CHECK(error_of(kBase, {"model=" + std::string(5000, 'm')}).find("unknown model") != std::string::npos);
+  CHECK(error_of(kBase, {"model=" + std::string(5000, 'm') + ".yaml"}).find("unknown model") != std::string::npos);
 }
 
 TEST_CASE("--set overrides follow the YAML path and reach the typed config") {

@@ -114,6 +114,17 @@ TEST_CASE("a resumed sweep skips finished points and reruns unfinished ones") {
   CHECK(again.merged == 5);
 }
 
+TEST_CASE("a base path longer than the file system allows is an input error naming base (found by fuzz_sweep)") {
+  fs::path d = temp_dir("long_base");
+  std::ofstream(d / "long.yaml") << "name: long\nbase: " << std::string(5000, 'b') << ".yaml\ngrid:\n  seed: [1]\n";
+  try {
+    (void)load_sweep((d / "long.yaml").string());
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("base") != std::string::npos);
+  }
+}
+
 TEST_CASE("a typo in a sweep point fails before any point runs, naming the point") {
   fs::path d = temp_dir("typo");
   write_sweep(d);
