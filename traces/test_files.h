@@ -1,5 +1,6 @@
 // Test helpers for traces/*_test.cc: small hand-made trace files written into
-// a fresh temporary folder per test, and the path of the shared traces.
+// a fresh temporary folder per test, the path of the shared traces, and
+// reading a trace to the end (count_rows).
 #pragma once
 #include <atomic>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "sim/core/error.h"
+#include "traces/readers/trace_reader.h"
 
 namespace servesim::testing {
 
@@ -51,5 +53,16 @@ std::string input_error(F&& f) {
   }
   return "";
 }
+
+// How many rows the reader of `path` yields (with `opt`), read to the end.
+inline std::int64_t count_rows(const std::string& path, TraceReadOptions opt = {}) {
+  auto r = open_trace(path, opt);
+  TraceRow row;
+  std::int64_t n = 0;
+  while (r->next(row)) ++n;
+  return n;
+}
+
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace servesim::testing

@@ -9,21 +9,9 @@
 
 using namespace servesim;
 using servesim::testing::input_error;
+using servesim::testing::contains;
+using servesim::testing::count_rows;
 using servesim::testing::TempDir;
-
-namespace {
-
-std::int64_t count_rows(const std::string& path, TraceReadOptions opt = {}) {
-  auto r = open_trace(path, opt);
-  TraceRow row;
-  std::int64_t n = 0;
-  while (r->next(row)) ++n;
-  return n;
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-}  // namespace
 
 TEST_CASE("token counts near 2^63 are range errors naming file, line and field") {
   TempDir dir;
