@@ -4,12 +4,31 @@
 #include <filesystem>
 #include <functional>
 
+#include "reports/run_warnings.h"
+#include "reports/summary_json.h"
 #include "sim/core/error.h"
 
 namespace servesim {
 namespace {
 
-void account(ClientAccumulator& a, const RequestOutcome& r) {
+RequestRecord make_record(const RequestOutcome& r, const SloVerdict& slo) {
+  RequestRecord x;
+  x.arrival = r.arrival;
+  x.admitted = r.admitted;
+  x.first_token = r.first_token;
+  x.finish = r.finish;
+  x.client = r.spec->client;
+  x.status = r.status;
+  x.prompt_tokens = r.spec->prompt_tokens;
+  x.cached_tokens = r.cached_tokens;
+  x.output_tokens = r.spec->output_tokens;
+  x.generated_tokens = r.generated_tokens;
+  x.preemptions = r.preemptions;
+  x.slo = slo;
+  return x;
+}
+
+void account(ClientAccumulator& a, const RequestRecord& r) {
   a.requests++;
   switch (r.status) {
     case RequestStatus::kFinished: a.finished++; break;
@@ -18,19 +37,32 @@ void account(ClientAccumulator& a, const RequestOutcome& r) {
     case RequestStatus::kNotArrived: a.not_arrived++; break;
   }
   if (r.admitted) {
-    a.input_tokens += r.spec->prompt_tokens;
+    a.input_tokens += r.prompt_tokens;
     a.cached_tokens += r.cached_tokens;
   }
   a.output_tokens += r.generated_tokens;
   a.preemptions += r.preemptions;
+  if (r.status != RequestStatus::kNotArrived && r.slo.counted) {  // unfinished: counted, not met
+    a.slo_counted++;
+    a.ttft_counted += r.slo.has_ttft;
+    a.tpot_counted += r.slo.has_tpot;
+    a.e2e_counted += r.slo.has_e2e;
+    a.ttft_met += r.slo.ttft.value_or(false);
+    a.tpot_met += r.slo.tpot.value_or(false);
+    a.e2e_met += r.slo.e2e.value_or(false);
+    if (r.slo.meets()) {
+      a.slo_met++;
+      a.slo_output_tokens += r.generated_tokens;
+    }
+  }
   if (r.status != RequestStatus::kFinished) return;
   const double arrival = time_to_seconds(*r.arrival), finish = time_to_seconds(*r.finish);
   const double first = time_to_seconds(*r.first_token);
   a.lat.ttft.add(first - arrival);
   a.lat.e2e.add(finish - arrival);
   a.lat.queue.add(time_to_seconds(*r.admitted) - arrival);
-  a.lat.normalized.add((finish - arrival) / static_cast<double>(r.spec->output_tokens));
-  if (r.spec->output_tokens > 1) a.lat.tpot.add((finish - first) / static_cast<double>(r.spec->output_tokens - 1));
+  a.lat.normalized.add((finish - arrival) / static_cast<double>(r.output_tokens));
+  if (r.output_tokens > 1) a.lat.tpot.add((finish - first) / static_cast<double>(r.output_tokens - 1));
 }
 
 // A CSV column: its name and how a row writes it, side by side, so header
@@ -82,36 +114,52 @@ void add_latency_columns(std::vector<Column<Row>>& columns, const LatencyStats& 
 }
 
 // requests.csv: one row per reported request.
-const std::vector<Column<RequestOutcome>>& request_columns() {
+struct RequestRow {
+  const RequestOutcome* r;
+  const std::string* client_name;
+  const SloVerdict* slo;
+};
+
+void write_verdict(CsvWriter& w, const std::optional<bool>& v) { v ? w.field(static_cast<int>(*v)) : w.empty(); }
+
+const std::vector<Column<RequestRow>>& request_columns() {
   using R = RequestOutcome;
-  auto time = [](const std::optional<Time> R::*t) {
-    return [t](CsvWriter& w, const R& r) { r.*t ? w.seconds(time_to_seconds(*(r.*t))) : w.empty(); };
+  using Row = RequestRow;
+  // Each column below reads the outcome; adapt it to the row.
+  auto on = [](auto f) { return [f](CsvWriter& w, const Row& row) { f(w, *row.r); }; };
+  auto time = [on](const std::optional<Time> R::*t) {
+    return on([t](CsvWriter& w, const R& r) { r.*t ? w.seconds(time_to_seconds(*(r.*t))) : w.empty(); });
   };
-  static const std::vector<Column<R>> columns = {
-      {"id", [](CsvWriter& w, const R& r) { w.field(r.spec->id); }},
-      {"client", [](CsvWriter& w, const R& r) { w.field(static_cast<std::int64_t>(r.spec->client)); }},
-      {"worker", [](CsvWriter& w, const R& r) { r.routed ? w.field(static_cast<std::int64_t>(r.worker)) : w.empty(); }},
+  static const std::vector<Column<Row>> columns = {
+      {"id", on([](CsvWriter& w, const R& r) { w.field(r.spec->id); })},
+      {"client", on([](CsvWriter& w, const R& r) { w.field(static_cast<std::int64_t>(r.spec->client)); })},
+      {"client_name", [](CsvWriter& w, const Row& row) { w.field(*row.client_name); }},
+      {"worker", on([](CsvWriter& w, const R& r) { r.routed ? w.field(static_cast<std::int64_t>(r.worker)) : w.empty(); })},
       {"arrival_s", time(&R::arrival)},
       {"admitted_s", time(&R::admitted)},
       {"first_token_s", time(&R::first_token)},
       {"finish_s", time(&R::finish)},
-      {"ttft_s", [](CsvWriter& w, const R& r) {
+      {"ttft_s", on([](CsvWriter& w, const R& r) {
          r.first_token && r.arrival ? w.seconds(time_to_seconds(*r.first_token - *r.arrival)) : w.empty();
-       }},
-      {"tpot_s", [](CsvWriter& w, const R& r) {
+       })},
+      {"tpot_s", on([](CsvWriter& w, const R& r) {
          if (r.finish && r.spec->output_tokens > 1)
            w.seconds(time_to_seconds(*r.finish - *r.first_token) / static_cast<double>(r.spec->output_tokens - 1));
          else
            w.empty();
-       }},
-      {"e2e_s", [](CsvWriter& w, const R& r) { r.finish ? w.seconds(time_to_seconds(*r.finish - *r.arrival)) : w.empty(); }},
-      {"prompt_tokens", [](CsvWriter& w, const R& r) { w.field(r.spec->prompt_tokens); }},
-      {"cached_tokens", [](CsvWriter& w, const R& r) { w.field(r.cached_tokens); }},
-      {"output_tokens", [](CsvWriter& w, const R& r) { w.field(r.spec->output_tokens); }},
-      {"generated_tokens", [](CsvWriter& w, const R& r) { w.field(r.generated_tokens); }},
-      {"preemptions", [](CsvWriter& w, const R& r) { w.field(static_cast<std::int64_t>(r.preemptions)); }},
-      {"status", [](CsvWriter& w, const R& r) { w.field(status_name(r.status)); }},
-      {"reason", [](CsvWriter& w, const R& r) { w.field(r.reason); }},
+       })},
+      {"e2e_s", on([](CsvWriter& w, const R& r) { r.finish ? w.seconds(time_to_seconds(*r.finish - *r.arrival)) : w.empty(); })},
+      {"prompt_tokens", on([](CsvWriter& w, const R& r) { w.field(r.spec->prompt_tokens); })},
+      {"cached_tokens", on([](CsvWriter& w, const R& r) { w.field(r.cached_tokens); })},
+      {"output_tokens", on([](CsvWriter& w, const R& r) { w.field(r.spec->output_tokens); })},
+      {"generated_tokens", on([](CsvWriter& w, const R& r) { w.field(r.generated_tokens); })},
+      {"preemptions", on([](CsvWriter& w, const R& r) { w.field(static_cast<std::int64_t>(r.preemptions)); })},
+      {"status", on([](CsvWriter& w, const R& r) { w.field(status_name(r.status)); })},
+      {"reason", on([](CsvWriter& w, const R& r) { w.field(r.reason); })},
+      {"slo_ttft_met", [](CsvWriter& w, const Row& row) { write_verdict(w, row.slo->ttft); }},
+      {"slo_tpot_met", [](CsvWriter& w, const Row& row) { write_verdict(w, row.slo->tpot); }},
+      {"slo_e2e_met", [](CsvWriter& w, const Row& row) { write_verdict(w, row.slo->e2e); }},
+      {"slo_met", [](CsvWriter& w, const Row& row) { write_verdict(w, row.slo->met); }},
   };
   return columns;
 }
@@ -121,6 +169,8 @@ struct ClientRow {
   std::string name;
   const ClientAccumulator* a;
   double service, extend_service, backlogged_s, span;
+  const ClientAccumulator* window;  // the client's requests in the measurement window
+  bool has_slo;
 };
 
 const std::vector<Column<ClientRow>>& client_columns() {
@@ -144,6 +194,12 @@ const std::vector<Column<ClientRow>>& client_columns() {
         {"preemptions", [](CsvWriter& w, const R& r) { w.field(r.a->preemptions); }},
     };
     add_latency_columns<R>(c, [](const R& r) -> const LatencyStats& { return r.a->lat; });
+    c.push_back({"slo_met", [](CsvWriter& w, const R& r) { r.has_slo ? w.field(r.window->slo_met) : w.empty(); }});
+    c.push_back({"slo_attainment", [](CsvWriter& w, const R& r) {
+                   r.has_slo && r.window->slo_counted
+                       ? w.field(static_cast<double>(r.window->slo_met) / static_cast<double>(r.window->slo_counted))
+                       : w.empty();
+                 }});
     return c;
   }();
   return columns;
@@ -192,6 +248,7 @@ const std::vector<Column<WorkerRow>>& worker_columns() {
 std::string num(double v) { return fmt::format("{:.6g}", v); }
 std::string sec(double v) { return fmt::format("{:.6f}", v); }
 std::string sec(const std::optional<double>& v) { return v ? sec(*v) : ""; }
+std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : ""; }
 
 const std::vector<std::pair<std::string, std::function<std::string(const SummaryValues&)>>>& summary_columns() {
   using V = SummaryValues;
@@ -228,6 +285,18 @@ const std::vector<std::pair<std::string, std::function<std::string(const Summary
         {"jain_service_rate", [](const V& v) { return num(v.fairness.jain); }},
         {"jain_extend_service_rate", [](const V& v) { return num(v.fairness.jain_extend); }},
         {"events", [](const V& v) { return std::to_string(v.events); }},
+        {"slo_met", [](const V& v) { return v.slo_met ? std::to_string(*v.slo_met) : std::string(); }},
+        {"slo_attainment", [](const V& v) { return opt_num(v.slo_attainment); }},
+        {"slo_ttft_attainment", [](const V& v) { return opt_num(v.slo_ttft_attainment); }},
+        {"slo_tpot_attainment", [](const V& v) { return opt_num(v.slo_tpot_attainment); }},
+        {"slo_e2e_attainment", [](const V& v) { return opt_num(v.slo_e2e_attainment); }},
+        {"goodput_rps", [](const V& v) { return opt_num(v.goodput_rps); }},
+        {"goodput_output_tokens_per_s", [](const V& v) { return opt_num(v.goodput_output_tokens_per_s); }},
+        {"window_start_s", [](const V& v) { return sec(v.window_start_s); }},
+        {"window_end_s", [](const V& v) { return sec(v.window_end_s); }},
+        {"window_requests", [](const V& v) { return std::to_string(v.window_requests); }},
+        {"window_finished", [](const V& v) { return std::to_string(v.window_finished); }},
+        {"warnings", [](const V& v) { return join_warnings(v.warnings); }},
     };
     c.insert(c.end(), rest.begin(), rest.end());
     return c;
@@ -252,7 +321,7 @@ RunReport::RunReport(ReportOptions opt) : opt_(std::move(opt)), fairness_(opt_.w
   }
   if (opt_.service_series) {
     service_ = std::make_unique<CsvWriter>(opt_.out_dir + "/client_service.csv");
-    for (const char* h : {"time_s", "client", "service", "extend_service", "backlogged"})
+    for (const char* h : {"time_s", "client", "client_name", "service", "extend_service", "backlogged"})
       service_->field(std::string_view(h));
     service_->end_row();
   }
@@ -268,33 +337,109 @@ void RunReport::sample_service(Time t) {
     ServiceRow& last = service_last_[c];
     if (now == last) continue;
     last = now;
-    service_->seconds(time_to_seconds(t)).field(static_cast<std::int64_t>(c)).amount(now.service).amount(now.extend);
+    service_->seconds(time_to_seconds(t)).field(static_cast<std::int64_t>(c)).field(client_name(c));
+    service_->amount(now.service).amount(now.extend);
     service_->field(static_cast<std::int64_t>(now.backlogged)).end_row();
   }
 }
 
+const std::string& RunReport::client_name(ClientId c) {
+  if (opt_.clients && c < opt_.clients->size()) return opt_.clients->name(c);
+  while (fallback_names_.size() <= c) fallback_names_.push_back(fmt::format("client{}", fallback_names_.size()));
+  return fallback_names_[c];
+}
+
+const SloThresholds& RunReport::client_slo(ClientId c) {
+  if (slo_of_.size() <= c) slo_of_.resize(c + 1);
+  if (!slo_of_[c]) slo_of_[c] = opt_.slo.of(client_name(c));
+  return *slo_of_[c];
+}
+
 void RunReport::on_request(const RequestOutcome& r) {
-  if (clients_.size() <= r.spec->client) clients_.resize(r.spec->client + 1);
-  account(clients_[r.spec->client], r);
-  account(overall_, r);
+  const ClientId c = r.spec->client;
+  if (clients_.size() <= c) clients_.resize(c + 1);
+  const SloVerdict slo = opt_.slo.any() ? evaluate_slo(client_slo(c), r) : SloVerdict{};
+  const RequestRecord rec = make_record(r, slo);
+  account(clients_[c], rec);
+  account(overall_, rec);
+  if (opt_.window.set()) records_.push_back(rec);
   if (r.finish) last_finish_ = std::max(last_finish_, *r.finish);
-  if (requests_) write_row(*requests_, request_columns(), r);
+  if (requests_) write_row(*requests_, request_columns(), RequestRow{&r, &client_name(c), &slo});
+}
+
+// Per-request values of summary.csv from the accumulator of the window's
+// requests, over `duration` seconds.
+static void fill_request_values(SummaryValues& v, const ClientAccumulator& a, double duration, bool slo) {
+  v.throughput_rps = static_cast<double>(a.finished) / duration;
+  v.input_tokens_per_s = static_cast<double>(a.input_tokens) / duration;
+  v.output_tokens_per_s = static_cast<double>(a.output_tokens) / duration;
+  v.ttft = latency_summary(a.lat.ttft);
+  v.tpot = latency_summary(a.lat.tpot);
+  v.e2e = latency_summary(a.lat.e2e);
+  v.queue = latency_summary(a.lat.queue);
+  if (a.lat.normalized.count()) v.normalized_latency_s_per_token = a.lat.normalized.mean();
+  v.window_finished = a.finished;
+  if (!slo) return;
+  auto share = [](std::uint64_t met, std::uint64_t counted) {
+    return counted ? std::optional<double>(static_cast<double>(met) / static_cast<double>(counted)) : std::nullopt;
+  };
+  v.slo_met = a.slo_met;
+  v.slo_attainment = share(a.slo_met, a.slo_counted);
+  v.slo_ttft_attainment = share(a.ttft_met, a.ttft_counted);
+  v.slo_tpot_attainment = share(a.tpot_met, a.tpot_counted);
+  v.slo_e2e_attainment = share(a.e2e_met, a.e2e_counted);
+  v.goodput_rps = static_cast<double>(a.slo_met) / duration;
+  v.goodput_output_tokens_per_s = static_cast<double>(a.slo_output_tokens) / duration;
 }
 
 RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals& totals,
                              const std::vector<WorkerStats>& workers, const SummaryFields& identity) {
+  if (!opt_.clients) opt_.clients = &clients;
   if (requests_) requests_->close();
-  const double span = std::max(1e-9, time_to_seconds(std::max(totals.end_time, last_finish_) - totals.first_arrival));
-  fairness_.finish(std::max(totals.end_time, last_finish_));
+  const Time run_end = std::max(totals.end_time, last_finish_);
+  const double span = std::max(1e-9, time_to_seconds(run_end - totals.first_arrival));
+  fairness_.finish(run_end);
   if (service_) {
     sample_service(std::max({totals.end_time, last_finish_, service_t_}));
     service_->close();
+  }
+  clients_.resize(std::max(clients_.size(), clients.size()));
+
+  // The measurement window: its requests' accumulators (overall, per client).
+  RunSummary out;
+  SummaryValues& v = out.values;
+  ClientAccumulator window_all;
+  std::vector<ClientAccumulator> window_clients;
+  const ClientAccumulator* win = &overall_;
+  const std::vector<ClientAccumulator>* win_clients = &clients_;
+  double duration = span;
+  v.window_start_s = time_to_seconds(totals.first_arrival);
+  v.window_end_s = time_to_seconds(run_end);
+  v.window_requests = overall_.requests - overall_.not_arrived;
+  if (opt_.window.set()) {
+    std::erase_if(records_, [](const RequestRecord& r) { return !r.arrival || r.status == RequestStatus::kNotArrived; });
+    std::stable_sort(records_.begin(), records_.end(),
+                     [](const RequestRecord& x, const RequestRecord& y) { return *x.arrival < *y.arrival; });
+    std::vector<Time> arrivals;
+    arrivals.reserve(records_.size());
+    for (const RequestRecord& r : records_) arrivals.push_back(*r.arrival);
+    const WindowSelection sel = select_window(arrivals, opt_.window, totals.first_arrival, run_end);
+    window_clients.resize(clients_.size());
+    for (std::size_t i = sel.first; i < sel.last; ++i) {
+      account(window_all, records_[i]);
+      account(window_clients[records_[i].client], records_[i]);
+    }
+    win = &window_all;
+    win_clients = &window_clients;
+    duration = std::max(1e-9, time_to_seconds(sel.end - sel.start));
+    v.window_start_s = time_to_seconds(sel.start);
+    v.window_end_s = time_to_seconds(sel.end);
+    v.window_requests = window_all.requests;
   }
 
   {
     CsvWriter w(opt_.out_dir + "/clients.csv");
     write_header(w, client_columns());
-    clients_.resize(std::max(clients_.size(), clients.size()));
     for (ClientId c = 0; c < clients_.size(); ++c) {
       const ClientAccumulator& a = clients_[c];
       const ClientRow row{
@@ -302,7 +447,7 @@ RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals&
           opt_.w_in * static_cast<double>(a.input_tokens) + opt_.w_out * static_cast<double>(a.output_tokens),
           opt_.w_in * static_cast<double>(a.input_tokens - a.cached_tokens) +
               opt_.w_out * static_cast<double>(a.output_tokens),
-          fairness_.backlogged_s(c), span};
+          fairness_.backlogged_s(c), span, &(*win_clients)[c], opt_.slo.any() && client_slo(c).any()};
       write_row(w, client_columns(), row);
     }
     w.close();
@@ -315,8 +460,6 @@ RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals&
     w.close();
   }
 
-  RunSummary out;
-  SummaryValues& v = out.values;
   const ClientAccumulator& a = overall_;
   std::int64_t prompt = 0, cached = 0;
   for (const auto& s : workers) {
@@ -330,17 +473,18 @@ RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals&
   v.unfinished = a.unfinished;
   v.not_arrived = a.not_arrived;
   v.duration_s = span;
-  v.throughput_rps = static_cast<double>(a.finished) / span;
-  v.input_tokens_per_s = static_cast<double>(a.input_tokens) / span;
-  v.output_tokens_per_s = static_cast<double>(a.output_tokens) / span;
-  v.ttft = latency_summary(a.lat.ttft);
-  v.tpot = latency_summary(a.lat.tpot);
-  v.e2e = latency_summary(a.lat.e2e);
-  v.queue = latency_summary(a.lat.queue);
-  if (a.lat.normalized.count()) v.normalized_latency_s_per_token = a.lat.normalized.mean();
+  fill_request_values(v, *win, duration, opt_.slo.any());
   v.cache_hit_rate = prompt ? static_cast<double>(cached) / static_cast<double>(prompt) : 0.0;
   v.fairness = fairness_.measures(clients.size(), span);
   v.events = totals.events;
+
+  WarningInputs warn{v.window_requests, win->rejected, win->unfinished, "", {}};
+  for (const auto& [k, x] : identity)
+    if (k == "policy_global") warn.policy_global = x;
+  for (const auto& [name, t] : opt_.slo.clients)
+    if (std::find(clients.names().begin(), clients.names().end(), name) == clients.names().end())
+      warn.unknown_slo_clients.push_back(name);
+  v.warnings = run_warnings(warn, workers);
 
   out.fields = identity;
   for (const auto& [name, text] : summary_columns()) out.fields.emplace_back(name, text(v));
@@ -350,6 +494,7 @@ RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals&
   for (const auto& [k, x] : out.fields) w.field(x);
   w.end_row();
   w.close();
+  write_file(opt_.out_dir + "/summary.json", summary_json(out.fields));
   return out;
 }
 

@@ -6,6 +6,15 @@
 //                 cumulative service, as the fairness measures count it, at
 //                 every sample_service() time and at the end; a client's row
 //                 is written only when its values changed since its last row
+//   summary.json  summary.csv's row as typed JSON (reports/summary_json.h)
+// Measurement window (ReportOptions::window, reports/window.h): summary.csv's
+// per-request metrics (throughput, token rates, latencies, SLO attainment,
+// goodput) cover the requests that arrived inside it; counts by status,
+// fairness, cache and engine columns cover the whole run. With a window set,
+// a compact record of every request is kept until finish() (memory grows
+// with requests); without one nothing is kept. SLOs (ReportOptions::slo,
+// reports/slo.h): per-request verdicts in requests.csv, attainment per client
+// in clients.csv and overall in summary.csv, with goodput.
 // Each CSV's columns are defined once, as a table of (name, writer) in
 // run_report.cc. Column definitions and units: docs/reports.md (keep the two
 // in sync).
@@ -24,6 +33,8 @@
 #include "reports/csv_writer.h"
 #include "reports/fairness_tracker.h"
 #include "reports/quantile_sketch.h"
+#include "reports/slo.h"
+#include "reports/window.h"
 #include "sim/core/request_source.h"
 #include "sim/core/service_weights.h"
 #include "sim/run_observer.h"
@@ -36,7 +47,7 @@ namespace servesim {
 // run starts (stale outputs of an earlier run), DONE written last.
 inline const std::vector<std::string> kRunOutputs = {
     "DONE", "summary.csv", "requests.csv", "clients.csv", "workers.csv", "timeline.csv", "client_service.csv",
-    "config.resolved.yaml", "explain.csv"};
+    "config.resolved.yaml", "explain.csv", "summary.json"};
 
 // Ordered (column, value) pairs: the config-identity part of summary.csv.
 using SummaryFields = std::vector<std::pair<std::string, std::string>>;
@@ -58,6 +69,15 @@ struct SummaryValues {
   std::int64_t preemptions = 0;
   FairnessTracker::Measures fairness;
   std::uint64_t events = 0;
+  // SLOs (over the window's requests whose client has a threshold); empty
+  // when no SLO is set (per metric: when that threshold is set for no client).
+  std::optional<std::uint64_t> slo_met;
+  std::optional<double> slo_attainment, slo_ttft_attainment, slo_tpot_attainment, slo_e2e_attainment;
+  std::optional<double> goodput_rps, goodput_output_tokens_per_s;
+  // The measurement window (the whole run when none is set).
+  double window_start_s = 0, window_end_s = 0;
+  std::uint64_t window_requests = 0, window_finished = 0;
+  std::vector<std::string> warnings;  // reports/run_warnings.h
 };
 
 // What finish() returns: the typed values, and summary.csv's row as written
@@ -77,10 +97,25 @@ struct ReportOptions {
   double w_out = kDefaultWOut;
   bool write_requests = true;
   bool service_series = false;  // client_service.csv (sampled with timeline.csv)
+  SloConfig slo;                // scenario `slo:`; none set: SLO columns empty
+  WindowOptions window;         // report.window; none set: the whole run
+  // The run's client names (filled as the workload streams): the client_name
+  // columns and per-client SLOs. Null: names are client<index>.
+  const ClientTable* clients = nullptr;
 };
 
 struct LatencyStats {
   QuantileSketch ttft, tpot, e2e, queue, normalized;
+};
+
+// What the report keeps of one request (the window's records).
+struct RequestRecord {
+  std::optional<Time> arrival, admitted, first_token, finish;
+  ClientId client = 0;
+  RequestStatus status = RequestStatus::kFinished;
+  std::int64_t prompt_tokens = 0, cached_tokens = 0, output_tokens = 0, generated_tokens = 0;
+  std::int32_t preemptions = 0;
+  SloVerdict slo;
 };
 
 struct ClientAccumulator {
@@ -88,6 +123,11 @@ struct ClientAccumulator {
   std::int64_t input_tokens = 0, cached_tokens = 0, output_tokens = 0;
   std::int64_t preemptions = 0;
   LatencyStats lat;
+  // SLOs: requests with a threshold set (arrived), those meeting every
+  // threshold and their output tokens; per metric, counted and met.
+  std::uint64_t slo_counted = 0, slo_met = 0;
+  std::int64_t slo_output_tokens = 0;
+  std::uint64_t ttft_counted = 0, ttft_met = 0, tpot_counted = 0, tpot_met = 0, e2e_counted = 0, e2e_met = 0;
 };
 
 class RunReport final : public RunObserver {
@@ -110,12 +150,17 @@ class RunReport final : public RunObserver {
   const ClientAccumulator& overall() const { return overall_; }
 
  private:
+  const std::string& client_name(ClientId c);
+  const SloThresholds& client_slo(ClientId c);
   ReportOptions opt_;
   std::unique_ptr<CsvWriter> requests_;
   std::vector<ClientAccumulator> clients_;
   ClientAccumulator overall_;
   FairnessTracker fairness_;
   Time last_finish_ = 0;
+  std::vector<std::string> fallback_names_;     // client<index> without a ClientTable
+  std::vector<std::optional<SloThresholds>> slo_of_;  // per client, resolved on first use
+  std::vector<RequestRecord> records_;          // window set only
   struct ServiceRow {
     double service = -1, extend = -1;
     bool backlogged = false;
