@@ -139,4 +139,27 @@ const OptionTable<ScenarioConfig>& report_options() {
   return t;
 }
 
+const OptionTable<WindowOptions>& window_options() {
+  static const OptionTable<WindowOptions> t = {
+      {"warmup_s", seconds(&WindowOptions::warmup), R::kNonNegative,
+       "exclude requests arriving in the first warmup_s after the first arrival"},
+      {"cooldown_s", seconds(&WindowOptions::cooldown), R::kNonNegative,
+       "exclude requests arriving in the last cooldown_s before the run's end"},
+      {"warmup_requests", &WindowOptions::warmup_requests, R::kNonNegative,
+       "or: exclude the first warmup_requests arrivals"},
+      {"cooldown_requests", &WindowOptions::cooldown_requests, R::kNonNegative,
+       "or: exclude the last cooldown_requests arrivals"},
+  };
+  return t;
+}
+
+const OptionTable<SloThresholds>& slo_options() {
+  static const OptionTable<SloThresholds> t = {
+      {"ttft_s", &SloThresholds::ttft_s, R::kNonNegative, "time to first token threshold, s (0 = none)", 1e6},
+      {"tpot_s", &SloThresholds::tpot_s, R::kNonNegative, "time per output token threshold, s (0 = none)", 1e6},
+      {"e2e_s", &SloThresholds::e2e_s, R::kNonNegative, "end-to-end latency threshold, s (0 = none)", 1e6},
+  };
+  return t;
+}
+
 }  // namespace servesim

@@ -25,5 +25,7 @@ const OptionTable<AndproParams>& andpro_options();          // attention.andpro:
 const OptionTable<RooflineOptions>& roofline_options();     // cost_model: (roofline, and auto)
 const OptionTable<CalibratedOptions>& calibrated_options(); // cost_model: (calibrated, and auto)
 const OptionTable<ScenarioConfig>& report_options();        // report: (after out)
+const OptionTable<WindowOptions>& window_options();         // report.window:
+const OptionTable<SloThresholds>& slo_options();            // slo: and slo.clients.<name>:
 
 }  // namespace servesim

@@ -1,6 +1,8 @@
 #include "configs/run_builder.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -105,6 +107,30 @@ std::vector<ExplainRow> write_explain(const std::vector<std::shared_ptr<const Ex
 
 }  // namespace
 
+std::string policy_label(const YAML::Node& resolved) {
+  std::string params;
+  for (const auto& kv : resolved) {
+    const std::string key = kv.first.as<std::string>();
+    if (key == "name") continue;
+    std::string value;
+    if (kv.second.IsScalar()) {
+      value = kv.second.as<std::string>();
+      // A floating-point number as its shortest exact text (0.6, not 0.59999999999999998).
+      char* end = nullptr;
+      const double x = std::strtod(value.c_str(), &end);
+      if (!value.empty() && *end == '\0' && value.find_first_of(".eE") != std::string::npos && std::isfinite(x))
+        value = fmt::format("{}", x);
+    } else {
+      YAML::Emitter e;
+      e << YAML::Flow << kv.second;
+      value = e.c_str();
+    }
+    params += fmt::format("{}{}={}", params.empty() ? "" : ",", key, value);
+  }
+  const std::string name = resolved["name"].as<std::string>();
+  return params.empty() ? name : fmt::format("{}({})", name, params);
+}
+
 std::shared_ptr<const CostModel> make_cost_model(const ScenarioConfig& c, const WorkerConfig& w) {
   if (c.cost_model.backend == "fixed") return std::make_shared<FixedCostModel>(c.cost_model.fixed);
   if (c.cost_model.backend == "calibrated")
@@ -160,7 +186,8 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   out.cost_identity = setup.workers.front().cost->identity();
   out.calibrated = setup.workers.front().cost->calibrated();
 
-  RunReport report(ReportOptions{out.out_dir, c.w_in, c.w_out, c.write_requests, c.timeline_interval.has_value()});
+  RunReport report(ReportOptions{out.out_dir, c.w_in, c.w_out, c.write_requests, c.timeline_interval.has_value(),
+                                 c.slo, c.window, &clients});
   std::optional<std::uint64_t> total;
   if (auto* s = dynamic_cast<const SyntheticWorkload*>(c.workload.get()); s && !s->spec().duration_s)
     total = s->spec().requests;
@@ -182,8 +209,8 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
       {"hardware", c.hardware.name},
       {"workers", std::to_string(c.workers.size())},
       {"tp", std::to_string(c.tp)},
-      {"policy_local", c.local_policy.resolved["name"].as<std::string>()},
-      {"policy_global", c.global_policy.resolved["name"].as<std::string>()},
+      {"policy_local", policy_label(c.local_policy.resolved)},
+      {"policy_global", policy_label(c.global_policy.resolved)},
       {"oracle", c.local_policy.oracle || c.global_policy.oracle ? "true" : "false"},
       {"batching_mode", c.batching.mode == BatchMode::kMixed ? "mixed" : "prefill_first"},
       {"cost_model", out.cost_identity},

@@ -40,6 +40,11 @@ struct RunOutput {
 
 RunOutput execute_run(const ScenarioConfig& config, const RunOptions& options);
 
+// A policy as summary.csv's policy_local / policy_global show it: its name,
+// and its parameters from the resolved YAML in order, `dlpm(quantum=2097152)`
+// (a policy without parameters: its bare name).
+std::string policy_label(const YAML::Node& resolved);
+
 // Builds the cost model of one worker (also used by policies needing estimates).
 std::shared_ptr<const CostModel> make_cost_model(const ScenarioConfig& c, const WorkerConfig& w);
 

@@ -345,6 +345,35 @@ void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
   cm.finish();
 }
 
+// report.window: each side by time or by count, not both.
+void parse_window(YamlMap& rm, ScenarioConfig& c) {
+  YamlMap wm = rm.map("window");
+  read_options(wm, window_options(), c.window);
+  if (c.window.warmup > 0 && c.window.warmup_requests > 0)
+    wm.fail("warmup_requests", "set warmup_s or warmup_requests, not both");
+  if (c.window.cooldown > 0 && c.window.cooldown_requests > 0)
+    wm.fail("cooldown_requests", "set cooldown_s or cooldown_requests, not both");
+  wm.finish();
+}
+
+// slo: {ttft_s, tpot_s, e2e_s, clients: {NAME: {...}}}: a client's map
+// replaces the keys it sets, the others stay the scenario-wide ones.
+void parse_slo(YamlMap& m, ScenarioConfig& c) {
+  YamlMap sm = m.map("slo");
+  read_options(sm, slo_options(), c.slo.all);
+  YamlMap cm = sm.map("clients");
+  for (const auto& kv : cm.node()) {
+    const std::string name = kv.first.as<std::string>();
+    YamlMap one = cm.map(name);
+    SloThresholds t = c.slo.all;
+    read_options(one, slo_options(), t);
+    one.finish();
+    c.slo.clients[name] = t;
+  }
+  cm.finish();
+  sm.finish();
+}
+
 }  // namespace
 
 HardwareSpec load_hardware_named(const std::string& name_or_path) {
@@ -434,7 +463,9 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
     rm.fail("timeline_interval_s", fmt::format("must be 0 (off) or in [{}, {}] s, got {}", kMinTimelineIntervalS,
                                                kMaxTimelineIntervalS, tl));
   c.timeline_interval = tl > 0 ? std::optional<Time>(seconds_to_time(tl)) : std::nullopt;
+  parse_window(rm, c);
   rm.finish();
+  parse_slo(m, c);
   m.finish();
   return c;
 }
@@ -468,7 +499,8 @@ bool ScenarioConfig::operator==(const ScenarioConfig& o) const {
          same_yaml(global_policy.resolved, o.global_policy.resolved) &&
          global_policy.oracle == o.global_policy.oracle && cost_model == o.cost_model &&
          same_yaml(workload->resolved(), o.workload->resolved()) && out_dir == o.out_dir && w_in == o.w_in &&
-         w_out == o.w_out && write_requests == o.write_requests && timeline_interval == o.timeline_interval;
+         w_out == o.w_out && write_requests == o.write_requests && timeline_interval == o.timeline_interval &&
+         window == o.window && slo == o.slo;
 }
 
 ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& set_overrides) {
@@ -531,6 +563,22 @@ YAML::Node ScenarioConfig::resolved() const {
   YAML::Node report = n["report"];
   write_options(report, report_options(), *this);
   n["report"]["timeline_interval_s"] = timeline_interval ? time_to_seconds(*timeline_interval) : 0.0;
+  // Written only when set, so a scenario without them resolves as before.
+  if (window.set()) {
+    YAML::Node w;
+    write_options(w, window_options(), window);
+    n["report"]["window"] = w;
+  }
+  if (slo.any() || !slo.clients.empty()) {
+    YAML::Node sn;
+    write_options(sn, slo_options(), slo.all);
+    for (const auto& [client, t] : slo.clients) {
+      YAML::Node one;
+      write_options(one, slo_options(), t);
+      sn["clients"][client] = one;
+    }
+    n["slo"] = sn;
+  }
   return n;
 }
 

@@ -21,6 +21,8 @@
 #include "costmodel/model_spec.h"
 #include "costmodel/roofline_cost_model.h"
 #include "policies/policy_registry.h"
+#include "reports/slo.h"
+#include "reports/window.h"
 #include "sim/core/service_weights.h"
 #include "sim/batching_options.h"
 #include "traces/workload.h"
@@ -99,6 +101,8 @@ struct ScenarioConfig {
   double w_in = kDefaultWIn, w_out = kDefaultWOut;  // service weights (VTC's measure)
   bool write_requests = true;
   std::optional<Time> timeline_interval = kNsPerSec;  // timeline.csv sampling; none = off
+  WindowOptions window;             // report.window: the measurement window (none set: the whole run)
+  SloConfig slo;                    // slo: latency thresholds, per-client overrides (none set: no SLO)
 
   // The exact configuration as YAML (defaults filled in, seeds included):
   // parse_scenario(resolved()) == *this, and a run of it reproduces this

@@ -140,7 +140,7 @@ TEST_CASE("the same config and seed give byte-identical output files") {
   fs::remove_all(base);
   execute_run(c, RunOptions{(base / "a").string(), false});
   execute_run(c, RunOptions{(base / "b").string(), false});
-  for (const char* f : {"requests.csv", "clients.csv", "workers.csv", "summary.csv", "timeline.csv",
+  for (const char* f : {"requests.csv", "clients.csv", "workers.csv", "summary.csv", "summary.json", "timeline.csv",
                         "client_service.csv", "config.resolved.yaml"}) {
     CAPTURE(f);
     CHECK(slurp(base / "a" / f) == slurp(base / "b" / f));
@@ -172,18 +172,19 @@ TEST_CASE("client_service.csv follows each client's service as the fairness meas
   fs::remove_all(base);
   execute_run(c, RunOptions{(base / "a").string(), false});
   const CsvTable svc = read_csv((base / "a" / "client_service.csv").string());
-  REQUIRE(svc.header == std::vector<std::string>{"time_s", "client", "service", "extend_service", "backlogged"});
+  REQUIRE(svc.header == std::vector<std::string>{"time_s", "client", "client_name", "service", "extend_service", "backlogged"});
   std::map<int, std::vector<std::string>> last;
   std::map<int, double> last_t;
   std::size_t off_grid = 0;
   for (const auto& r : svc.rows) {
     const int cl = std::stoi(r[1]);
+    CHECK(r[2] == (cl == 0 ? "a" : "b"));  // the name beside the index
     const double t = std::stod(r[0]);
     if (last.count(cl)) {
       CHECK(t > last_t[cl]);
-      CHECK(std::stod(r[2]) >= std::stod(last[cl][2]));
       CHECK(std::stod(r[3]) >= std::stod(last[cl][3]));
-      CHECK((r[2] != last[cl][2] || r[3] != last[cl][3] || r[4] != last[cl][4]));
+      CHECK(std::stod(r[4]) >= std::stod(last[cl][4]));
+      CHECK((r[3] != last[cl][3] || r[4] != last[cl][4] || r[5] != last[cl][5]));
     }
     if (std::abs(t / 0.5 - std::round(t / 0.5)) > 1e-9) ++off_grid;  // only the end sample
     last[cl] = r;
@@ -194,9 +195,9 @@ TEST_CASE("client_service.csv follows each client's service as the fairness meas
   REQUIRE(clients.rows.size() == 2);
   REQUIRE(last.size() == 2);
   for (int cl = 0; cl < 2; ++cl) {
-    CHECK(last[cl][2] == clients.rows[cl][clients.column("service")]);
-    CHECK(last[cl][3] == clients.rows[cl][clients.column("extend_service")]);
-    CHECK(last[cl][4] == "0");  // nothing waits at the end
+    CHECK(last[cl][3] == clients.rows[cl][clients.column("service")]);
+    CHECK(last[cl][4] == clients.rows[cl][clients.column("extend_service")]);
+    CHECK(last[cl][5] == "0");  // nothing waits at the end
   }
   ScenarioConfig off = load_scenario(write_temp("ok.yaml", kBase), {"report.timeline_interval_s=0"});
   execute_run(off, RunOptions{(base / "b").string(), false});
@@ -223,4 +224,111 @@ TEST_CASE("cost_model.knobs applies a fit-roofline YAML over every worker's hard
             .find("no knob file") != std::string::npos);
   CHECK(error_of(std::string(kBase) + "cost_model: {backend: roofline, model: fancy}\n")
             .find("unknown roofline model 'fancy'") != std::string::npos);
+}
+
+TEST_CASE("slo and report.window parse, are written back when set, and are absent when not") {
+  const std::string path = write_temp("ok.yaml", kBase);
+  ScenarioConfig c = load_scenario(path, {"slo={ttft_s: 2, e2e_s: 60, clients: {b: {ttft_s: 30}}}",
+                                          "report.window={warmup_s: 1.5, cooldown_requests: 10}"});
+  CHECK(c.slo.all == SloThresholds{2, 0, 60});
+  REQUIRE(c.slo.clients.count("b") == 1);
+  CHECK(c.slo.clients.at("b") == SloThresholds{30, 0, 60});  // replaces ttft_s only
+  CHECK(c.slo.of("a") == SloThresholds{2, 0, 60});
+  CHECK(c.window.warmup == seconds_to_time(1.5));
+  CHECK(c.window.cooldown_requests == 10);
+  const YAML::Node r = c.resolved();
+  CHECK(r["slo"]["clients"]["b"]["ttft_s"].as<double>() == 30);
+  CHECK(r["report"]["window"]["warmup_s"].as<double>() == 1.5);
+  CHECK(parse_scenario(r, path) == c);
+  ScenarioConfig plain = load_scenario(path, {});
+  CHECK(!(plain == c));
+  const YAML::Node pr = plain.resolved();
+  CHECK(!pr["slo"].IsDefined());
+  CHECK(!pr["report"]["window"].IsDefined());
+}
+
+TEST_CASE("bad slo and report.window settings are errors naming file, line and key") {
+  const std::string base = kBase;
+  const std::pair<const char*, const char*> cases[] = {
+      {"report:\n  window: {warmup_s: 1, warmup_requests: 5}\n", "report.window.warmup_requests"},
+      {"report:\n  window: {cooldown_s: 1, cooldown_requests: 5}\n", "report.window.cooldown_requests"},
+      {"report:\n  window: {warmup_s: -1}\n", "report.window.warmup_s"},
+      {"report:\n  window: {warmup: 1}\n", "warmup"},
+      {"slo:\n  ttft_s: -1\n", "slo.ttft_s"},
+      {"slo:\n  latency_s: 1\n", "latency_s"},
+      {"slo:\n  clients: {a: 3}\n", "slo.clients.a"},
+      {"slo:\n  clients: {a: {e2e_s: 1e12}}\n", "slo.clients.a.e2e_s"},
+  };
+  for (const auto& [yaml, key] : cases) {
+    CAPTURE(yaml);
+    const std::string e = error_of(base + yaml);
+    CHECK(e.find("bad.yaml:") != std::string::npos);
+    CHECK(e.find(key) != std::string::npos);
+  }
+}
+
+TEST_CASE("policy_label: the policy's name and its parameters") {
+  CHECK(policy_label(YAML::Load("{name: fcfs}")) == "fcfs");
+  CHECK(policy_label(YAML::Load("{name: dlpm, quantum: 2097152}")) == "dlpm(quantum=2097152)");
+  YAML::Node n;
+  n["name"] = "ltr";
+  n["tau"] = 0.6;  // as the registry echoes it: a double
+  n["ranker"] = "noisy_oracle";
+  CHECK(policy_label(n) == "ltr(tau=0.6,ranker=noisy_oracle)");
+}
+
+TEST_CASE("a run with SLOs and a window: goodput, per-client attainment, client names, summary.json") {
+  ScenarioConfig c = load_scenario(
+      write_temp("ok.yaml", kBase),
+      {"cost_model={backend: fixed, base_ms: 10, per_prefill_token_us: 20, per_decode_token_us: 50}",
+       "slo={ttft_s: 0.5, tpot_s: 0.02, clients: {b: {ttft_s: 0.05}}}", "report.window={warmup_requests: 20}"});
+  fs::path base = testing::temp_dir() / "slo_run";
+  fs::remove_all(base);
+  const RunOutput out = execute_run(c, RunOptions{(base / "a").string(), false});
+  CHECK(std::find(kRunOutputs.begin(), kRunOutputs.end(), "summary.json") != kRunOutputs.end());
+  REQUIRE(fs::exists(base / "a" / "summary.json"));
+  const SummaryValues& v = out.values;
+  CHECK(v.window_requests == 280);
+  REQUIRE(v.slo_attainment.has_value());
+  CHECK(*v.slo_attainment >= 0);
+  CHECK(*v.slo_attainment <= 1);
+  CHECK(*v.goodput_rps <= v.throughput_rps);
+  CHECK(*v.goodput_output_tokens_per_s <= v.output_tokens_per_s);
+  CHECK(out.values.slo_met.value() ==
+        static_cast<std::uint64_t>(std::llround(*v.slo_attainment * static_cast<double>(v.window_requests))));
+  const CsvTable req = read_csv((base / "a" / "requests.csv").string());
+  const int name = req.column("client_name"), idx = req.column("client"), met = req.column("slo_met");
+  REQUIRE(name >= 0);
+  REQUIRE(met >= 0);
+  std::size_t met_all = 0;
+  for (const auto& r : req.rows) {
+    CHECK(r[static_cast<std::size_t>(name)] == (r[static_cast<std::size_t>(idx)] == "0" ? "a" : "b"));
+    met_all += r[static_cast<std::size_t>(met)] == "1";
+  }
+  CHECK(met_all >= *v.slo_met);  // the window drops the first 20 arrivals
+  const CsvTable cl = read_csv((base / "a" / "clients.csv").string());
+  std::uint64_t per_client = 0;
+  for (const auto& r : cl.rows) per_client += std::stoull(r[static_cast<std::size_t>(cl.column("slo_met"))]);
+  CHECK(per_client == *v.slo_met);
+  CHECK(out.summary.front().first == "scenario");
+  // Same config, same bytes.
+  execute_run(c, RunOptions{(base / "b").string(), false});
+  for (const char* f : {"requests.csv", "clients.csv", "summary.csv", "summary.json"})
+    CHECK(slurp(base / "a" / f) == slurp(base / "b" / f));
+}
+
+TEST_CASE("cache_aware on a workload without prefix blocks: the imbalance warning names the cause") {
+  const std::string path = write_temp("ok.yaml", kBase);
+  fs::path base = testing::temp_dir() / "imbalance";
+  fs::remove_all(base);
+  auto warnings = [&](const std::string& global, const char* dir) {
+    // A light load (40 requests): cache_aware's load balancing never triggers.
+    ScenarioConfig c = load_scenario(path, {"cluster.workers=4", "workload.requests=40", "policy.global=" + global});
+    return execute_run(c, RunOptions{(base / dir).string(), false}).values.warnings;
+  };
+  const auto skewed = warnings("cache_aware", "cache_aware");
+  REQUIRE(skewed.size() >= 1);
+  CHECK(skewed.back().find("cache_aware") != std::string::npos);
+  CHECK(skewed.back().find("prefix blocks") != std::string::npos);
+  for (const std::string& w : warnings("round_robin", "round_robin")) CHECK(w.find("busy time") == std::string::npos);
 }

@@ -213,7 +213,7 @@ report: {requests_csv: false}
   CHECK(fcfs_run.summary.count("ltr_kendall_tau") == 0);  // only policies that report it add the column
 
   const RunResult o = run_yaml(yaml, {"policy.local={name: ltr, ranker: noisy_oracle, tau: 0.6}"}, "ltr_wiring_oracle");
-  CHECK(o.summary.at("policy_local") == "ltr");
+  CHECK(o.summary.at("policy_local").starts_with("ltr(ranker=noisy_oracle,tau=0.6,"));  // name(parameters)
   CHECK(o.summary.at("oracle") == "true");
   CHECK(o.num("ltr_tau_requests") == 600);
   CHECK(o.num("ltr_kendall_tau") == doctest::Approx(0.6).epsilon(0.15));

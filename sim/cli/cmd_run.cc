@@ -1,5 +1,6 @@
 // `servesim run SCENARIO.yaml [--out DIR] [--set key.path=value ...]`:
-// runs one scenario, writes its run folder, prints a one-screen summary.
+// runs one scenario, writes its run folder, prints a one-screen summary and
+// the run's warnings (reports/run_warnings.h; stderr under --quiet).
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -23,8 +24,8 @@ void print_summary(const ScenarioConfig& c, const RunOutput& r) {
   fmt::print("servesim run: {}  (seed {})\n", c.name, c.seed);
   fmt::print("  model      {} on {} x{} (tp={}), KV {:.1f} GB = {} tokens per worker\n", c.model.name,
              c.hardware.name, c.workers.size(), c.tp, r.capacities.front().kv_gb, r.capacities.front().tokens());
-  fmt::print("  policies   local={} global={}  batching={}\n", c.local_policy.resolved["name"].as<std::string>(),
-             c.global_policy.resolved["name"].as<std::string>(),
+  fmt::print("  policies   local={} global={}  batching={}\n", policy_label(c.local_policy.resolved),
+             policy_label(c.global_policy.resolved),
              c.batching.mode == BatchMode::kMixed ? "mixed" : "prefill_first");
   fmt::print("  cost model {}\n", r.cost_identity);
   fmt::print("  requests   {} total: {} finished, {} rejected, {} unfinished, {} not arrived\n", v.requests, v.finished,
@@ -38,10 +39,17 @@ void print_summary(const ScenarioConfig& c, const RunOutput& r) {
   for (const auto& [name, l] : metrics)
     fmt::print("    {:<6} {:>12} {:>8} {:>8} {:>8}\n", name, ms(l->mean), ms(l->p50), ms(l->p90), ms(l->p99));
   fmt::print("  cache hit  {:.1f}%   preemptions {}\n", 100 * v.cache_hit_rate, v.preemptions);
+  if (c.window.set())
+    fmt::print("  window     arrivals {:.3f} .. {:.3f} s: {} requests, {} finished (metrics above cover these)\n",
+               v.window_start_s, v.window_end_s, v.window_requests, v.window_finished);
+  if (v.slo_attainment)
+    fmt::print("  SLO        {} requests met every threshold ({:.1f}% attainment); goodput {:.2f} req/s, {:.0f} output "
+               "tok/s\n",
+               v.slo_met.value_or(0), 100 * *v.slo_attainment, *v.goodput_rps, *v.goodput_output_tokens_per_s);
   std::string files;
   for (const char* f : {"requests", "clients", "workers", "summary", "timeline", "client_service", "explain"})
     if (std::filesystem::exists(r.out_dir + "/" + f + ".csv")) files += (files.empty() ? "" : ",") + std::string(f);
-  fmt::print("  output     {}/{{{}}}.csv, config.resolved.yaml\n", r.out_dir, files);
+  fmt::print("  output     {}/{{{}}}.csv, summary.json, config.resolved.yaml\n", r.out_dir, files);
   if (r.explain.empty()) return;
   fmt::print("  busy time by part (cost model{}):\n", r.calibrated ? "" : ", uncalibrated");
   for (const ExplainRow& e : r.explain) fmt::print("    {:<18} {:>10.3f} s {:>6.1f}%\n", e.part, e.busy_s, 100 * e.share);
@@ -65,6 +73,10 @@ void add_run_command(CLI::App& app) {
     ScenarioConfig c = load_scenario(args->scenario, args->sets);
     RunOutput r = execute_run(c, RunOptions{args->out, true, args->explain});
     if (!args->quiet) print_summary(c, r);
+    // Warnings go to stdout with the summary (stdout carries no data), to
+    // stderr under --quiet: never lost.
+    for (const std::string& w : r.values.warnings)
+      fmt::print(args->quiet ? stderr : stdout, "warning: {}\n", w);
   });
 }
 
