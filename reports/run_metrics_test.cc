@@ -227,7 +227,7 @@ TEST_CASE("window selection by time and by count") {
   CHECK(sel.end == sel.start);
 }
 
-TEST_CASE("metrics cover the window's requests; counts by status cover the run") {
+TEST_CASE("metrics cover the window's requests, counts by status the whole run") {
   ClientTable clients;
   clients.intern("a");
   Requests q;
