@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 namespace fs = std::filesystem;
 
@@ -92,4 +94,35 @@ TEST_CASE("a sweep of 10^10 points is refused (exit 2) before it is expanded") {
   Result r = servesim("sweep " + (d / "huge.yaml").string() + " --out " + (d / "out").string());
   CHECK(r.code == 2);
   CHECK(r.err.find("above the limit of 100000 points") != std::string::npos);
+}
+
+TEST_CASE("run prints its warnings on stdout after the summary, on stderr under --quiet") {
+  // cache_aware on 4 workers and a light synthetic load without prefix blocks:
+  // every request lands on one worker (docs/reports.md, "Warnings").
+  const fs::path d = temp_dir("warnings");
+  const std::string run = std::string(SERVESIM_BIN) + " run " + kScenario + " --out " + (d / "run").string() +
+                          " --set policy.global=cache_aware --set workload.requests=20";
+  auto capture = [&](const std::string& flags) {
+    const std::string cmd = run + flags + " >" + (d / "out.txt").string() + " 2>" + (d / "err.txt").string();
+    CHECK(std::system(cmd.c_str()) == 0);
+    std::stringstream out, err;
+    out << std::ifstream(d / "out.txt").rdbuf();
+    err << std::ifstream(d / "err.txt").rdbuf();
+    return std::pair{out.str(), err.str()};
+  };
+  auto [out, err] = capture("");
+  CHECK(out.find("summary.json") != std::string::npos);  // listed among the outputs
+  CHECK(out.find("\nwarning: worker 0 did 100.0% of the busy time of 4 workers") != std::string::npos);
+  CHECK(err.find("warning:") == std::string::npos);
+  std::tie(out, err) = capture(" --quiet");
+  CHECK(out.empty());
+  CHECK(err.find("warning: worker 0 did 100.0%") != std::string::npos);
+  CHECK(err.find("cache_aware") != std::string::npos);
+  // Without the cause, no warning.
+  const std::string plain = std::string(SERVESIM_BIN) + " run " + kScenario + " --quiet --out " +
+                            (d / "rr").string() + " --set workload.requests=20 2>" + (d / "err.txt").string();
+  CHECK(std::system(plain.c_str()) == 0);
+  std::stringstream e;
+  e << std::ifstream(d / "err.txt").rdbuf();
+  CHECK(e.str().find("warning:") == std::string::npos);
 }
