@@ -274,6 +274,25 @@ TEST_CASE("the survivorship warning fires above 5% unfinished or rejected, not a
   CHECK(w[0].find("survivorship") != std::string::npos);
 }
 
+TEST_CASE("an empty measurement window is a warning") {
+  ClientTable clients;
+  clients.intern("a");
+  Requests q;
+  q.finished(0, 0, 1, 2, 3);
+  q.finished(0, 1, 2, 3, 3);
+  ReportOptions opt;
+  opt.out_dir = temp_dir("empty_window");
+  opt.window.warmup_requests = 5;
+  const Run r = run(q, opt, clients, 0, s(3));
+  CHECK(r.summary.values.window_requests == 0);
+  REQUIRE(r.summary.values.warnings.size() == 1);
+  CHECK(r.summary.values.warnings[0].find("holds no request") != std::string::npos);
+  CHECK(!r.summary.values.ttft.mean.has_value());
+  opt.window.warmup_requests = 1;  // one request left: no warning
+  opt.out_dir = temp_dir("one_left");
+  CHECK(run(q, opt, clients, 0, s(3)).summary.values.warnings.empty());
+}
+
 TEST_CASE("the imbalance warning fires when one worker does > 90% of the work") {
   WarningInputs in;
   in.policy_global = "cache_aware(balance_abs=32)";

@@ -478,7 +478,13 @@ RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals&
   v.fairness = fairness_.measures(clients.size(), span);
   v.events = totals.events;
 
-  WarningInputs warn{v.window_requests, win->rejected, win->unfinished, "", {}};
+  WarningInputs warn;
+  warn.window_requests = v.window_requests;
+  warn.window_rejected = win->rejected;
+  warn.window_unfinished = win->unfinished;
+  warn.window_set = opt_.window.set();
+  warn.window_start_s = v.window_start_s;
+  warn.window_end_s = v.window_end_s;
   for (const auto& [k, x] : identity)
     if (k == "policy_global") warn.policy_global = x;
   for (const auto& [name, t] : opt_.slo.clients)

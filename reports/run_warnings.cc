@@ -17,6 +17,10 @@ std::vector<std::string> run_warnings(const WarningInputs& in, const std::vector
         "cluster serves or the horizon is too short",
         100.0 * static_cast<double>(lost) / static_cast<double>(in.window_requests), in.window_unfinished,
         in.window_rejected, in.window_requests));
+  if (in.window_set && in.window_requests == 0)
+    out.push_back(fmt::format("the measurement window [{:.6f}, {:.6f}] s holds no request: report.window excludes every "
+                              "arrival, so the per-request metrics are empty",
+                              in.window_start_s, in.window_end_s));
   if (workers.size() >= 2) {
     Time total = 0;
     std::size_t top = 0;

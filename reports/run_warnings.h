@@ -7,6 +7,7 @@
 //  - imbalance: with 2 or more workers, one did more than kMaxWorkerShare of
 //    the cluster's busy time while the others idled (e.g. cache_aware routing
 //    on a workload without prefix blocks sends every request to one worker);
+//  - empty window: report.window excludes every arrival;
 //  - slo_clients: slo.clients names a client the workload never had.
 #pragma once
 #include <cstdint>
@@ -23,6 +24,8 @@ inline constexpr double kMaxWorkerShare = 0.90;
 struct WarningInputs {
   std::uint64_t window_requests = 0;  // arrived in the measurement window
   std::uint64_t window_rejected = 0, window_unfinished = 0;
+  bool window_set = false;            // report.window given
+  double window_start_s = 0, window_end_s = 0;
   std::string policy_global;          // as in summary.csv, for the imbalance hint
   std::vector<std::string> unknown_slo_clients;
 };
