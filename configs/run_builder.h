@@ -16,6 +16,8 @@ struct RunOptions {
   std::string out_dir;    // empty: the scenario's report.out
   bool progress = true;   // progress bar on stderr when it is a terminal
   bool explain = false;   // split busy time by cost-model part: explain.csv (docs/costmodel.md)
+  std::string record_batches = {};  // non-empty: the batch record file (reports/batch_recorder.h, docs/reports.md)
+  std::int64_t record_every = 1;    // record every k-th iteration
 };
 
 // One row of explain.csv: a part of the operation list and the busy time the
