@@ -111,3 +111,33 @@ TEST_CASE("replay plan: launches per layer and per iteration, in engine order") 
 }
 
 }  // namespace servesim::kernels
+
+#include "kernels/bench/cli_args.h"
+
+namespace servesim::kernels {
+
+TEST_CASE("servesim-kernels replay: command line") {
+  KernelsCli cli;
+  std::string err;
+  const char* ok[] = {"servesim-kernels", "replay", "b.csv", "--model", "llama3-8b", "--tp", "2", "-o", "r.csv", "--warmup", "0"};
+  REQUIRE(parse_kernels_cli(11, ok, &cli, &err));
+  CHECK(cli.command == "replay");
+  CHECK(cli.inputs == std::vector<std::string>{"b.csv"});
+  CHECK(cli.model == "llama3-8b");
+  CHECK(cli.tp == 2);
+  CHECK(cli.warmup == 0);
+  CHECK(cli.reps == 5);
+  const char* no_model[] = {"servesim-kernels", "replay", "b.csv", "-o", "r.csv"};
+  CHECK_FALSE(parse_kernels_cli(5, no_model, &cli, &err));
+  CHECK(err == "replay needs a batch record FILE and --model NAME");
+  const char* no_out[] = {"servesim-kernels", "replay", "b.csv", "--model", "tiny"};
+  CHECK_FALSE(parse_kernels_cli(5, no_out, &cli, &err));
+  CHECK(err == "replay needs -o FILE");
+  const char* bad_tp[] = {"servesim-kernels", "replay", "b.csv", "--model", "tiny", "--tp", "0", "-o", "r.csv"};
+  CHECK_FALSE(parse_kernels_cli(9, bad_tp, &cli, &err));
+  CHECK(err.find("--tp expects an integer >= 1") == 0);
+  const char* two_files[] = {"servesim-kernels", "replay", "a.csv", "b.csv", "--model", "tiny", "-o", "r.csv"};
+  CHECK_FALSE(parse_kernels_cli(8, two_files, &cli, &err));
+}
+
+}  // namespace servesim::kernels
