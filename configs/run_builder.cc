@@ -150,9 +150,13 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
     // Policies may see a noisy estimate of the same model (cost_model.estimate_noise).
     if (c.cost_model.estimate_noise > 0)
       ws.estimate_cost = std::make_shared<NoisyCostModel>(cost, c.cost_model.estimate_noise, c.seed);
+    if (o.substitute_cost) {  // the engine runs on the substitute; policies keep the plain model
+      if (!ws.estimate_cost) ws.estimate_cost = cost;
+      ws.cost = o.substitute_cost(ws.cost);
+    }
     if (o.explain) {  // the engine's iterations are recorded; policies keep the plain model
       if (!ws.estimate_cost) ws.estimate_cost = cost;
-      explainers.push_back(std::make_shared<ExplainingCostModel>(cost));
+      explainers.push_back(std::make_shared<ExplainingCostModel>(ws.cost));
       ws.cost = explainers.back();
     }
     ws.batching = c.batching;
