@@ -181,12 +181,19 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
     std::vector<BatchRecordWorker> rw;
     for (std::size_t i = 0; i < c.workers.size(); ++i) {
       const AttentionMethods& a = c.workers[i].attention;
-      rw.push_back({cost_of[first[i]],
+      std::shared_ptr<const CostModel> cost = cost_of[first[i]];
+      rw.push_back({[cost](const BatchShape& b) {
+                      const PartTimes p = cost->parts(b);
+                      return std::vector<double>(p.begin(), p.end());
+                    },
+                    cost->identity(),
                     fmt::format("{}/{}/{}", method_name(a.prefill), method_name(a.decode), method_name(a.kv)),
                     a.describe(), c.workers[i].hardware.name});
     }
-    recorder = std::make_unique<BatchRecorder>(BatchRecordOptions{o.record_batches, o.record_every, c.model.name, c.tp},
-                                               std::move(rw));
+    recorder = std::make_unique<BatchRecorder>(
+        BatchRecordOptions{o.record_batches, o.record_every, c.model.name, c.tp,
+                           std::vector<std::string>(kPartNames.begin(), kPartNames.end())},
+        std::move(rw));
   }
   RunObservers observers(report, o.progress ? &progress : nullptr, timeline.get(), recorder.get());
   Simulation sim(std::move(setup), *source, observers);

@@ -17,9 +17,9 @@ BatchRecorder::BatchRecorder(BatchRecordOptions options, std::vector<BatchRecord
   fmt::format_to(out, "# model={} tp={} record_every={}\n", opt_.model, opt_.tp, opt_.every);
   for (std::size_t w = 0; w < workers_.size(); ++w)
     fmt::format_to(out, "# worker={} hardware={} cost_model={} attention={}\n", w, workers_[w].hardware,
-                   workers_[w].cost->identity(), workers_[w].attention_detail);
+                   workers_[w].cost_identity, workers_[w].attention_detail);
   fmt::format_to(out, "iteration,worker,start_ns,predicted_ns,attention,prefill_tokens,decode_tokens,prefills,decodes");
-  for (std::string_view p : kPartNames) fmt::format_to(out, ",{}_us", p);
+  for (const std::string& p : opt_.parts) fmt::format_to(out, ",{}_us", p);
   fmt::format_to(out, "\n");
 }
 
@@ -35,7 +35,8 @@ void BatchRecorder::on_iteration(WorkerId w, Time start, Time duration, const Ba
                    b.prefills[i].completes ? 1 : 0);
   buf_.push_back(',');
   for (std::size_t i = 0; i < b.decode_contexts.size(); ++i) fmt::format_to(out, "{}{}", i ? ";" : "", b.decode_contexts[i]);
-  const PartTimes parts = wk.cost->parts(b);
+  const std::vector<double> parts = wk.parts(b);
+  SIM_CHECK(parts.size() == opt_.parts.size(), "{} part times for {} part columns", parts.size(), opt_.parts.size());
   for (double p : parts) fmt::format_to(out, ",{:.4f}", p);
   buf_.push_back('\n');
   ++written_;

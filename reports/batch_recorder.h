@@ -4,8 +4,9 @@
 // its start, the predicted duration, the attention methods, every prefill
 // chunk (new tokens, tokens already in KV, whether it completes the prompt),
 // every decode's context length, and the predicted time split by the parts of
-// the operation list (CostModel::parts(), costmodel/operation_list.h). The
-// format is documented in docs/reports.md ("Batch record"); its reader is
+// the operation list (CostModel::parts(), costmodel/operation_list.h; the
+// wiring, configs/run_builder.cc, passes them in as a function, since reports/
+// does not include the cost model). The format is documented in docs/reports.md ("Batch record"); its reader is
 // kernels/replay/batch_record.h (the GPU replay reads it without the
 // simulator's libraries).
 //
@@ -17,20 +18,24 @@
 // the run simulates exactly the same thing with or without it.
 #pragma once
 #include <cstdint>
-#include <memory>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "costmodel/cost_model.h"
 #include "reports/output_dir.h"
 #include "sim/core/request.h"
+#include "sim/core/time.h"
+#include "sim/run_observer.h"
 
 namespace servesim {
 
 struct BatchRecordWorker {
-  std::shared_ptr<const CostModel> cost;  // the engine's cost model of this worker (parts())
+  // The predicted µs of each part (BatchRecordOptions::parts, in order) for a batch:
+  // the engine's cost model's parts().
+  std::function<std::vector<double>(const BatchShape&)> parts;
+  std::string cost_identity;              // the cost model's identity(), for the header
   std::string attention;                  // short form, no commas: "dense/dense/none" (prefill/decode/kv)
   std::string attention_detail;           // AttentionMethods::describe(), for the header
   std::string hardware;
@@ -41,6 +46,7 @@ struct BatchRecordOptions {
   std::int64_t every = 1;  // record iterations 0, K, 2K, ... (counted over all workers); >= 1
   std::string model;       // the model's name (the replay's --model)
   int tp = 1;
+  std::vector<std::string> parts;  // part names, one <name>_us column each (kPartNames)
 };
 
 class BatchRecorder {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "costmodel/cost_model.h"
 #include "kernels/replay/batch_record.h"
 #include "sim/core/error.h"
 
@@ -47,9 +48,14 @@ fs::path record(const std::string& name, std::int64_t every) {
   fs::create_directories(dir);
   const fs::path path = dir / name;
   auto cost = std::make_shared<SplitCost>();
-  BatchRecorder r({path.string(), every, "llama3-8b", 1},
-                  {{cost, "dense/dense/none", "prefill=dense decode=dense kv=none", "h100"},
-                   {cost, "dense/quest/none", "prefill=dense decode=quest(budget=2048 dense_layers=2) kv=none", "h100"}});
+  auto parts = [cost](const BatchShape& b) {
+    const PartTimes p = cost->parts(b);
+    return std::vector<double>(p.begin(), p.end());
+  };
+  BatchRecorder r({path.string(), every, "llama3-8b", 1, std::vector<std::string>(kPartNames.begin(), kPartNames.end())},
+                  {{parts, cost->identity(), "dense/dense/none", "prefill=dense decode=dense kv=none", "h100"},
+                   {parts, cost->identity(), "dense/quest/none",
+                    "prefill=dense decode=quest(budget=2048 dense_layers=2) kv=none", "h100"}});
   const auto s = shapes();
   for (std::size_t i = 0; i < s.size(); ++i)
     r.on_iteration(static_cast<WorkerId>(i % 2), static_cast<Time>(i) * 1000, cost->iteration_time(s[i]), s[i]);
@@ -98,7 +104,7 @@ TEST_CASE("batch record round-trips: what the reader reads is what was recorded"
   CHECK_FALSE(reader.next(&it));
 }
 
-TEST_CASE("batch record is byte-identical on rerun, and --record-every keeps iterations 0, k, 2k") {
+TEST_CASE("batch record is byte-identical on rerun and --record-every keeps iterations 0, k, 2k") {
   CHECK(slurp(record("a.csv", 1)) == slurp(record("b.csv", 1)));
   const fs::path p = record("every2.csv", 2);
   kernels::BatchRecordReader reader(p.string());

@@ -47,7 +47,7 @@ TEST_CASE("emu replay kernels: fused add + RMSNorm matches the reference, first 
   CHECK(relative_error(floats(dres2), x) == 0);
 }
 
-TEST_CASE("emu replay kernels: RoPE writes rotated q contiguous and rotates k in place; KV append lands in its page slot") {
+TEST_CASE("emu replay kernels: RoPE writes rotated q contiguous and rotates k in place, KV append lands in its page slot") {
   const int hq = 4, hk = 2, d = 64, rows = 2, n = (hq + 2 * hk) * d;
   const std::vector<float> qkv = random_uniform(rows * n, 4);
   auto dqkv = bf16(qkv);

@@ -103,7 +103,7 @@ std::string slurp(const fs::path& p) {
 }
 }  // namespace
 
-TEST_CASE("run --record-batches: byte-identical on rerun, the run's outputs unchanged; --record-every needs it") {
+TEST_CASE("run --record-batches: byte-identical on rerun, the run's outputs unchanged, --record-every needs it") {
   // (sampling every k-th iteration: reports/batch_recorder_test.cc)
   const fs::path d = temp_dir("record");
   const std::string base = "run " + kScenario + " --quiet --set workload.requests=40";
@@ -121,7 +121,7 @@ TEST_CASE("run --record-batches: byte-identical on rerun, the run's outputs unch
   CHECK(r.err.find("--record-every requires --record-batches") != std::string::npos);
 }
 
-TEST_CASE("calibrate fidelity: exact errors of a synthetic replay; a bad replay exits 2 naming file, line and field") {
+TEST_CASE("calibrate fidelity: exact errors of a synthetic replay, a bad replay exits 2 naming file, line and field") {
   const fs::path d = temp_dir("fidelity");
   // measured = predicted / 1.25 (decode_only: error 0.25), predicted / 0.8 (prefill_heavy: error 0.2).
   std::ofstream(d / "replay.csv") << "iteration,prefills,decodes,measured_us,predicted_us\n"
