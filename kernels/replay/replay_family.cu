@@ -14,6 +14,7 @@
 #include "kernels/bench/registry.h"
 #include "kernels/replay/batch_record.h"
 #include "kernels/replay/replay_command.h"
+#include "kernels/replay/replay_csv.h"
 #include "kernels/replay/replay_gpu.cuh"
 
 namespace servesim::kernels {
@@ -59,8 +60,6 @@ int check_replay_tiny(const CheckOptions& opts) {
   return report.failures();
 }
 
-std::string csv_escape(const std::string& s) { return s; }  // record fields hold no commas
-
 }  // namespace
 
 int run_replay(const KernelsCli& cli) {
@@ -90,12 +89,7 @@ int run_replay(const KernelsCli& cli) {
     SERVESIM_CUDA_CHECK(cudaStreamCreate(&st));
     SERVESIM_CUDA_CHECK(cudaEventCreate(&e0));
     SERVESIM_CUDA_CHECK(cudaEventCreate(&e1));
-    out << "# servesim replay v1\n# record=" << cli.inputs.front() << " model=" << model.name << " tp=" << cli.tp
-        << " warmup=" << cli.warmup << " reps=" << cli.reps << " device=" << device_summary() << "\n";
-    if (cli.tp > 1)
-      out << "# tp > 1: one GPU's shard ran; the all-reduces did not, so predicted_us excludes the recorded allreduce_us\n";
-    out << "iteration,worker,attention,prefill_tokens,decode_tokens,prefills,decodes,logit_rows,launches,pages_reused,"
-           "predicted_us,measured_us,measured_min_us,measured_max_us\n";
+    out << replay_csv_header(cli.inputs.front(), model.name, cli.tp, cli.warmup, cli.reps, device_summary());
     size_t allreduce_col = reader.header().parts.size();
     for (size_t i = 0; i < reader.header().parts.size(); ++i)
       if (reader.header().parts[i] == "allreduce") allreduce_col = i;
@@ -114,20 +108,9 @@ int run_replay(const KernelsCli& cli) {
         SERVESIM_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
         ms.push_back(t);
       }
-      std::sort(ms.begin(), ms.end());
       double predicted = static_cast<double>(it.predicted_ns) * 1e-3;
       if (cli.tp > 1 && allreduce_col < it.parts_us.size()) predicted -= it.parts_us[allreduce_col];
-      std::string prefills, decodes;
-      for (size_t i = 0; i < it.prefills.size(); ++i)
-        prefills += (i ? ";" : "") + std::to_string(it.prefills[i].new_tokens) + ":" +
-                    std::to_string(it.prefills[i].context) + ":" + (it.prefills[i].completes ? "1" : "0");
-      for (size_t i = 0; i < it.decodes.size(); ++i) decodes += (i ? ";" : "") + std::to_string(it.decodes[i]);
-      char nums[256];
-      std::snprintf(nums, sizeof nums, "%.3f,%.3f,%.3f,%.3f", predicted, 1e3 * ms[ms.size() / 2], 1e3 * ms.front(),
-                    1e3 * ms.back());
-      out << it.iteration << ',' << it.worker << ',' << csv_escape(it.attention) << ',' << it.prefill_tokens() << ','
-          << it.decodes.size() << ',' << prefills << ',' << decodes << ',' << it.logit_rows() << ',' << gpu.launches()
-          << ',' << (gpu.pages_reused() ? 1 : 0) << ',' << nums << '\n';
+      out << replay_csv_row(it, ReplayMeasurement{predicted, ms, gpu.launches(), gpu.pages_reused()});
       reused += gpu.pages_reused();
       if (++done % 200 == 0) std::printf("replay: %lld iterations\n", static_cast<long long>(done));
     }

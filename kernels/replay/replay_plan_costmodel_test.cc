@@ -1,12 +1,17 @@
 // The cross-check of issue 19, item 3: the replay planner's launches (what the GPU replay
 // runs) carry, part by part, the FLOPs and bytes the cost model's operation list
-// (costmodel/operation_list.h) prices for the same batch. Built in the full tree only
+// (costmodel/operation_list.h) prices for the same batch; and `calibrate fidelity` reads
+// the replay.csv that the GPU replay writes (replay_csv.h). Built in the full tree only
 // (it links the simulator's cost model; the kernels-only build has none).
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "costmodel/operation_list.h"
+#include "costmodel/replay_fidelity.h"
+#include "kernels/replay/replay_csv.h"
 #include "kernels/replay/replay_plan.h"
 
 namespace servesim {
@@ -75,6 +80,38 @@ TEST_CASE("replay plan FLOPs and bytes agree part by part with the cost model's 
     cross_check(kernels::replay_model_by_name("llama2-7b"), 1, *it);
     cross_check(kernels::replay_model_by_name("llama3-70b"), 8, *it);
   }
+}
+
+TEST_CASE("calibrate fidelity reads the replay.csv the GPU replay writes: shapes, measured median, prediction") {
+  kernels::RecordedIteration a, b;
+  a.iteration = 0;
+  a.attention = "dense/dense/none";
+  a.prefills = {{512, 1536, false}, {37, 0, true}};
+  a.decodes = {511, 37};
+  b.iteration = 10;
+  b.worker = 3;
+  b.attention = "dense/dense/none";
+  b.decodes = {4095};
+  const std::string text = kernels::replay_csv_header("batches.csv", "llama3-8b", 2, 2, 5, "H100 (test)") +
+                           kernels::replay_csv_row(a, {1234.5, {3.0f, 1.0f, 2.0f}, 291, false}) +
+                           kernels::replay_csv_row(b, {20.25, {0.5f, 0.25f}, 290, true});
+  CHECK(text.find("# tp > 1: one GPU's shard ran") != std::string::npos);
+  const auto path = std::filesystem::temp_directory_path() / "servesim_replay_csv_test.csv";
+  std::ofstream(path, std::ios::binary) << text;
+  const ReplayTable t = read_replay_csv(path.string());
+  CHECK(t.backends == std::vector<std::string>{"recorded"});
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0].iteration == 0);
+  REQUIRE(t.rows[0].shape.prefills.size() == 2);
+  CHECK(t.rows[0].shape.prefills[0].new_tokens == 512);
+  CHECK(t.rows[0].shape.prefills[0].context == 1536);
+  CHECK_FALSE(t.rows[0].shape.prefills[0].completes);
+  CHECK(t.rows[0].shape.prefills[1].completes);
+  CHECK(t.rows[0].shape.decode_contexts == std::vector<std::int64_t>{511, 37});
+  CHECK(t.rows[0].measured_us == doctest::Approx(2000.0));  // median of 1, 2, 3 ms
+  CHECK(t.rows[0].predicted_us[0] == doctest::Approx(1234.5));
+  CHECK(t.rows[1].shape.decode_contexts == std::vector<std::int64_t>{4095});
+  CHECK(t.rows[1].measured_us == doctest::Approx(500.0));  // upper median of 0.25, 0.5 ms
 }
 
 }  // namespace servesim
