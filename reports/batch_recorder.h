@@ -49,11 +49,13 @@ struct BatchRecordOptions {
   std::vector<std::string> parts;  // part names, one <name>_us column each (kPartNames)
 };
 
-class BatchRecorder {
+// A RunObserver that only listens to iterations (the run's observer list forwards them).
+class BatchRecorder final : public RunObserver {
  public:
   // InputError when every < 1 or the file cannot be created.
   BatchRecorder(BatchRecordOptions options, std::vector<BatchRecordWorker> workers);
-  void on_iteration(WorkerId w, Time start, Time duration, const BatchShape& batch);
+  void on_request(const RequestOutcome&) override {}
+  void on_iteration(WorkerId w, Time start, Time duration, const BatchShape& batch) override;
   void close();  // flush + commit; InputError naming the file on a write error
   std::int64_t iterations_seen() const { return seen_; }
   std::int64_t iterations_written() const { return written_; }
