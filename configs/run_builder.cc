@@ -8,6 +8,7 @@
 
 #include "costmodel/explaining_cost_model.h"
 #include "costmodel/noisy_cost_model.h"
+#include "reports/batch_recorder.h"
 #include "reports/output_dir.h"
 #include "reports/progress.h"
 #include "reports/timeline_writer.h"
@@ -20,8 +21,11 @@ namespace {
 // Forwards engine callbacks to the report, the timeline and the progress bar.
 class RunObservers final : public RunObserver {
  public:
-  RunObservers(RunReport& report, ProgressBar* progress, TimelineWriter* timeline)
-      : report_(report), progress_(progress), timeline_(timeline) {}
+  RunObservers(RunReport& report, ProgressBar* progress, TimelineWriter* timeline, BatchRecorder* recorder)
+      : report_(report), progress_(progress), timeline_(timeline), recorder_(recorder) {}
+  void on_iteration(WorkerId w, Time start, Time duration, const BatchShape& b) override {
+    if (recorder_) recorder_->on_iteration(w, start, duration, b);
+  }
   void on_request(const RequestOutcome& r) override { report_.on_request(r); }
   void on_queued(ClientId c, Time t) override { report_.on_queued(c, t); }
   void on_admitted(const RequestSpec& s, Time t, std::int64_t cached, bool first) override {
@@ -43,6 +47,7 @@ class RunObservers final : public RunObserver {
   RunReport& report_;
   ProgressBar* progress_;
   TimelineWriter* timeline_;
+  BatchRecorder* recorder_;
 };
 
 void write_resolved(const ScenarioConfig& c, const std::string& dir) {
@@ -171,9 +176,13 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
     // Policies may see a noisy estimate of the same model (cost_model.estimate_noise).
     if (c.cost_model.estimate_noise > 0)
       ws.estimate_cost = std::make_shared<NoisyCostModel>(cost, c.cost_model.estimate_noise, c.seed);
+    if (o.substitute_cost) {  // the engine runs on the substitute; policies keep the plain model
+      if (!ws.estimate_cost) ws.estimate_cost = cost;
+      ws.cost = o.substitute_cost(ws.cost);
+    }
     if (o.explain) {  // the engine's iterations are recorded; policies keep the plain model
       if (!ws.estimate_cost) ws.estimate_cost = cost;
-      explainers.push_back(std::make_shared<ExplainingCostModel>(cost));
+      explainers.push_back(std::make_shared<ExplainingCostModel>(ws.cost));
       ws.cost = explainers.back();
     }
     ws.batching = c.batching;
@@ -194,12 +203,32 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   ProgressBar progress(total);
   std::unique_ptr<TimelineWriter> timeline;
   if (c.timeline_interval) timeline = std::make_unique<TimelineWriter>(out.out_dir + "/timeline.csv", *c.timeline_interval);
-  RunObservers observers(report, o.progress ? &progress : nullptr, timeline.get());
+  std::unique_ptr<BatchRecorder> recorder;
+  if (!o.record_batches.empty()) {
+    std::vector<BatchRecordWorker> rw;
+    for (std::size_t i = 0; i < c.workers.size(); ++i) {
+      const AttentionMethods& a = c.workers[i].attention;
+      std::shared_ptr<const CostModel> cost = cost_of[first[i]];
+      rw.push_back({[cost](const BatchShape& b) {
+                      const PartTimes p = cost->parts(b);
+                      return std::vector<double>(p.begin(), p.end());
+                    },
+                    cost->identity(),
+                    fmt::format("{}/{}/{}", method_name(a.prefill), method_name(a.decode), method_name(a.kv)),
+                    a.describe(), c.workers[i].hardware.name});
+    }
+    recorder = std::make_unique<BatchRecorder>(
+        BatchRecordOptions{o.record_batches, o.record_every, c.model.name, c.tp,
+                           std::vector<std::string>(kPartNames.begin(), kPartNames.end())},
+        std::move(rw));
+  }
+  RunObservers observers(report, o.progress ? &progress : nullptr, timeline.get(), recorder.get());
   Simulation sim(std::move(setup), *source, observers);
   out.totals = sim.run();
   if (o.progress) progress.update(out.totals.end_time, out.totals.requests, true);
   for (const auto& w : sim.worker_list()) out.workers.push_back(w->stats());
   if (timeline) timeline->close();
+  if (recorder) recorder->close();
   if (o.explain) out.explain = write_explain(explainers, out.out_dir);
 
   SummaryFields identity = {

@@ -4,6 +4,8 @@
 // folder: requests.csv, clients.csv, workers.csv, summary.csv and
 // config.resolved.yaml.
 #pragma once
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,11 @@ struct RunOptions {
   std::string out_dir;    // empty: the scenario's report.out
   bool progress = true;   // progress bar on stderr when it is a terminal
   bool explain = false;   // split busy time by cost-model part: explain.csv (docs/costmodel.md)
+  std::string record_batches = {};  // non-empty: the batch record file (reports/batch_recorder.h, docs/reports.md)
+  std::int64_t record_every = 1;    // record every k-th iteration
+  // When set, each worker's engine cost model is replaced by substitute_cost(model)
+  // (`calibrate fidelity`: measured iteration times); policies keep the plain model.
+  std::function<std::shared_ptr<const CostModel>(std::shared_ptr<const CostModel>)> substitute_cost = {};
 };
 
 // One row of explain.csv: a part of the operation list and the busy time the

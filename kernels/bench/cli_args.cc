@@ -35,6 +35,8 @@ std::string kernels_cli_usage() {
          "                           (exit 0 pass, 1 failure, 77 no GPU)\n"
          "  bench -o FILE            time the calibration grid, write the profile CSV\n"
          "  merge -o FILE IN...      join per-family profiles of one run (refuses an unknown commit)\n"
+         "  replay FILE --model NAME -o OUT   replay a batch record (servesim run --record-batches)\n"
+         "                           as real forward passes, measured vs predicted per iteration\n"
          "options:\n"
          "  --quick                  small shapes / few points (smoke test)\n"
          "  --family a,b             only these families (see `list`)\n"
@@ -44,7 +46,11 @@ std::string kernels_cli_usage() {
          "  --git-commit SHA         bench: provenance commit (default: git rev-parse HEAD)\n"
          "  --target-ms X            bench: timed work per point in ms (default 40, quick 5)\n"
          "  --budget-s S             bench: start no grid point after S seconds; the skipped\n"
-         "                           points are listed at the end (default: no limit)\n";
+         "                           points are listed at the end (default: no limit)\n"
+         "  --model NAME             replay: llama3-8b, llama3-70b, llama2-7b or tiny\n"
+         "  --tp N                   replay: tensor-parallel degree (default 1; one GPU's shard)\n"
+         "  --warmup N, --reps N     replay: untimed and timed runs per iteration (default 2, 5)\n"
+         "  --kv-gb G                replay: GPU memory for the KV cache (default 40)\n";
 }
 
 bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::string* error) {
@@ -91,12 +97,29 @@ bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::
         *error = "--budget-s expects a positive number of seconds, got '" + v + "'";
         return false;
       }
+    } else if (arg == "--model") {
+      if (!value(&cli->model)) return false;
+    } else if (arg == "--tp" || arg == "--warmup" || arg == "--reps") {
+      uint64_t n = 0;
+      if (!value(&v)) return false;
+      if (!parse_u64(v, &n) || n > 1024 || (n == 0 && arg != "--warmup")) {
+        *error = arg + " expects an integer" + (arg == "--warmup" ? " >= 0" : " >= 1") + " (at most 1024), got '" + v + "'";
+        return false;
+      }
+      (arg == "--tp" ? cli->tp : arg == "--warmup" ? cli->warmup : cli->reps) = static_cast<int>(n);
+    } else if (arg == "--kv-gb") {
+      if (!value(&v)) return false;
+      if (!parse_double(v, &cli->kv_gb)) {
+        *error = "--kv-gb expects a positive number, got '" + v + "'";
+        return false;
+      }
     } else if (!arg.empty() && arg[0] == '-') {
       *error = "unknown option '" + arg + "'";
       return false;
-    } else if (cli->command.empty() && (arg == "list" || arg == "check" || arg == "bench" || arg == "merge")) {
+    } else if (cli->command.empty() && (arg == "list" || arg == "check" || arg == "bench" || arg == "merge" ||
+                                          arg == "replay")) {
       cli->command = arg;
-    } else if (cli->command == "merge") {
+    } else if (cli->command == "merge" || (cli->command == "replay" && cli->inputs.empty())) {
       cli->inputs.push_back(arg);
     } else {
       *error = "unexpected argument '" + arg + "'";
@@ -104,10 +127,14 @@ bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::
     }
   }
   if (cli->command.empty()) {
-    *error = "missing command (list, check, bench or merge)";
+    *error = "missing command (list, check, bench, merge or replay)";
     return false;
   }
-  if ((cli->command == "bench" || cli->command == "merge") && cli->output.empty()) {
+  if (cli->command == "replay" && (cli->inputs.empty() || cli->model.empty())) {
+    *error = "replay needs a batch record FILE and --model NAME";
+    return false;
+  }
+  if ((cli->command == "bench" || cli->command == "merge" || cli->command == "replay") && cli->output.empty()) {
     *error = cli->command + " needs -o FILE";
     return false;
   }

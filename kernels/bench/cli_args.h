@@ -7,6 +7,8 @@
 //   servesim-kernels bench [--quick] [--family a,b] [--seed N] -o profile.csv
 //                          [--git-commit SHA] [--target-ms X] [--budget-s S]
 //   servesim-kernels merge -o profile.csv part1.csv part2.csv ...   (no GPU needed)
+//   servesim-kernels replay BATCHES.csv --model NAME [--tp N] -o replay.csv
+//                           [--warmup N] [--reps N] [--kv-gb G] [--seed N]   (issue 19)
 #pragma once
 
 #include <cstdint>
@@ -25,11 +27,17 @@ struct KernelsCli {
   std::string git_commit;  // bench provenance override (else `git rev-parse HEAD`)
   double target_ms = 0;    // bench: timed work per point; 0 = the default
   double budget_s = 0;     // bench: no grid point starts after this many seconds; 0 = no limit
-  std::vector<std::string> inputs;  // merge: the per-family profiles, in order
+  std::vector<std::string> inputs;  // merge: the per-family profiles, in order; replay: the batch record
+  std::string model;       // replay: model name (kernels/replay/replay_plan.h)
+  int tp = 1;              // replay: tensor-parallel degree (one GPU's shard is replayed)
+  int warmup = 2;          // replay: untimed runs of each iteration before timing
+  int reps = 5;            // replay: timed runs of each iteration (median reported)
+  double kv_gb = 0;        // replay: GPU memory for the KV cache pools; 0 = 40 GB
 };
 
 // Parses argv[1..]. Returns false with a one-line *error on unknown options, missing
-// values, a missing subcommand, bench or merge without -o, or merge without inputs.
+// values, a missing subcommand, bench, merge or replay without -o, merge without inputs,
+// or replay without its batch record or --model.
 bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::string* error);
 
 std::string kernels_cli_usage();

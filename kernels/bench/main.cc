@@ -17,6 +17,7 @@
 #include "kernels/bench/profile_csv.h"
 #include "kernels/bench/profile_merge.h"
 #include "kernels/bench/registry.h"
+#include "kernels/replay/replay_command.h"
 
 using namespace servesim::kernels;
 
@@ -163,6 +164,7 @@ int main(int argc, char** argv) {
     command_line += argv[i];
   }
   try {
+    if (cli.command == "replay") return run_replay(cli);
     return cli.command == "check" ? run_check(cli) : run_bench(cli, command_line);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "servesim-kernels: %s\n", e.what());

@@ -126,3 +126,48 @@ TEST_CASE("run prints its warnings on stdout after the summary, on stderr under 
   e << std::ifstream(d / "err.txt").rdbuf();
   CHECK(e.str().find("warning:") == std::string::npos);
 }
+
+namespace {
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST_CASE("run --record-batches: byte-identical on rerun, the run's outputs unchanged, --record-every needs it") {
+  // (sampling every k-th iteration: reports/batch_recorder_test.cc)
+  const fs::path d = temp_dir("record");
+  const std::string base = "run " + kScenario + " --quiet --set workload.requests=40";
+  REQUIRE(servesim(base + " --out " + (d / "plain").string()).code == 0);
+  REQUIRE(servesim(base + " --out " + (d / "a").string() + " --record-batches " + (d / "a.csv").string()).code == 0);
+  REQUIRE(servesim(base + " --out " + (d / "b").string() + " --record-batches " + (d / "b.csv").string()).code == 0);
+  const std::string rec = slurp(d / "a.csv");
+  CHECK(rec.rfind("# servesim batch record v1\n", 0) == 0);
+  CHECK(rec.find("\niteration,worker,start_ns,predicted_ns,attention,") != std::string::npos);
+  CHECK(rec == slurp(d / "b.csv"));
+  CHECK(slurp(d / "a" / "summary.csv") == slurp(d / "plain" / "summary.csv"));
+  CHECK(slurp(d / "a" / "requests.csv") == slurp(d / "plain" / "requests.csv"));
+  Result r = servesim(base + " --record-every 4");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--record-every requires --record-batches") != std::string::npos);
+}
+
+TEST_CASE("calibrate fidelity: exact errors of a synthetic replay, a bad replay exits 2 naming file, line and field") {
+  const fs::path d = temp_dir("fidelity");
+  // measured = predicted / 1.25 (decode_only: error 0.25), predicted / 0.8 (prefill_heavy: error 0.2).
+  std::ofstream(d / "replay.csv") << "iteration,prefills,decodes,measured_us,predicted_us\n"
+                                     "0,,5;6,80,100\n"
+                                     "1,64:0:1,,250,200\n";
+  REQUIRE(servesim("calibrate fidelity " + (d / "replay.csv").string() + " --out " + (d / "out").string()).code == 0);
+  const std::string csv = slurp(d / "out" / "fidelity.csv");
+  CHECK(csv.find("recorded,kind,decode_only,1,0.250000,0.250000,0.250000\n") != std::string::npos);
+  CHECK(csv.find("recorded,kind,prefill_heavy,1,0.200000,0.200000,0.200000\n") != std::string::npos);
+  CHECK(csv.find("recorded,all,all,2,0.225000,") != std::string::npos);
+  CHECK(fs::exists(d / "out" / "DONE"));
+  std::ofstream(d / "bad.csv") << "iteration,prefills,decodes,measured_us,predicted_us\n0,,5,-1,100\n";
+  Result r = servesim("calibrate fidelity " + (d / "bad.csv").string() + " --out " + (d / "out2").string());
+  CHECK(r.code == 2);
+  CHECK(r.err.find((d / "bad.csv").string() + ":2: field 'measured_us'") != std::string::npos);
+}

@@ -18,6 +18,7 @@
 #include "sim/core/error.h"
 
 namespace servesim::cli {
+void add_fidelity_command(CLI::App& calibrate);  // cmd_fidelity.cc
 namespace {
 
 struct FitArgs {
@@ -161,6 +162,8 @@ void add_calibrate_commands(CLI::App& app) {
     write_file(ra->out, roofline_knobs_yaml(f, table));
     fmt::print("wrote {} (use: cost_model: {{backend: roofline, knobs: {}}})\n", ra->out, ra->out);
   });
+
+  add_fidelity_command(*cal);  // cmd_fidelity.cc (issue 19)
 
   auto sa = std::make_shared<SynthArgs>();
   CLI::App* syn = cal->add_subcommand(

@@ -16,6 +16,8 @@ struct RunArgs {
   std::vector<std::string> sets;
   bool quiet = false;
   bool explain = false;
+  std::string record_batches;
+  std::int64_t record_every = 1;
 };
 
 void print_summary(const ScenarioConfig& c, const RunOutput& r) {
@@ -69,9 +71,14 @@ void add_run_command(CLI::App& app) {
   run->add_flag("-q,--quiet", args->quiet, "Print nothing on stdout");
   run->add_flag("--explain", args->explain,
                 "Split the workers' busy time by cost-model part (norms, QKV, attention, ...): explain.csv");
+  CLI::Option* record = run->add_option("--record-batches", args->record_batches,
+                                        "Write every iteration's batch shape and predicted cost by part to FILE "
+                                        "(docs/reports.md, \"Batch record\")");
+  run->add_option("--record-every", args->record_every, "With --record-batches: record every K-th iteration only")
+      ->needs(record);
   run->callback([args] {
     ScenarioConfig c = load_scenario(args->scenario, args->sets);
-    RunOutput r = execute_run(c, RunOptions{args->out, true, args->explain});
+    RunOutput r = execute_run(c, RunOptions{args->out, true, args->explain, args->record_batches, args->record_every});
     if (!args->quiet) print_summary(c, r);
     // Warnings go to stdout with the summary (stdout carries no data), to
     // stderr under --quiet: never lost.

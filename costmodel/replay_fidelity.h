@@ -1,0 +1,88 @@
+// Fidelity against real execution (issue 19, item 4), the CPU side: a replay CSV
+// (`servesim-kernels replay`, one row per recorded iteration with the measured time
+// beside the prediction) read into typed rows, its per-iteration errors summarised, and
+// the measured-substitution backend (MeasuredCostModel) that re-runs a scenario with the
+// measured iteration times. docs/costmodel.md, "Fidelity against real execution".
+//
+// Definitions (documented there):
+//  - error of an iteration = |predicted - measured| / measured;
+//  - kind: decode_only (no prefill chunk), prefill_heavy (prefill tokens >= half of the
+//    iteration's tokens), mixed (both phases, prefill tokens < half);
+//  - batch bucket by the iteration's tokens: 1, 2-8, 9-32, 33-128, 129-512, 513-2048, >2048;
+//  - median and p90 by linear interpolation between order statistics (numpy's default),
+//    max exact.
+// Every backend that predicted is a column `predicted_us` (the recording backend) or
+// `predicted_<name>_us`; each is summarised on its own.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "costmodel/cost_model.h"
+
+namespace servesim {
+
+enum class IterationKind : std::uint8_t { kPrefillHeavy, kDecodeOnly, kMixed, kCount };
+inline constexpr std::string_view kIterationKindNames[] = {"prefill_heavy", "decode_only", "mixed"};
+IterationKind iteration_kind(std::int64_t prefill_tokens, std::int64_t decode_tokens);
+std::string_view batch_bucket(std::int64_t tokens);
+
+struct ReplayRow {
+  std::int64_t iteration = 0;
+  BatchShape shape;
+  double measured_us = 0;
+  std::vector<double> predicted_us;  // one per ReplayTable::backends
+};
+
+struct ReplayTable {
+  std::string path;
+  std::vector<std::string> backends;  // "recorded" for predicted_us, else the <name> of predicted_<name>_us
+  std::vector<ReplayRow> rows;
+};
+
+// '#' lines are comments; the header row must have iteration, prefills, decodes,
+// measured_us and at least one predicted column. InputError naming file, line and field
+// on anything malformed (a non-positive measured time included).
+ReplayTable read_replay_csv(const std::string& path);
+
+struct ErrorSummary {
+  std::string backend, group_by, group;  // group_by: all | kind | batch_tokens
+  std::int64_t iterations = 0;
+  double median = 0, p90 = 0, max = 0;   // absolute relative errors (0.05 = 5%)
+};
+
+// For each backend: all iterations, then each kind, then each batch bucket (groups with
+// no iteration are left out), in that order.
+std::vector<ErrorSummary> summarise_errors(const ReplayTable& t);
+// fidelity.csv: backend,group_by,group,iterations,median_abs_rel_err,p90_abs_rel_err,max_abs_rel_err
+std::string error_summary_csv(const std::vector<ErrorSummary>& s);
+
+// The measured-substitution backend: for a batch shape that the replay measured, the
+// measured time (the median when a shape was measured more than once); for any other
+// shape, the inner backend's prediction times the measured/predicted ratio of its kind
+// (sum of measured over sum of predicted among that kind's replayed iterations, the inner
+// backend re-pricing them; the ratio of all iterations for a kind never replayed).
+// Not monotone in token counts (measurements are noisy), so only for this comparison.
+class MeasuredCostModel final : public CostModel {
+ public:
+  MeasuredCostModel(std::shared_ptr<const CostModel> inner, const ReplayTable& replay);
+  Time iteration_time(const BatchShape& batch) const override;
+  std::string identity() const override;
+  bool calibrated() const override { return true; }
+  double ratio(IterationKind k) const { return ratio_[static_cast<std::size_t>(k)]; }
+  // Iterations priced so far by measurement and by scaled prediction (side records).
+  std::int64_t measured_hits() const { return hits_; }
+  std::int64_t scaled_misses() const { return misses_; }
+
+ private:
+  static std::string key(const BatchShape& b);
+  std::shared_ptr<const CostModel> inner_;
+  std::unordered_map<std::string, Time> measured_;
+  double ratio_[static_cast<std::size_t>(IterationKind::kCount)] = {1, 1, 1};
+  mutable std::int64_t hits_ = 0, misses_ = 0;
+};
+
+}  // namespace servesim
