@@ -3,7 +3,9 @@
 // sequence, plus estimate + top-k + sparse decode over `budget` tokens for
 // sequences whose context exceeds the budget (shorter ones have nothing to
 // select and run the dense kernel). Needs the profile's quest_* rows (variant
-// kvhead). Building a prompt's metadata during prefill is not charged (no
+// kvhead), fitted per head shape: the model's shape when measured, else the
+// nearest measured shape (a scaling note; an error when
+// cost_model.allow_scaling is false). Building a prompt's metadata during prefill is not charged (no
 // bench row; docs/costmodel.md). Its memory effect: page metadata (a min and
 // a max key vector per page, KV head and Quest layer), as a share of the
 // page's KV: (layers − dense_layers) / (layers × page_size).
@@ -25,8 +27,10 @@ class QuestPricer final : public AttentionPricer {
  public:
   QuestPricer(const QuestParams& p, const AttentionPricingContext& ctx) : p_(p), ctx_(ctx) {
     const std::string& file = ctx.fits->file();
+    // The kvhead fits at the model's head shape, else at the nearest measured one.
     auto it = ctx.fits->quest().find("kvhead");
-    q_ = it == ctx.fits->quest().end() ? nullptr : &it->second;
+    const auto* fit = it == ctx.fits->quest().end() ? nullptr : nearest_head_shape(it->second, ctx.shape);
+    q_ = fit ? &fit->second : nullptr;
     if (!q_ || q_->metadata.empty() || q_->estimate.empty() || q_->topk.empty() || q_->decode.empty())
       throw InputError(fmt::format("{}: attention.decode quest needs the quest_metadata, quest_estimate, quest_topk and "
                                    "quest_decode rows of variant kvhead; run `servesim-kernels bench --family quest`",
