@@ -79,6 +79,13 @@ double andpro_kept(const std::string& file, const ProfilePoint& p) {
   return static_cast<double>(a.kept_tokens(need(file, p, p.ctx, "ctx")));
 }
 
+// The heads a Quest variant selects and decodes for: variant qhead selects
+// per query head (heads rows), the others per KV head. Its top-k and sparse
+// decode features count those rows, so one form holds across head shapes.
+HeadShape quest_rows_shape(const std::string& variant, const HeadShape& h) {
+  return variant == "qhead" ? HeadShape{h.heads, h.heads, h.head_dim} : h;
+}
+
 bool is_quest_part(const std::string& k) {
   return k == "quest_metadata" || k == "quest_estimate" || k == "quest_topk" || k == "quest_decode";
 }
@@ -243,8 +250,8 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
       const QuestWork w = quest_work(file, p);
       Samples& s = quest[p.variant][h][fam];
       if (fam == "quest_estimate") s.add(quest_estimate_features(h, w), t);
-      if (fam == "quest_topk") s.add(quest_topk_features(h, w), t);
-      if (fam == "quest_decode") s.add(quest_decode_features(h, w), t);
+      if (fam == "quest_topk") s.add(quest_topk_features(quest_rows_shape(p.variant, h), w), t);
+      if (fam == "quest_decode") s.add(quest_decode_features(quest_rows_shape(p.variant, h), w), t);
     } else if (is_minf_stage(fam)) {
       const HeadShape h = shape_of(file, p);
       const std::string key = minf_key(p);
@@ -301,22 +308,33 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     MonotoneCurve curve(xs, ys, guide);
     f.gemm_[key] = GemmCurve{curve, labels, relative_error(curve.ys(), ys)};
   }
-  // Quest: one fit per (variant, head shape); the metadata update per head shape
-  // (a shape without its own metadata rows takes the nearest shape's).
+  // Quest: one fit per (variant, head shape) and part, as for the dense kernels
+  // (a shape with few rows takes the form of the variant's best-measured
+  // shape); the metadata update per head shape (a shape without its own
+  // metadata rows takes the nearest shape's).
   std::map<HeadShape, FeatureFit> meta;
-  for (const auto& [h, samples] : quest_meta)
-    meta[h] = fit_or_note(kQuestMetadataNames, samples, fmt::format("quest metadata {}", h.label()), f.problems_);
-  for (auto& [variant, shapes] : quest)
-    for (auto& [h, parts] : shapes) {
+  fit_head_shapes(kQuestMetadataNames, quest_meta, "quest metadata", meta, f.problems_);
+  for (auto& [variant, shapes] : quest) {
+    const std::pair<const char*, const std::vector<std::string>*> parts[3] = {
+        {"quest_estimate", &kQuestEstimateNames}, {"quest_topk", &kQuestTopkNames}, {"quest_decode", &kQuestDecodeNames}};
+    std::map<HeadShape, FeatureFit> fitted[3];
+    for (int i = 0; i < 3; ++i) {
+      std::map<HeadShape, Samples> by_shape;
+      for (auto& [h, part_samples] : shapes)
+        if (auto it = part_samples.find(parts[i].first); it != part_samples.end()) by_shape[h] = it->second;
+      fit_head_shapes(*parts[i].second, by_shape, fmt::format("quest/{} {}", variant, parts[i].first + 6).c_str(),
+                      fitted[i], f.problems_);
+    }
+    for (const auto& [h, part_samples] : shapes) {
       QuestFits q;
       q.shape = h;
-      const std::string w = fmt::format("quest/{} {} ", variant, h.label());
       if (const auto* m = nearest_head_shape(meta, h)) q.metadata = m->second;
-      q.estimate = fit_or_note(kQuestEstimateNames, parts["quest_estimate"], w + "estimate", f.problems_);
-      q.topk = fit_or_note(kQuestTopkNames, parts["quest_topk"], w + "topk", f.problems_);
-      q.decode = fit_or_note(kQuestDecodeNames, parts["quest_decode"], w + "decode", f.problems_);
+      FeatureFit* slots[3] = {&q.estimate, &q.topk, &q.decode};
+      for (int i = 0; i < 3; ++i)
+        if (auto it = fitted[i].find(h); it != fitted[i].end()) *slots[i] = it->second;
       f.quest_[variant][h] = std::move(q);
     }
+  }
   const FeatureFit est = fit_or_note(kMinfEstimateNames, minf_est, "minference estimate", f.problems_);
   const FeatureFit idx = fit_or_note(kMinfIndexNames, minf_idx, "minference index", f.problems_);
   const FeatureFit att = fit_or_note(kMinfAttentionNames, minf_att, "minference attention", f.problems_);
@@ -389,12 +407,13 @@ std::optional<double> KernelFits::predict(const ProfilePoint& p) const {
     if (it == v->second.end()) return std::nullopt;
     const QuestFits& q = it->second;
     const QuestWork w = quest_work(file, p);
+    const HeadShape r = quest_rows_shape(p.variant, h);
     if (fam == "quest_estimate") return have(q.estimate) ? std::optional(q.estimate.predict(quest_estimate_features(h, w))) : std::nullopt;
-    if (fam == "quest_topk") return have(q.topk) ? std::optional(q.topk.predict(quest_topk_features(h, w))) : std::nullopt;
-    if (fam == "quest_decode") return have(q.decode) ? std::optional(q.decode.predict(quest_decode_features(h, w))) : std::nullopt;
+    if (fam == "quest_topk") return have(q.topk) ? std::optional(q.topk.predict(quest_topk_features(r, w))) : std::nullopt;
+    if (fam == "quest_decode") return have(q.decode) ? std::optional(q.decode.predict(quest_decode_features(r, w))) : std::nullopt;
     if (!have(q.estimate) || !have(q.topk) || !have(q.decode)) return std::nullopt;  // quest_e2e
-    return q.estimate.predict(quest_estimate_features(h, w)) + q.topk.predict(quest_topk_features(h, w)) +
-           q.decode.predict(quest_decode_features(h, w));
+    return q.estimate.predict(quest_estimate_features(h, w)) + q.topk.predict(quest_topk_features(r, w)) +
+           q.decode.predict(quest_decode_features(r, w));
   }
   if (fam.starts_with("minf_")) {
     auto it = minf_.find(minf_key(p));

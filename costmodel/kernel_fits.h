@@ -18,7 +18,8 @@
 //                             between measured M by the selected guide (gemm_guide.h)
 //   quest_*                   per variant (kvhead, qhead) and head shape: estimate, topk,
 //                             decode; the metadata update (variant decode_step) per head
-//                             shape, shared by the variants
+//                             shape, shared by the variants. Variant qhead selects per
+//                             query head: its top-k and decode features count query heads
 //   minf_*                    area (tiles vs n) per pattern and data (vs_30_2048/structured);
 //                             estimate, index and attention: one fit each over all
 //                             patterns (per-type terms; kernel_features.h)

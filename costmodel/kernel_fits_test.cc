@@ -239,10 +239,10 @@ TEST_CASE("an unmeasured GEMM shape priced from its nearest measured shape by th
 
 namespace {
 
-// The noiseless synthetic profile plus a copy of its Quest rows at the MHA head
-// shape 32/32/128 whose times are `factor` x the 32/8/128 rows' (the five time
-// columns; bytes and flops kept): two head shapes, different timings.
-std::string with_mha_quest_rows(double factor) {
+// The noiseless synthetic profile plus a copy of its 32/8/128 Quest rows at
+// head shape 32/16/128 whose times are `factor` x the originals' (the five
+// time columns; bytes and flops kept): two head shapes, different timings.
+std::string with_second_quest_shape(double factor) {
   SyntheticOptions o;
   o.noise = 0;
   std::string csv = synthetic_profile_csv(o), extra;
@@ -253,7 +253,8 @@ std::string with_mha_quest_rows(double factor) {
     std::stringstream row(line);
     for (std::string c; std::getline(row, c, ',');) cells.push_back(c);
     REQUIRE(cells.size() == 25);
-    cells[7] = "32";  // kv_heads
+    if (cells[6] != "32" || cells[7] != "8") continue;  // the Llama-3-8B rows only
+    cells[7] = "16";  // kv_heads: a shape the bench grid does not have
     for (int i = 16; i <= 20; ++i) cells[i] = fmt::format("{:.3f}", std::stod(cells[i]) * factor);
     std::string out;
     for (const auto& c : cells) out += (out.empty() ? "" : ",") + c;
@@ -266,17 +267,18 @@ std::string with_mha_quest_rows(double factor) {
 }  // namespace
 
 TEST_CASE("Quest fits are per (variant, head shape): two shapes with different timings keep their own fits") {
-  const ProfileTable t = ProfileTable::parse(with_mha_quest_rows(3.0), "two_shapes.csv");
+  const ProfileTable t = ProfileTable::parse(with_second_quest_shape(3.0), "two_shapes.csv");
   const KernelFits f = KernelFits::fit(t);
   const auto& kv = f.quest().at("kvhead");
   REQUIRE(kv.count(HeadShape{32, 8, 128}) == 1);
-  REQUIRE(kv.count(HeadShape{32, 32, 128}) == 1);
-  CHECK(kv.at(HeadShape{32, 32, 128}).shape == HeadShape{32, 32, 128});
+  REQUIRE(kv.count(HeadShape{32, 16, 128}) == 1);
+  CHECK(kv.at(HeadShape{32, 16, 128}).shape == HeadShape{32, 16, 128});
   // Every measured Quest row is predicted by the fit of its own shape (the
   // times differ 3x between the shapes: one fit over both could not do this).
   int rows = 0;
   for (const ProfilePoint& p : t.points()) {
     if (!p.kernel.starts_with("quest_") || p.kernel == "quest_dense_decode" || p.kernel == "quest_e2e") continue;
+    if (p.heads != 32 || (p.kv_heads != 8 && p.kv_heads != 16)) continue;
     const auto pred = f.predict(p);
     REQUIRE(pred.has_value());
     CAPTURE(p.line);
@@ -284,8 +286,8 @@ TEST_CASE("Quest fits are per (variant, head shape): two shapes with different t
     ++rows;
   }
   CHECK(rows > 10);
-  // The pricer uses the model's own shape: MHA costs 3x the GQA model's sparse
-  // decode parts, with no scaling note; an unmeasured shape takes the nearest.
+  // The pricer uses the model's own shape: 32/16 costs 3x 32/8's sparse decode
+  // parts, with no scaling note; an unmeasured shape takes the nearest.
   struct Dense final : DenseAttentionKernels {
     double prefill_us(const PrefillWork&) const override { return 0; }
     double decode_us(const DecodeWork&) const override { return 0; }
@@ -300,13 +302,13 @@ TEST_CASE("Quest fits are per (variant, head shape): two shapes with different t
     return make_attention_pricers(a, ctx).decode->us(b);
   };
   std::vector<std::string> gqa_notes, mha_notes, tp_notes;
-  const double gqa = price(HeadShape{32, 8, 128}, gqa_notes), mha = price(HeadShape{32, 32, 128}, mha_notes);
+  const double gqa = price(HeadShape{32, 8, 128}, gqa_notes), other = price(HeadShape{32, 16, 128}, mha_notes);
   CHECK(gqa_notes.empty());
   CHECK(mha_notes.empty());
-  CHECK(mha == doctest::Approx(3 * gqa).epsilon(0.03));
-  price(HeadShape{16, 16, 128}, tp_notes);  // MHA at TP 2: nearest is the MHA fit (same group)
+  CHECK(other == doctest::Approx(3 * gqa).epsilon(0.03));
+  price(HeadShape{16, 8, 128}, tp_notes);  // 32/16 at TP 2: nearest is the 32/16 fit (same GQA group)
   REQUIRE(tp_notes.size() == 1);
-  CHECK(tp_notes[0].find("from 32/32/128") != std::string::npos);
+  CHECK(tp_notes[0].find("from 32/16/128") != std::string::npos);
 }
 
 namespace {
