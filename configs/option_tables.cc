@@ -72,30 +72,6 @@ const OptionTable<ScenarioConfig>& memory_options() {
   return t;
 }
 
-const OptionTable<QuestParams>& quest_options() {
-  static const OptionTable<QuestParams> t = {
-      {"budget", &QuestParams::budget, R::kPositive, "tokens attended per decode step"},
-      {"dense_layers", &QuestParams::dense_layers, R::kNonNegative, "leading layers that stay dense"},
-  };
-  return t;
-}
-
-const OptionTable<MInferenceParams>& minference_options() {
-  static const OptionTable<MInferenceParams> t = {
-      {"min_length", &MInferenceParams::min_length, R::kPositive, "dense below this attention span"},
-  };
-  return t;
-}
-
-const OptionTable<AndproParams>& andpro_options() {
-  static const OptionTable<AndproParams> t = {
-      {"budget", &AndproParams::budget, R::kPositive, "tokens kept per KV head after prefill (a multiple of block)"},
-      {"window", &AndproParams::window, R::kPositive, "observation window: the last prompt tokens, always kept"},
-      {"block", &AndproParams::block, R::kPositive, "scoring block"},
-  };
-  return t;
-}
-
 const OptionTable<RooflineOptions>& roofline_options() {
   static const OptionTable<RooflineOptions> t = {
       {"model", &RooflineOptions::model, R::kAny,

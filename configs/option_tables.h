@@ -6,9 +6,11 @@
 // Not (yet) in a table: keys with a derived default or a unit conversion
 // (report.out, report.timeline_interval_s, cost_model.base_ms and the fixed
 // backend's per-token costs, cost_model.backend/profile), enums
-// (batching.mode, attention methods) and minference.patterns. The policies'
-// parameters have their tables next to each options struct in policies/
-// (listed by policies/policy_registry.h's PolicyType::params).
+// (batching.mode, attention methods). The policies' parameters have their
+// tables next to each options struct in policies/ (listed by
+// policies/policy_registry.h's PolicyType::params); the attention methods'
+// parameters next to each method's pricer in costmodel/ (listed by
+// costmodel/attention_registry.h's AttentionMethodType::params).
 #pragma once
 #include "sim/core/option_table.h"
 #include "configs/scenario_config.h"
@@ -19,9 +21,6 @@ const OptionTable<ModelSpec>& model_options();              // model: (after nam
 const OptionTable<HardwareSpec>& hardware_options();        // hardware: (after name)
 const OptionTable<BatchingOptions>& batching_options();     // batching: budgets
 const OptionTable<ScenarioConfig>& memory_options();        // batching: memory keys
-const OptionTable<QuestParams>& quest_options();            // attention.quest:
-const OptionTable<MInferenceParams>& minference_options();  // attention.minference: (after patterns)
-const OptionTable<AndproParams>& andpro_options();          // attention.andpro:
 const OptionTable<RooflineOptions>& roofline_options();     // cost_model: (roofline, and auto)
 const OptionTable<CalibratedOptions>& calibrated_options(); // cost_model: (calibrated, and auto)
 const OptionTable<ScenarioConfig>& report_options();        // report: (after out)

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "configs/option_tables.h"
+#include "costmodel/attention_registry.h"
 #include "policies/policy_registry.h"
 #include "policies/vtc_policy.h"
 
@@ -87,6 +88,18 @@ void check_documented(const OptionTable<S>& table, const std::string& section) {
   }
 }
 
+// The same for an attention method's parameters (its registry entry).
+void check_documented(const std::vector<AttentionParamDoc>& params, const std::string& section) {
+  const std::string text = doc_section(doc_lines(), section);
+  REQUIRE_MESSAGE(!text.empty(), "docs/configuration.md has no section " << section);
+  for (const AttentionParamDoc& p : params) {
+    INFO("docs/configuration.md, " << section << "." << p.key);
+    auto v = doc_value(text, p.key);
+    REQUIRE_MESSAGE(v.has_value(), "key not documented");
+    CHECK_MESSAGE(same_value(*v, p.default_value), "documented default " << *v << ", table default " << p.default_value);
+  }
+}
+
 // Model and hardware keys are listed in prose (their values come from files).
 template <class S>
 void check_listed(const OptionTable<S>& table, const std::string& heading) {
@@ -137,6 +150,19 @@ std::map<std::string, std::string> documented_params(const std::string& name) {
   return out;
 }
 
+// The whole default cell of `key` in a policy's docs table, notes in
+// parentheses included (for derived defaults).
+std::string documented_row(const std::string& name, const std::string& key) {
+  bool in = false;
+  for (const std::string& l : doc_lines("policies.md")) {
+    if (l.starts_with("#")) in = l.starts_with("### `" + name + "`");
+    if (!in || !l.starts_with("| `" + key + "`")) continue;
+    const std::size_t a = l.find('|', 1), b = a == std::string::npos ? a : l.find('|', a + 1);
+    return b == std::string::npos ? "" : l.substr(a + 1, b - a - 1);
+  }
+  return "";
+}
+
 template <class P>
 void check_policies_documented(const std::vector<PolicyType<P>>& types) {
   for (const PolicyType<P>& t : types) {
@@ -162,6 +188,64 @@ TEST_CASE("docs/policies.md lists every policy parameter with its table's defaul
   // Every policy with parameters has them in a table (no policy echoes keys the docs check misses).
   for (const auto& t : local_policy_types())
     if (t.name != "fcfs" && t.name != "dfs_weight") CHECK_MESSAGE(!t.params.empty(), t.name);
+}
+
+// Keys a policy reads by hand (LTR's ranker, tau, warmup, loss,
+// promoted_order, whose defaults depend on one another) are not in its option
+// table, but the policy's parameter echo (`resolved`) writes them: every key
+// echoed for a policy given only its name, and for the other settings that
+// reveal a derived default, is in the policy's docs table with that value.
+template <class P>
+void check_echo_documented(const std::vector<PolicyType<P>>& types, const std::string& name, const std::string& yaml,
+                           const std::string& derived_note = "", bool expect_keys = true) {
+  for (const PolicyType<P>& t : types) {
+    if (t.name != name) continue;
+    INFO("docs/policies.md, policy " << name << " given " << yaml);
+    YamlMap m(YAML::Load(yaml), "t.yaml", "policy.local");
+    const YAML::Node echo = t.parse(m).resolved;
+    const std::map<std::string, std::string> doc = documented_params(name);
+    int keys = 0;
+    for (const auto& kv : echo) {
+      const std::string key = kv.first.as<std::string>();
+      if (key == "name") continue;
+      ++keys;
+      CAPTURE(key);
+      const auto it = doc.find(key);
+      if (it == doc.end()) {
+        FAIL_CHECK("echoed key not in the policy's table");
+        continue;
+      }
+      if (YAML::Load(yaml)[key]) continue;  // set by the test, not a default
+      YAML::Emitter e;
+      e << kv.second;
+      const std::string value = e.c_str();
+      if (!derived_note.empty() && key == derived_note) {
+        // A default that depends on another key: documented in the parentheses.
+        const std::string row = documented_row(name, key);
+        CHECK_MESSAGE(row.find(value) != std::string::npos, "derived default " << value << " not in: " << row);
+      } else {
+        CHECK_MESSAGE(same_value(it->second, value), "documented default " << it->second << ", echoed " << value);
+      }
+    }
+    if (expect_keys) CHECK(keys > 0);
+    return;
+  }
+  FAIL("no policy " << name);
+}
+
+TEST_CASE("docs/policies.md lists the keys a policy reads by hand (LTR) with their defaults") {
+  check_echo_documented(local_policy_types(), "ltr", "{}");                          // learned: warmup 500, loss
+  check_echo_documented(local_policy_types(), "ltr", "{ranker: noisy_oracle}");     // tau
+  check_echo_documented(local_policy_types(), "ltr", "{preemptive: true}", "promoted_order");
+  // Every documented LTR key is read: the table and the echo name the same keys
+  // (model is echoed only when given: its default is none).
+  const std::map<std::string, std::string> doc = documented_params("ltr");
+  CHECK(doc.count("model") == 1);
+  CHECK(doc.at("model") == "none");
+  // The other policies' echoes hold table keys only; they are documented too.
+  for (const auto& t : local_policy_types())
+    if (t.name != "ltr") check_echo_documented(local_policy_types(), t.name, "{}", "", false);
+  for (const auto& t : global_policy_types()) check_echo_documented(global_policy_types(), t.name, "{}", "", false);
 }
 
 TEST_CASE("a policy's table reads, checks and echoes its parameters") {
@@ -192,9 +276,15 @@ TEST_CASE("a policy's table reads, checks and echoes its parameters") {
 TEST_CASE("docs/configuration.md lists every table key with the table's default") {
   check_documented(batching_options(), "batching");
   check_documented(memory_options(), "batching");
-  check_documented(quest_options(), "attention.quest");
-  check_documented(minference_options(), "attention.minference");
-  check_documented(andpro_options(), "attention.andpro");
+  int attention_maps = 0;
+  for (const AttentionMethodType& t : attention_method_types()) {
+    if (t.params_key.empty()) continue;
+    CAPTURE(t.name);
+    CHECK(!t.params.empty());
+    check_documented(t.params, "attention." + t.params_key);
+    ++attention_maps;
+  }
+  CHECK(attention_maps >= 3);  // quest, minference, andpro (and any new method with parameters)
   check_documented(roofline_options(), "cost_model");
   check_documented(calibrated_options(), "cost_model");
   check_documented(report_options(), "report");
@@ -217,10 +307,35 @@ TEST_CASE("a table reads what it writes, keeps absent keys and names the key of 
   m.finish();
   CHECK(back == r);
 
-  AndproParams a;
-  YamlMap empty(YAML::Node(), "t.yaml", "andpro");
-  read_options(empty, andpro_options(), a);
-  CHECK(a == AndproParams{});
+  // An attention method's entry: an empty map keeps the defaults, and what
+  // it writes reads back to the same value.
+  for (const AttentionMethodType& t : attention_method_types()) {
+    if (t.params_key.empty()) continue;
+    CAPTURE(t.name);
+    AttentionMethods a;
+    YamlMap empty(YAML::Node(), "t.yaml", "attention." + t.params_key);
+    t.parse(empty, a);
+    empty.finish();
+    CHECK(a == AttentionMethods{});
+    a.quest.budget = 4096;
+    a.minference.min_length = 8192;
+    a.minference.patterns = {{"vs_30_2048", 0.25}, {"bs_100", 0.75}};
+    a.andpro.window = 64;
+    YAML::Node written;
+    t.write(written, a);
+    AttentionMethods again = a;
+    again.quest = {};
+    again.minference = {};
+    again.andpro = {};
+    YamlMap wm(written, "t.yaml", "attention." + t.params_key);
+    t.parse(wm, again);
+    wm.finish();
+    const AttentionMethods def;
+    // The entry's own parameters came back; the others stay at their defaults.
+    CHECK(((again.quest == a.quest) || (again.quest == def.quest && t.params_key != "quest")));
+    CHECK(((again.minference == a.minference) || (again.minference == def.minference && t.params_key != "minference")));
+    CHECK(((again.andpro == a.andpro) || (again.andpro == def.andpro && t.params_key != "andpro")));
+  }
 
   YamlMap bad(YAML::Load("{memory_efficiency: 1.5}"), "t.yaml", "cost_model");
   RooflineOptions x;

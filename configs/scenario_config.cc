@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "configs/option_tables.h"
+#include "costmodel/attention_registry.h"
 #include "costmodel/profile_table.h"
 
 namespace servesim {
@@ -90,7 +91,9 @@ HardwareSpec load_hardware(YamlMap& parent, const std::string& key, const std::s
   return parse_hardware(m, name);
 }
 
-// attention: {prefill, decode, kv, quest: {...}, minference: {...}, andpro: {...}}.
+// attention: {prefill, decode, kv, and one parameter map per method that has
+// parameters (quest: {...}, minference: {...}, andpro: {...})}: the methods
+// and their maps come from the registry (costmodel/attention_registry.h).
 // Whether the profile measured what a method needs is checked by the cost model.
 AttentionConfig parse_attention(YamlMap& parent, const AttentionConfig& def) {
   AttentionConfig a = def;
@@ -106,44 +109,12 @@ AttentionConfig parse_attention(YamlMap& parent, const AttentionConfig& def) {
   method("prefill", a.prefill, kPrefillMethodNames);
   method("decode", a.decode, kDecodeMethodNames);
   method("kv", a.kv, kKvMethodNames);
-  YamlMap q = m.map("quest");
-  read_options(q, quest_options(), a.quest);
-  q.finish();
-  YamlMap mi = m.map("minference");
-  if (mi.has("patterns")) {
-    YAML::Node p = mi.raw("patterns");
-    a.minference.patterns.clear();
-    if (p.IsScalar()) {
-      a.minference.patterns.emplace_back(p.as<std::string>(), 1.0);
-    } else if (p.IsMap()) {
-      YamlMap pm(p, mi.file(), mi.key_path("patterns"));
-      double sum = 0;
-      for (const auto& kv : p) {
-        const std::string name = kv.first.as<std::string>();
-        const double share = pm.get<double>(name, 0.0);
-        if (!(share > 0 && share <= 1)) pm.fail(name, fmt::format("share of heads must be in (0, 1], got {}", share));
-        a.minference.patterns.emplace_back(name, share);
-        sum += share;
-      }
-      if (a.minference.patterns.empty() || std::abs(sum - 1) > 1e-6)
-        mi.fail("patterns", fmt::format("head shares must sum to 1, got {}", sum));
-    } else {
-      mi.fail("patterns", "expected a pattern name (vs_500_1500) or a map of pattern: share of heads");
-    }
-    for (const auto& [name, share] : a.minference.patterns) {
-      const std::string type = name.substr(0, name.find('_'));
-      if (type != "vs" && type != "bs" && type != "ashape")
-        mi.fail("patterns", fmt::format("'{}' is not a MInference pattern name (vs_<verticals>_<slashes>, bs_<blocks>, "
-                                        "ashape_<sink>_<window>)", name));
-    }
+  for (const AttentionMethodType& t : attention_method_types()) {
+    if (t.params_key.empty()) continue;
+    YamlMap pm = m.map(t.params_key);
+    t.parse(pm, a);
+    pm.finish();
   }
-  read_options(mi, minference_options(), a.minference);
-  mi.finish();
-  YamlMap an = m.map("andpro");
-  read_options(an, andpro_options(), a.andpro);
-  if (a.andpro.budget % a.andpro.block != 0)
-    an.fail("budget", fmt::format("must be a multiple of block ({}), got {}", a.andpro.block, a.andpro.budget));
-  an.finish();
   m.finish();
   return a;
 }
@@ -153,17 +124,12 @@ YAML::Node attention_node(const AttentionConfig& a) {
   n["prefill"] = std::string(method_name(a.prefill));
   n["decode"] = std::string(method_name(a.decode));
   n["kv"] = std::string(method_name(a.kv));
-  YAML::Node q;
-  write_options(q, quest_options(), a.quest);
-  n["quest"] = q;
-  YAML::Node mi, p;
-  for (const auto& [name, share] : a.minference.patterns) p[name] = share;
-  mi["patterns"] = p;
-  write_options(mi, minference_options(), a.minference);
-  n["minference"] = mi;
-  YAML::Node an;
-  write_options(an, andpro_options(), a.andpro);
-  n["andpro"] = an;
+  for (const AttentionMethodType& t : attention_method_types()) {
+    if (t.params_key.empty()) continue;
+    YAML::Node p;
+    t.write(p, a);
+    n[t.params_key] = p;
+  }
   return n;
 }
 

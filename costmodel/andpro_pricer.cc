@@ -1,10 +1,13 @@
 // AnDPro (kv: andpro; attention_method.h): when a prompt of n tokens completes,
 // every layer pays score + select + compact (kept tokens as AndproParams
 // computes them); nothing when n <= budget + window. Its memory effect is the
-// engine's (KvEviction). Needs the profile's andpro_* rows of the window.
+// engine's (KvEviction: kept_tokens() of AndproParams). Needs the profile's
+// andpro_* rows of the window. Registry entry (attention_registry.h):
+// andpro_method(), parameters under attention.andpro (andpro_options()).
 #include <fmt/format.h>
 
 #include "costmodel/attention_pricer.h"
+#include "costmodel/attention_registry.h"
 #include "costmodel/kernel_fits.h"
 #include "sim/core/error.h"
 
@@ -61,8 +64,43 @@ class AndproPricer final : public AttentionPricer {
 
 }  // namespace
 
-std::unique_ptr<AttentionPricer> make_andpro_pricer(const AndproParams& p, const AttentionPricingContext& ctx) {
-  return std::make_unique<AndproPricer>(p, ctx);
+static const OptionTable<AndproParams>& andpro_options() {
+  using R = OptionRange;
+  static const OptionTable<AndproParams> t = {
+      {"budget", &AndproParams::budget, R::kPositive, "tokens kept per KV head after prefill (a multiple of block)"},
+      {"window", &AndproParams::window, R::kPositive, "observation window: the last prompt tokens, always kept"},
+      {"block", &AndproParams::block, R::kPositive, "scoring block"},
+  };
+  return t;
+}
+
+AttentionMethodType andpro_method() {
+  AttentionMethodType t;
+  t.phase = AttentionPhase::kKv;
+  t.id = static_cast<std::uint8_t>(KvMethod::kAndpro);
+  t.name = method_name(KvMethod::kAndpro);
+  t.needs_profile = true;
+  t.params_key = "andpro";
+  t.params = attention_param_docs(andpro_options());
+  t.parse = [](YamlMap& m, AttentionMethods& a) {
+    read_options(m, andpro_options(), a.andpro);
+    if (a.andpro.budget % a.andpro.block != 0)
+      m.fail("budget", fmt::format("must be a multiple of block ({}), got {}", a.andpro.block, a.andpro.budget));
+  };
+  t.write = [](YAML::Node& n, const AttentionMethods& a) { write_options(n, andpro_options(), a.andpro); };
+  t.describe_params = [](const AttentionMethods& a) { return describe_options(andpro_options(), a.andpro); };
+  t.make_pricer = [](const AttentionMethods& a, const AttentionPricingContext& ctx) {
+    return std::unique_ptr<AttentionPricer>(std::make_unique<AndproPricer>(a.andpro, ctx));
+  };
+  t.kv_eviction = [](const AttentionMethods& a) -> std::shared_ptr<const KvEviction> {
+    struct Eviction final : KvEviction {
+      explicit Eviction(AndproParams p) : params(p) {}
+      std::int64_t kept_tokens(std::int64_t n) const override { return params.kept_tokens(n); }
+      AndproParams params;
+    };
+    return std::make_shared<Eviction>(a.andpro);
+  };
+  return t;
 }
 
 }  // namespace servesim

@@ -12,6 +12,11 @@
 //
 // Time effects are priced by the calibrated cost model; memory effects by KV
 // accounting (kv_capacity.h for Quest's metadata, the engine for AnDPro).
+//
+// This header holds the typed values only (enums, names, parameter structs).
+// What each method does — its parameter table, parsing, write-back, pricing
+// and memory effects — is its registry entry beside its pricer
+// (attention_registry.h; costmodel/<method>_pricer.cc).
 #pragma once
 #include <algorithm>
 #include <array>
@@ -22,8 +27,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "costmodel/kv_eviction.h"
 
@@ -99,32 +102,12 @@ struct AttentionMethods {
   // For people (reports, error messages): the selected methods and all their
   // parameters, e.g. "prefill=minference(vs_500_1500:1 min_length=32768)
   // decode=quest(budget=2048 dense_layers=2) kv=andpro(budget=2048 window=32 block=16)".
-  std::string describe() const {
-    std::string p(method_name(prefill));
-    if (prefill == PrefillMethod::kMInference) {
-      p += "(";
-      for (const auto& [name, share] : minference.patterns) p += fmt::format("{}:{} ", name, share);
-      p += fmt::format("min_length={})", minference.min_length);
-    }
-    std::string d = decode == DecodeMethod::kQuest
-                        ? fmt::format("quest(budget={} dense_layers={})", quest.budget, quest.dense_layers)
-                        : std::string(method_name(decode));
-    std::string k = kv == KvMethod::kAndpro
-                        ? fmt::format("andpro(budget={} window={} block={})", andpro.budget, andpro.window, andpro.block)
-                        : std::string(method_name(kv));
-    return fmt::format("prefill={} decode={} kv={}", p, d, k);
-  }
+  // Built from the registry (attention_registry.cc).
+  std::string describe() const;
 };
 
-// The engine's view of the KV method (kv_eviction.h): null for none.
-inline std::shared_ptr<const KvEviction> make_kv_eviction(const AttentionMethods& a) {
-  struct Andpro final : KvEviction {
-    explicit Andpro(AndproParams p) : params(p) {}
-    std::int64_t kept_tokens(std::int64_t n) const override { return params.kept_tokens(n); }
-    AndproParams params;
-  };
-  if (a.kv == KvMethod::kAndpro) return std::make_shared<Andpro>(a.andpro);
-  return nullptr;
-}
+// The engine's view of the KV method (kv_eviction.h): null for none
+// (attention_registry.cc, from the selected methods' entries).
+std::shared_ptr<const KvEviction> make_kv_eviction(const AttentionMethods& a);
 
 }  // namespace servesim

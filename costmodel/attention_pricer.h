@@ -4,13 +4,14 @@
 // calibrated backend differ only in how they price the two *dense* kernels
 // (DenseAttentionKernels, which each backend implements); every method is a
 // pricer that composes the dense kernels with its own measured kernel
-// families (kernel_fits.h), so a method's pricing rule lives in one file:
+// families (kernel_fits.h), so a method's pricing rule lives in one file,
+// beside its registry entry (attention_registry.h):
 //
-//   dense_pricer.cc       prefill: dense   decode: dense   (both backends)
-//   minference_pricer.cc  prefill: minference               (calibrated only)
-//   quest_pricer.cc       decode: quest                     (calibrated only)
-//   andpro_pricer.cc      kv: andpro (scoring at prompt end) (calibrated only)
-//   attention_pricer.cc   make_attention_pricers(): the one switch over methods
+//   dense_pricer.cc        prefill: dense   decode: dense   kv: none (both backends)
+//   minference_pricer.cc   prefill: minference               (calibrated only)
+//   quest_pricer.cc        decode: quest                     (calibrated only)
+//   andpro_pricer.cc       kv: andpro (scoring at prompt end) (calibrated only)
+//   attention_registry.cc  the list of methods; make_attention_pricers() iterates it
 //
 // Contract: us() is µs of one iteration summed over layers, a pure function
 // of the batch, >= 0, monotone non-decreasing in every token count, and 0
@@ -64,12 +65,5 @@ struct AttentionPricers {
 // Throws InputError when a method needs kernels the context cannot price
 // (a sparse method without a profile, or a profile without its family).
 AttentionPricers make_attention_pricers(const AttentionMethods& a, const AttentionPricingContext& ctx);
-
-// The per-method factories (one file each; attention_pricer.cc picks).
-std::unique_ptr<AttentionPricer> make_dense_prefill_pricer(const AttentionPricingContext& ctx);
-std::unique_ptr<AttentionPricer> make_dense_decode_pricer(const AttentionPricingContext& ctx);
-std::unique_ptr<AttentionPricer> make_minference_pricer(const MInferenceParams& p, const AttentionPricingContext& ctx);
-std::unique_ptr<AttentionPricer> make_quest_pricer(const QuestParams& p, const AttentionPricingContext& ctx);
-std::unique_ptr<AttentionPricer> make_andpro_pricer(const AndproParams& p, const AttentionPricingContext& ctx);
 
 }  // namespace servesim

@@ -43,6 +43,8 @@ CalibratedCostModel::CalibratedCostModel(std::shared_ptr<const KernelFits> fits,
   shape_ = HeadShape{m_.heads / tp, std::max<std::int64_t>(1, m_.kv_heads / tp), m_.head_dim};
   decode_ = resolve_attention(fits_->decode(), "decode");
   prefill_ = resolve_attention(fits_->prefill(), "prefill");
+  for (const auto& [h, fit] : fits_->prefill())
+    if (&fit == prefill_) prefill_variant_ = fits_->prefill_variant().at(h);
   if (fits_->gemm().empty())
     throw InputError(fmt::format("{}: the profile has no gemm rows; run `servesim-kernels bench --family gemm`",
                                  fits_->file()));
@@ -175,6 +177,7 @@ std::string CalibratedCostModel::identity() const {
   s += fmt::format("profile {} [{}] {} tp={} {} iteration_overhead={}us", fits_->file(), fits_->provenance(), m_.name,
                    opt_.tp, attn_.describe(), opt_.iteration_overhead_us);
   if (opt_.tp > 1) s += " allreduce=datasheet interconnect";
+  if (prefill_variant_ != "fa2") s += " prefill_variant=" + prefill_variant_;  // the fastest measured one (kernel_fits.h)
   if (!notes_.empty()) {
     s += " scaled:";
     for (const auto& n : notes_) s += " [" + n + "]";

@@ -26,6 +26,10 @@
 // listed in identity() (so every report shows it); with allow_scaling=false
 // it is an InputError instead. A family the attention method needs but the
 // profile lacks is an InputError naming the family and the bench command.
+//
+// Dense prefill uses the fastest valid prefill variant the profile measured at
+// the head shape (KernelFits::prefill_variant(): fa2, fa2_qreg, hopper_wgmma,
+// ...); identity() names it when it is not fa2.
 #pragma once
 #include <memory>
 #include <string>
@@ -93,6 +97,7 @@ class CalibratedCostModel final : public CostModel {
   HeadShape shape_;  // one GPU's share of the heads
   const FeatureFit* decode_ = nullptr;
   const FeatureFit* prefill_ = nullptr;
+  std::string prefill_variant_ = "fa2";  // the variant prefill_ was fitted from
   Gemm qkv_, o_, gate_up_, down_, lm_head_;
   std::unique_ptr<DenseAttentionKernels> dense_;  // the profile's dense fits (the pricers point here)
   AttentionPricers attention_;  // one pricer per phase's method (costmodel/*_pricer.cc)

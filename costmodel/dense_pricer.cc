@@ -1,8 +1,11 @@
 // Dense prefill and dense decode: the backend's dense kernels in every layer.
 // Prefill chunks of one iteration form one varlen launch per layer, decodes
 // one ragged launch; decode reads ctx + 1 KV tokens (the new token's K/V is
-// appended first).
+// appended first). Also the registry entries of the default methods
+// (prefill: dense, decode: dense, kv: none; attention_registry.h): no
+// parameters, priced by both backends, no memory effect.
 #include "costmodel/attention_pricer.h"
+#include "costmodel/attention_registry.h"
 
 namespace servesim {
 namespace {
@@ -39,11 +42,34 @@ class DenseDecode final : public AttentionPricer {
 
 }  // namespace
 
-std::unique_ptr<AttentionPricer> make_dense_prefill_pricer(const AttentionPricingContext& ctx) {
-  return std::make_unique<DensePrefill>(ctx);
+AttentionMethodType dense_prefill_method() {
+  AttentionMethodType t;
+  t.phase = AttentionPhase::kPrefill;
+  t.id = static_cast<std::uint8_t>(PrefillMethod::kDense);
+  t.name = method_name(PrefillMethod::kDense);
+  t.make_pricer = [](const AttentionMethods&, const AttentionPricingContext& ctx) {
+    return std::unique_ptr<AttentionPricer>(std::make_unique<DensePrefill>(ctx));
+  };
+  return t;
 }
-std::unique_ptr<AttentionPricer> make_dense_decode_pricer(const AttentionPricingContext& ctx) {
-  return std::make_unique<DenseDecode>(ctx);
+
+AttentionMethodType dense_decode_method() {
+  AttentionMethodType t;
+  t.phase = AttentionPhase::kDecode;
+  t.id = static_cast<std::uint8_t>(DecodeMethod::kDense);
+  t.name = method_name(DecodeMethod::kDense);
+  t.make_pricer = [](const AttentionMethods&, const AttentionPricingContext& ctx) {
+    return std::unique_ptr<AttentionPricer>(std::make_unique<DenseDecode>(ctx));
+  };
+  return t;
+}
+
+AttentionMethodType no_kv_method() {
+  AttentionMethodType t;
+  t.phase = AttentionPhase::kKv;
+  t.id = static_cast<std::uint8_t>(KvMethod::kNone);
+  t.name = method_name(KvMethod::kNone);
+  return t;  // no pricer, no eviction: the KV stays as prefill wrote it
 }
 
 }  // namespace servesim

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "costmodel/attention_method.h"
@@ -78,6 +79,13 @@ double andpro_kept(const std::string& file, const ProfilePoint& p) {
   return static_cast<double>(a.kept_tokens(need(file, p, p.ctx, "ctx")));
 }
 
+// The heads a Quest variant selects and decodes for: variant qhead selects
+// per query head (heads rows), the others per KV head. Its top-k and sparse
+// decode features count those rows, so one form holds across head shapes.
+HeadShape quest_rows_shape(const std::string& variant, const HeadShape& h) {
+  return variant == "qhead" ? HeadShape{h.heads, h.heads, h.head_dim} : h;
+}
+
 bool is_quest_part(const std::string& k) {
   return k == "quest_metadata" || k == "quest_estimate" || k == "quest_topk" || k == "quest_decode";
 }
@@ -148,6 +156,39 @@ void fit_band(const std::map<std::int64_t, double>& tiles, MinfFits& m) {
   m.area_residuals = relative_error(pred, ys);
 }
 
+// Per head shape, the fastest valid prefill variant (kernel_fits.h, "prefill").
+void choose_prefill_variants(const std::map<std::string, std::map<HeadShape, FeatureFit>>& variants,
+                             const std::map<HeadShape, std::vector<std::array<double, 4>>>& workloads,
+                             std::map<HeadShape, FeatureFit>& chosen, std::map<HeadShape, std::string>& names) {
+  std::vector<std::string> order;  // fa2 first: ties keep what the launcher has always run
+  if (variants.count("fa2")) order.push_back("fa2");
+  for (const auto& [v, fits] : variants)
+    if (v != "fa2") order.push_back(v);
+  for (const auto& [h, xs] : workloads) {
+    double best = std::numeric_limits<double>::infinity();
+    for (const std::string& v : order) {
+      auto it = variants.at(v).find(h);
+      if (it == variants.at(v).end() || it->second.empty() || !(it->second.residuals().median <= 0.5)) continue;
+      double score = 0;
+      bool ok = true;
+      for (const auto& x : xs) {
+        const double us = it->second.predict(x);
+        if (!(us > 0) || !std::isfinite(us)) {
+          ok = false;
+          break;
+        }
+        score += std::log(us);
+      }
+      score /= static_cast<double>(xs.size());
+      if (ok && score < best) {
+        best = score;
+        chosen[h] = it->second;
+        names[h] = v;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string minf_key(const ProfilePoint& p) { return p.variant + "/" + p.param("data").value_or("structured"); }
@@ -155,7 +196,7 @@ std::string minf_key(const ProfilePoint& p) { return p.variant + "/" + p.param("
 std::string KernelFits::family_of(const ProfilePoint& p) {
   const std::string& k = p.kernel;
   if (k == "decode") return p.variant == "splitkv" ? "decode" : "";
-  if (k == "prefill") return p.variant == "fa2" ? "prefill" : "";  // fa2_m64/m128: forced-tile diagnostics
+  if (k == "prefill") return p.variant.starts_with("fa2_m") ? "" : "prefill";  // fa2_m64/m128: forced-tile diagnostics
   if (k == "gemm" || is_quest_part(k) || k == "quest_e2e" || k == "quest_dense_decode" || is_minf_stage(k) ||
       k == "minf_e2e" || k == "minf_dense_prefill" || is_andpro_part(k) || k == "andpro_e2e" ||
       k == "andpro_dense_prefill")
@@ -169,12 +210,14 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
   f.file_ = file;
   f.provenance_ = table.provenance_summary();
   f.synthetic_ = table.synthetic();
-  std::map<HeadShape, Samples> dec, pre;
+  std::map<HeadShape, Samples> dec;
+  std::map<std::string, std::map<HeadShape, Samples>> pre;  // variant → shape → samples
+  std::map<HeadShape, std::vector<std::array<double, 4>>> pre_work;  // every variant's workloads, per shape
   std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, double>> gemm;
   std::map<std::pair<std::int64_t, std::int64_t>, std::set<std::string>> gemm_labels;
-  std::map<std::string, std::map<std::string, Samples>> quest;      // variant → part → samples
-  Samples quest_meta;
-  std::map<std::string, HeadShape> quest_shape, minf_shape;
+  std::map<std::string, std::map<HeadShape, std::map<std::string, Samples>>> quest;  // variant → shape → part
+  std::map<HeadShape, Samples> quest_meta;
+  std::map<std::string, HeadShape> minf_shape;
   Samples minf_est, minf_idx, minf_att;
   std::map<std::string, std::map<std::int64_t, double>> minf_area;  // key → n → tiles per head
   std::map<std::int64_t, std::map<std::string, Samples>> andpro;    // window → part → samples
@@ -191,22 +234,24 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
       dec[h].add(decode_features(h, decode_work(file, p)), t);
     } else if (fam == "prefill") {
       const HeadShape h = shape_of(file, p);
-      pre[h].add(prefill_features(h, prefill_work(file, p, h)), t);
+      const auto x = prefill_features(h, prefill_work(file, p, h));
+      pre[p.variant][h].add(x, t);
+      pre_work[h].push_back(x);
     } else if (fam == "gemm") {
       const auto key = std::make_pair(need(file, p, p.n, "n"), need(file, p, p.k, "k"));
       gemm[key].emplace(need(file, p, p.m, "m"), t);  // a shape listed under two labels: first row wins
       gemm_labels[key].insert(fmt::format("{}/{}/tp{}", p.param("model").value_or("?"), p.param("layer").value_or("?"),
                                           p.param("tp").value_or("?")));
     } else if (fam == "quest_metadata") {
-      quest_meta.add(quest_metadata_features(shape_of(file, p), quest_work(file, p)), t);
+      const HeadShape h = shape_of(file, p);
+      quest_meta[h].add(quest_metadata_features(h, quest_work(file, p)), t);
     } else if (is_quest_part(fam)) {
       const HeadShape h = shape_of(file, p);
-      quest_shape[p.variant] = h;
       const QuestWork w = quest_work(file, p);
-      Samples& s = quest[p.variant][fam];
+      Samples& s = quest[p.variant][h][fam];
       if (fam == "quest_estimate") s.add(quest_estimate_features(h, w), t);
-      if (fam == "quest_topk") s.add(quest_topk_features(h, w), t);
-      if (fam == "quest_decode") s.add(quest_decode_features(h, w), t);
+      if (fam == "quest_topk") s.add(quest_topk_features(quest_rows_shape(p.variant, h), w), t);
+      if (fam == "quest_decode") s.add(quest_decode_features(quest_rows_shape(p.variant, h), w), t);
     } else if (is_minf_stage(fam)) {
       const HeadShape h = shape_of(file, p);
       const std::string key = minf_key(p);
@@ -232,7 +277,10 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
   }
 
   fit_head_shapes(kDecodeFeatureNames, dec, "decode", f.decode_, f.problems_);
-  fit_head_shapes(kPrefillFeatureNames, pre, "prefill", f.prefill_, f.problems_);
+  for (const auto& [variant, shapes] : pre)
+    fit_head_shapes(kPrefillFeatureNames, shapes, variant == "fa2" ? "prefill" : ("prefill/" + variant).c_str(),
+                    f.prefill_variants_[variant], f.problems_);
+  choose_prefill_variants(f.prefill_variants_, pre_work, f.prefill_, f.prefill_variant_);
   if (!gemm.empty()) {
     const std::string sms_text = table.provenance_value("gpu_sms");
     int sms = 0;
@@ -260,16 +308,32 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     MonotoneCurve curve(xs, ys, guide);
     f.gemm_[key] = GemmCurve{curve, labels, relative_error(curve.ys(), ys)};
   }
-  const FeatureFit meta = fit_or_note(kQuestMetadataNames, quest_meta, "quest metadata", f.problems_);
-  for (auto& [variant, parts] : quest) {
-    QuestFits q;
-    q.shape = quest_shape[variant];
-    const std::string w = "quest/" + variant + " ";
-    q.metadata = meta;
-    q.estimate = fit_or_note(kQuestEstimateNames, parts["quest_estimate"], w + "estimate", f.problems_);
-    q.topk = fit_or_note(kQuestTopkNames, parts["quest_topk"], w + "topk", f.problems_);
-    q.decode = fit_or_note(kQuestDecodeNames, parts["quest_decode"], w + "decode", f.problems_);
-    f.quest_[variant] = std::move(q);
+  // Quest: one fit per (variant, head shape) and part, as for the dense kernels
+  // (a shape with few rows takes the form of the variant's best-measured
+  // shape); the metadata update per head shape (a shape without its own
+  // metadata rows takes the nearest shape's).
+  std::map<HeadShape, FeatureFit> meta;
+  fit_head_shapes(kQuestMetadataNames, quest_meta, "quest metadata", meta, f.problems_);
+  for (auto& [variant, shapes] : quest) {
+    const std::pair<const char*, const std::vector<std::string>*> parts[3] = {
+        {"quest_estimate", &kQuestEstimateNames}, {"quest_topk", &kQuestTopkNames}, {"quest_decode", &kQuestDecodeNames}};
+    std::map<HeadShape, FeatureFit> fitted[3];
+    for (int i = 0; i < 3; ++i) {
+      std::map<HeadShape, Samples> by_shape;
+      for (auto& [h, part_samples] : shapes)
+        if (auto it = part_samples.find(parts[i].first); it != part_samples.end()) by_shape[h] = it->second;
+      fit_head_shapes(*parts[i].second, by_shape, fmt::format("quest/{} {}", variant, parts[i].first + 6).c_str(),
+                      fitted[i], f.problems_);
+    }
+    for (const auto& [h, part_samples] : shapes) {
+      QuestFits q;
+      q.shape = h;
+      if (const auto* m = nearest_head_shape(meta, h)) q.metadata = m->second;
+      FeatureFit* slots[3] = {&q.estimate, &q.topk, &q.decode};
+      for (int i = 0; i < 3; ++i)
+        if (auto it = fitted[i].find(h); it != fitted[i].end()) *slots[i] = it->second;
+      f.quest_[variant][h] = std::move(q);
+    }
   }
   const FeatureFit est = fit_or_note(kMinfEstimateNames, minf_est, "minference estimate", f.problems_);
   const FeatureFit idx = fit_or_note(kMinfIndexNames, minf_idx, "minference index", f.problems_);
@@ -314,9 +378,14 @@ std::optional<double> KernelFits::predict(const ProfilePoint& p) const {
     return it->second.predict(decode_features(it->first, decode_work(file, p)));
   }
   if (fam == "prefill" || fam == "minf_dense_prefill" || fam == "andpro_dense_prefill") {
-    auto it = prefill_.find(shape_of(file, p));
-    if (it == prefill_.end()) return std::nullopt;
-    return it->second.predict(prefill_features(it->first, prefill_work(file, p, it->first)));
+    // A prefill row by its own variant's fit; the sparse families' dense
+    // baselines (the mma.sync kernel) by fa2's.
+    auto v = prefill_variants_.find(fam == "prefill" ? p.variant : std::string("fa2"));
+    if (v == prefill_variants_.end()) return std::nullopt;
+    const HeadShape h = shape_of(file, p);
+    auto it = v->second.find(h);
+    if (it == v->second.end()) return std::nullopt;
+    return it->second.predict(prefill_features(h, prefill_work(file, p, h)));
   }
   if (fam == "gemm") {
     auto it = gemm_.find({p.n, p.k});
@@ -324,21 +393,27 @@ std::optional<double> KernelFits::predict(const ProfilePoint& p) const {
     return it->second.curve(static_cast<double>(p.m));
   }
   if (fam == "quest_metadata") {
-    if (quest_.empty() || !have(quest_.begin()->second.metadata)) return std::nullopt;
-    return quest_.begin()->second.metadata.predict(quest_metadata_features(shape_of(file, p), quest_work(file, p)));
+    const HeadShape h = shape_of(file, p);
+    for (const auto& [variant, shapes] : quest_)  // the metadata fit is shared by the variants
+      if (auto it = shapes.find(h); it != shapes.end() && have(it->second.metadata))
+        return it->second.metadata.predict(quest_metadata_features(h, quest_work(file, p)));
+    return std::nullopt;
   }
   if (fam.starts_with("quest_")) {
-    auto it = quest_.find(p.variant);
-    if (it == quest_.end()) return std::nullopt;
-    const QuestFits& q = it->second;
     const HeadShape h = shape_of(file, p);
+    auto v = quest_.find(p.variant);
+    if (v == quest_.end()) return std::nullopt;
+    auto it = v->second.find(h);
+    if (it == v->second.end()) return std::nullopt;
+    const QuestFits& q = it->second;
     const QuestWork w = quest_work(file, p);
+    const HeadShape r = quest_rows_shape(p.variant, h);
     if (fam == "quest_estimate") return have(q.estimate) ? std::optional(q.estimate.predict(quest_estimate_features(h, w))) : std::nullopt;
-    if (fam == "quest_topk") return have(q.topk) ? std::optional(q.topk.predict(quest_topk_features(h, w))) : std::nullopt;
-    if (fam == "quest_decode") return have(q.decode) ? std::optional(q.decode.predict(quest_decode_features(h, w))) : std::nullopt;
+    if (fam == "quest_topk") return have(q.topk) ? std::optional(q.topk.predict(quest_topk_features(r, w))) : std::nullopt;
+    if (fam == "quest_decode") return have(q.decode) ? std::optional(q.decode.predict(quest_decode_features(r, w))) : std::nullopt;
     if (!have(q.estimate) || !have(q.topk) || !have(q.decode)) return std::nullopt;  // quest_e2e
-    return q.estimate.predict(quest_estimate_features(h, w)) + q.topk.predict(quest_topk_features(h, w)) +
-           q.decode.predict(quest_decode_features(h, w));
+    return q.estimate.predict(quest_estimate_features(h, w)) + q.topk.predict(quest_topk_features(r, w)) +
+           q.decode.predict(quest_decode_features(r, w));
   }
   if (fam.starts_with("minf_")) {
     auto it = minf_.find(minf_key(p));
@@ -380,19 +455,27 @@ std::vector<FitSummaryRow> KernelFits::summary() const {
     if (!fit.empty()) out.push_back({fam, key, fit.describe(), fit.residuals()});
   };
   for (const auto& [h, fit] : decode_) add("decode", h.label(), fit);
-  for (const auto& [h, fit] : prefill_) add("prefill", h.label(), fit);
+  for (const auto& [h, fit] : prefill_) add("prefill", fmt::format("{} ({})", h.label(), prefill_variant_.at(h)), fit);
+  for (const auto& [v, shapes] : prefill_variants_)
+    for (const auto& [h, fit] : shapes)
+      if (prefill_variant_.count(h) && prefill_variant_.at(h) != v) add("prefill/" + v, h.label() + " (not used)", fit);
   for (const auto& [key, g] : gemm_) {
     out.push_back({"gemm", fmt::format("n={} k={} ({})", key.first, key.second, g.labels),
                    fmt::format("monotone over M={}..{}; {}", g.curve.min_x(), g.curve.max_x(),
                                g.curve.guided() ? gemm_guide_.best().name + " guide between points" : "linear between points"),
                    g.residuals});
   }
-  if (!quest_.empty()) add("quest_metadata", "all variants", quest_.begin()->second.metadata);
-  for (const auto& [v, q] : quest_) {
-    add("quest_estimate", v, q.estimate);
-    add("quest_topk", v, q.topk);
-    add("quest_decode", v, q.decode);
-  }
+  std::set<HeadShape> meta_listed;
+  for (const auto& [v, shapes] : quest_)
+    for (const auto& [h, q] : shapes)
+      if (meta_listed.insert(h).second) add("quest_metadata", h.label() + " (all variants)", q.metadata);
+  for (const auto& [v, shapes] : quest_)
+    for (const auto& [h, q] : shapes) {
+      const std::string key = v + " " + h.label();
+      add("quest_estimate", key, q.estimate);
+      add("quest_topk", key, q.topk);
+      add("quest_decode", key, q.decode);
+    }
   for (const auto& [k, m] : minf_)
     if (m.band_width > 0)
       out.push_back({"minf_area", k, fmt::format("band width {:.2f} tiles per row block", m.band_width),

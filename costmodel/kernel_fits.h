@@ -3,12 +3,23 @@
 // by all workers (and cost models) that use the profile.
 //
 // Families and keys:
-//   decode, prefill           per head shape (heads/kv_heads/head_dim); prefill
-//                             uses variant fa2 (what the launcher runs)
+//   decode                    per head shape (heads/kv_heads/head_dim), variant splitkv
+//   prefill                   per variant and head shape, for every launchable variant
+//                             with rows (fa2, fa2_qreg, hopper_wgmma from family
+//                             prefill_hopper, ...; not the forced-tile diagnostics
+//                             fa2_m64/fa2_m128). prefill() holds, per head shape, the
+//                             fastest valid variant's fit and prefill_variant() which one:
+//                             valid = fitted at that shape from its own rows (or scaled
+//                             from its own best-measured shape) without a "fits badly"
+//                             residual; fastest = the smallest mean log predicted time
+//                             over every prefill workload measured at that shape (any
+//                             variant); ties keep fa2.
 //   gemm                      per weight shape (n, k): a MonotoneCurve over M, shaped
 //                             between measured M by the selected guide (gemm_guide.h)
-//   quest_*                   per variant (kvhead, qhead): estimate, topk, decode; the
-//                             metadata update (variant decode_step) is shared
+//   quest_*                   per variant (kvhead, qhead) and head shape: estimate, topk,
+//                             decode; the metadata update (variant decode_step) per head
+//                             shape, shared by the variants. Variant qhead selects per
+//                             query head: its top-k and decode features count query heads
 //   minf_*                    area (tiles vs n) per pattern and data (vs_30_2048/structured);
 //                             estimate, index and attention: one fit each over all
 //                             patterns (per-type terms; kernel_features.h)
@@ -18,6 +29,7 @@
 // dense baselines inside the sparse families) are not fitted; predict() prices
 // them from the fitted parts, which is how validation checks composition.
 #pragma once
+#include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
@@ -43,6 +55,12 @@ struct QuestFits {
   HeadShape shape;  // head shape the rows were measured at
   FeatureFit metadata, estimate, topk, decode;
 };
+
+// The measured head shape nearest to `want`: the same shape, else the same
+// head_dim and GQA group (heads / kv_heads) with the nearest KV head count,
+// else the nearest group. Null when `measured` is empty.
+template <class V>
+const std::pair<const HeadShape, V>* nearest_head_shape(const std::map<HeadShape, V>& measured, const HeadShape& want);
 
 // A MInference pattern: its own area; stage fits shared by every pattern.
 struct MinfFits {
@@ -84,7 +102,10 @@ class KernelFits {
   std::optional<double> predict(const ProfilePoint& p) const;
 
   const std::map<HeadShape, FeatureFit>& decode() const { return decode_; }
-  const std::map<HeadShape, FeatureFit>& prefill() const { return prefill_; }
+  const std::map<HeadShape, FeatureFit>& prefill() const { return prefill_; }  // the chosen variant per shape
+  const std::map<HeadShape, std::string>& prefill_variant() const { return prefill_variant_; }
+  // Every launchable prefill variant's fits: variant → head shape → fit.
+  const std::map<std::string, std::map<HeadShape, FeatureFit>>& prefill_variants() const { return prefill_variants_; }
   const std::map<std::pair<std::int64_t, std::int64_t>, GemmCurve>& gemm() const { return gemm_; }
   const GemmGuideSelection& gemm_guide() const { return gemm_guide_; }
   // The guide that shapes a measured weight shape's curve: the selected one, or
@@ -93,7 +114,8 @@ class KernelFits {
   // the two prices an unmeasured shape from a measured curve
   // (CalibratedCostModel's scaling rule). REQUIRES: gemm().count(key).
   GemmGuide gemm_guide_of(std::pair<std::int64_t, std::int64_t> key) const;
-  const std::map<std::string, QuestFits>& quest() const { return quest_; }          // by variant
+  // Quest: by variant, then by the head shape the rows were measured at.
+  const std::map<std::string, std::map<HeadShape, QuestFits>>& quest() const { return quest_; }
   const std::map<std::string, MinfFits>& minference() const { return minf_; }      // by "pattern/data"
   const std::map<std::int64_t, AndproFits>& andpro() const { return andpro_; }    // by window
   double copy_gbps() const { return copy_gbps_; }  // 0 when the profile has no ceiling rows
@@ -107,9 +129,11 @@ class KernelFits {
 
  private:
   std::map<HeadShape, FeatureFit> decode_, prefill_;
+  std::map<HeadShape, std::string> prefill_variant_;
+  std::map<std::string, std::map<HeadShape, FeatureFit>> prefill_variants_;
   std::map<std::pair<std::int64_t, std::int64_t>, GemmCurve> gemm_;
   GemmGuideSelection gemm_guide_;
-  std::map<std::string, QuestFits> quest_;
+  std::map<std::string, std::map<HeadShape, QuestFits>> quest_;
   std::map<std::string, MinfFits> minf_;
   std::map<std::int64_t, AndproFits> andpro_;
   double copy_gbps_ = 0;
@@ -117,6 +141,22 @@ class KernelFits {
   std::string file_, provenance_;
   bool synthetic_ = false;
 };
+
+template <class V>
+const std::pair<const HeadShape, V>* nearest_head_shape(const std::map<HeadShape, V>& measured, const HeadShape& want) {
+  if (auto it = measured.find(want); it != measured.end()) return &*it;
+  const std::pair<const HeadShape, V>* best = nullptr;
+  double best_d = 0;
+  for (const auto& kv : measured) {
+    const HeadShape& h = kv.first;
+    const double group = std::abs(std::log(static_cast<double>(h.heads) / static_cast<double>(h.kv_heads)) -
+                                  std::log(static_cast<double>(want.heads) / static_cast<double>(want.kv_heads)));
+    const double kvh = std::abs(std::log(static_cast<double>(h.kv_heads) / static_cast<double>(want.kv_heads)));
+    const double dist = (h.head_dim == want.head_dim ? 0.0 : 1e4) + 100 * group + kvh;
+    if (!best || dist < best_d) best_d = dist, best = &kv;
+  }
+  return best;
+}
 
 // Key of a MInference row: "<pattern>/<data>" (data defaults to structured).
 std::string minf_key(const ProfilePoint& p);

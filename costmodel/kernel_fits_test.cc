@@ -4,7 +4,11 @@
 
 #include <cmath>
 #include <map>
+#include <sstream>
 
+#include <fmt/format.h>
+
+#include "costmodel/attention_pricer.h"
 #include "costmodel/feature_fit.h"
 #include "costmodel/gemm_guide.h"
 #include "costmodel/kernel_fits.h"
@@ -129,7 +133,7 @@ TEST_CASE("fits recover the formulas a noiseless generated profile was made from
   CHECK(f.decode().count(HeadShape{8, 1, 128}));
   CHECK(f.prefill().count(HeadShape{64, 8, 128}));
   CHECK(f.gemm().count({6144, 4096}));  // llama-3-8b qkv at tp 1
-  const QuestFits& q = f.quest().at("kvhead");
+  const QuestFits& q = f.quest().at("kvhead").at(HeadShape{32, 8, 128});
   CHECK(coef(q.topk, "scores") == doctest::Approx(truth.quest_topk_per_score_us).epsilon(0.02));
   CHECK(1 / coef(q.decode, "selected_kv_bytes") / 1e3 == doctest::Approx(truth.quest_dec_bw_gbps).epsilon(0.02));
   for (const char* p : {"vs_30_2048", "vs_3000_200", "bs_100", "ashape_1024_4096"}) {
@@ -231,4 +235,137 @@ TEST_CASE("an unmeasured GEMM shape priced from its nearest measured shape by th
   CHECK(guide.median < 0.03);
   CHECK(guide.p90 < 0.15);
   CHECK(guide.p90 < 0.6 * plain.p90);
+}
+
+namespace {
+
+// The noiseless synthetic profile plus a copy of its 32/8/128 Quest rows at
+// head shape 32/16/128 whose times are `factor` x the originals' (the five
+// time columns; bytes and flops kept): two head shapes, different timings.
+std::string with_second_quest_shape(double factor) {
+  SyntheticOptions o;
+  o.noise = 0;
+  std::string csv = synthetic_profile_csv(o), extra;
+  std::stringstream in(csv);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("quest_") || line.starts_with("quest_dense_decode") || line.starts_with("quest_e2e")) continue;
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string c; std::getline(row, c, ',');) cells.push_back(c);
+    REQUIRE(cells.size() == 25);
+    if (cells[6] != "32" || cells[7] != "8") continue;  // the Llama-3-8B rows only
+    cells[7] = "16";  // kv_heads: a shape the bench grid does not have
+    for (int i = 16; i <= 20; ++i) cells[i] = fmt::format("{:.3f}", std::stod(cells[i]) * factor);
+    std::string out;
+    for (const auto& c : cells) out += (out.empty() ? "" : ",") + c;
+    extra += out + "\n";
+  }
+  REQUIRE(!extra.empty());
+  return csv + extra;
+}
+
+}  // namespace
+
+TEST_CASE("Quest fits are per (variant, head shape): two shapes with different timings keep their own fits") {
+  const ProfileTable t = ProfileTable::parse(with_second_quest_shape(3.0), "two_shapes.csv");
+  const KernelFits f = KernelFits::fit(t);
+  const auto& kv = f.quest().at("kvhead");
+  REQUIRE(kv.count(HeadShape{32, 8, 128}) == 1);
+  REQUIRE(kv.count(HeadShape{32, 16, 128}) == 1);
+  CHECK(kv.at(HeadShape{32, 16, 128}).shape == HeadShape{32, 16, 128});
+  // Every measured Quest row is predicted by the fit of its own shape (the
+  // times differ 3x between the shapes: one fit over both could not do this).
+  int rows = 0;
+  for (const ProfilePoint& p : t.points()) {
+    if (!p.kernel.starts_with("quest_") || p.kernel == "quest_dense_decode" || p.kernel == "quest_e2e") continue;
+    if (p.heads != 32 || (p.kv_heads != 8 && p.kv_heads != 16)) continue;
+    const auto pred = f.predict(p);
+    REQUIRE(pred.has_value());
+    CAPTURE(p.line);
+    CHECK(*pred == doctest::Approx(p.median_us).epsilon(0.02));
+    ++rows;
+  }
+  CHECK(rows > 10);
+  // The pricer uses the model's own shape: 32/16 costs 3x 32/8's sparse decode
+  // parts, with no scaling note; an unmeasured shape takes the nearest.
+  struct Dense final : DenseAttentionKernels {
+    double prefill_us(const PrefillWork&) const override { return 0; }
+    double decode_us(const DecodeWork&) const override { return 0; }
+  } dense;
+  AttentionMethods a;
+  a.decode = DecodeMethod::kQuest;
+  a.quest.dense_layers = 0;
+  BatchShape b;
+  b.decode_contexts = {32767};
+  auto price = [&](HeadShape h, std::vector<std::string>& notes) {
+    const AttentionPricingContext ctx{&dense, &f, h, 1, 1, true, &notes};
+    return make_attention_pricers(a, ctx).decode->us(b);
+  };
+  std::vector<std::string> gqa_notes, mha_notes, tp_notes;
+  const double gqa = price(HeadShape{32, 8, 128}, gqa_notes), other = price(HeadShape{32, 16, 128}, mha_notes);
+  CHECK(gqa_notes.empty());
+  CHECK(mha_notes.empty());
+  CHECK(other == doctest::Approx(3 * gqa).epsilon(0.03));
+  price(HeadShape{16, 8, 128}, tp_notes);  // 32/16 at TP 2: nearest is the 32/16 fit (same GQA group)
+  REQUIRE(tp_notes.size() == 1);
+  CHECK(tp_notes[0].find("from 32/16/128") != std::string::npos);
+}
+
+namespace {
+
+// The noiseless synthetic profile plus a copy of its fa2 prefill rows as variant
+// hopper_wgmma (family prefill_hopper) with `factor` x their times.
+std::string with_hopper_rows(double factor) {
+  SyntheticOptions o;
+  o.noise = 0;
+  std::string csv = synthetic_profile_csv(o), extra;
+  std::stringstream in(csv);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("prefill,fa2,")) continue;
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string c; std::getline(row, c, ',');) cells.push_back(c);
+    REQUIRE(cells.size() == 25);
+    cells[1] = "hopper_wgmma";
+    for (int i = 16; i <= 20; ++i) cells[i] = fmt::format("{:.3f}", std::stod(cells[i]) * factor);
+    std::string out;
+    for (const auto& c : cells) out += (out.empty() ? "" : ",") + c;
+    extra += out + "\n";
+  }
+  REQUIRE(!extra.empty());
+  return csv + extra;
+}
+
+}  // namespace
+
+TEST_CASE("prefill fits consider every measured variant and use the fastest valid one per head shape") {
+  const HeadShape h{32, 8, 128};
+  for (const double factor : {0.5, 2.0}) {
+    CAPTURE(factor);
+    const ProfileTable t = ProfileTable::parse(with_hopper_rows(factor), "hopper.csv");
+    const KernelFits f = KernelFits::fit(t);
+    REQUIRE(f.prefill_variants().count("fa2") == 1);
+    REQUIRE(f.prefill_variants().count("hopper_wgmma") == 1);
+    const std::string want = factor < 1 ? "hopper_wgmma" : "fa2";
+    CHECK(f.prefill_variant().at(h) == want);
+    // prefill() is the chosen variant's fit, and the summary says which one.
+    PrefillWork w;
+    w.add(4096, 0);
+    const double fa2 = f.prefill_variants().at("fa2").at(h).predict(prefill_features(h, w));
+    CHECK(f.prefill().at(h).predict(prefill_features(h, w)) == doctest::Approx(std::min(1.0, factor) * fa2).epsilon(0.02));
+    bool listed = false;
+    for (const FitSummaryRow& r : f.summary())
+      if (r.family == "prefill" && r.key == h.label() + " (" + want + ")") listed = true;
+    CHECK(listed);
+    // Each row is validated against its own variant's fit.
+    for (const ProfilePoint& p : t.points())
+      if (p.kernel == "prefill" && p.variant == "hopper_wgmma") {
+        REQUIRE(f.predict(p).has_value());
+        CHECK(*f.predict(p) == doctest::Approx(p.median_us).epsilon(0.02));
+      }
+  }
+  // The forced-tile diagnostics are never candidates.
+  const KernelFits plain = KernelFits::fit(synthetic_table(0));
+  CHECK(plain.prefill_variants().count("fa2_m64") == 0);
+  CHECK(plain.prefill_variant().at(h) == "fa2");
 }

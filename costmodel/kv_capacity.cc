@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "costmodel/attention_registry.h"
 #include "sim/core/error.h"
 
 namespace servesim {
@@ -32,9 +33,10 @@ KvCapacity compute_kv_capacity(const ModelSpec& m, const HardwareSpec& hw, int t
 }
 
 double kv_metadata_share(const ModelSpec& m, const AttentionMethods& a, std::int64_t page_size) {
-  if (a.decode != DecodeMethod::kQuest) return 0;
-  const auto sparse_layers = static_cast<double>(std::max<std::int64_t>(0, m.layers - a.quest.dense_layers));
-  return sparse_layers / (static_cast<double>(m.layers) * static_cast<double>(page_size));
+  double share = 0;
+  for (const AttentionMethodType* t : selected_methods(a))
+    if (t->kv_metadata_share) share += t->kv_metadata_share(m, a, page_size);
+  return share;
 }
 
 }  // namespace servesim

@@ -31,9 +31,9 @@ struct KvCapacity {
 KvCapacity compute_kv_capacity(const ModelSpec& m, const HardwareSpec& hw, int tp, double utilization,
                                double activation_reserve_gb, std::int64_t page_size, double metadata_per_page = 0);
 
-// Quest's page metadata (a min and a max key vector per page, KV head and
-// Quest layer) as a share of the page's KV: (layers − dense_layers) /
-// (layers × page_size). Other methods store none (0).
+// Extra bytes the selected attention methods store per KV page, as a share of
+// the page's KV (each method's registry entry, attention_registry.h; today
+// only Quest: (layers − dense_layers) / (layers × page_size)). 0 for none.
 double kv_metadata_share(const ModelSpec& m, const AttentionMethods& a, std::int64_t page_size);
 
 }  // namespace servesim

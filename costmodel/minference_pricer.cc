@@ -4,10 +4,16 @@
 // varlen launch). A sparse chunk's rows over [context, span) visit
 // band(span) - band(context) tiles per head (area-proportional); estimate and
 // index run over the whole span. Needs the profile's minf_* rows (structured
-// data) of every pattern in the mix.
+// data) of every pattern in the mix. Registry entry (attention_registry.h):
+// minference_method(), parameters under attention.minference (`patterns`,
+// read by hand: a name or a map of name: share of heads; then
+// minference_options()).
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "costmodel/attention_pricer.h"
+#include "costmodel/attention_registry.h"
 #include "costmodel/kernel_fits.h"
 #include "sim/core/error.h"
 
@@ -78,8 +84,75 @@ class MInferencePricer final : public AttentionPricer {
 
 }  // namespace
 
-std::unique_ptr<AttentionPricer> make_minference_pricer(const MInferenceParams& p, const AttentionPricingContext& ctx) {
-  return std::make_unique<MInferencePricer>(p, ctx);
+static const OptionTable<MInferenceParams>& minference_options() {
+  using R = OptionRange;
+  static const OptionTable<MInferenceParams> t = {
+      {"min_length", &MInferenceParams::min_length, R::kPositive, "dense below this attention span"},
+  };
+  return t;
+}
+
+namespace {
+
+// patterns: a pattern name (all heads) or a map of pattern name: share of heads.
+void parse_patterns(YamlMap& mi, MInferenceParams& params) {
+  if (!mi.has("patterns")) return;
+  YAML::Node p = mi.raw("patterns");
+  params.patterns.clear();
+  if (p.IsScalar()) {
+    params.patterns.emplace_back(p.as<std::string>(), 1.0);
+  } else if (p.IsMap()) {
+    YamlMap pm(p, mi.file(), mi.key_path("patterns"));
+    double sum = 0;
+    for (const auto& kv : p) {
+      const std::string name = kv.first.as<std::string>();
+      const double share = pm.get<double>(name, 0.0);
+      if (!(share > 0 && share <= 1)) pm.fail(name, fmt::format("share of heads must be in (0, 1], got {}", share));
+      params.patterns.emplace_back(name, share);
+      sum += share;
+    }
+    if (params.patterns.empty() || std::abs(sum - 1) > 1e-6)
+      mi.fail("patterns", fmt::format("head shares must sum to 1, got {}", sum));
+  } else {
+    mi.fail("patterns", "expected a pattern name (vs_500_1500) or a map of pattern: share of heads");
+  }
+  for (const auto& [name, share] : params.patterns) {
+    const std::string type = name.substr(0, name.find('_'));
+    if (type != "vs" && type != "bs" && type != "ashape")
+      mi.fail("patterns", fmt::format("'{}' is not a MInference pattern name (vs_<verticals>_<slashes>, bs_<blocks>, "
+                                      "ashape_<sink>_<window>)", name));
+  }
+}
+
+}  // namespace
+
+AttentionMethodType minference_method() {
+  AttentionMethodType t;
+  t.phase = AttentionPhase::kPrefill;
+  t.id = static_cast<std::uint8_t>(PrefillMethod::kMInference);
+  t.name = method_name(PrefillMethod::kMInference);
+  t.needs_profile = true;
+  t.params_key = "minference";
+  t.params = attention_param_docs(minference_options());
+  t.parse = [](YamlMap& m, AttentionMethods& a) {
+    parse_patterns(m, a.minference);
+    read_options(m, minference_options(), a.minference);
+  };
+  t.write = [](YAML::Node& n, const AttentionMethods& a) {
+    YAML::Node p;
+    for (const auto& [name, share] : a.minference.patterns) p[name] = share;
+    n["patterns"] = p;
+    write_options(n, minference_options(), a.minference);
+  };
+  t.describe_params = [](const AttentionMethods& a) {
+    std::string s;
+    for (const auto& [name, share] : a.minference.patterns) s += fmt::format("{}:{} ", name, share);
+    return s + describe_options(minference_options(), a.minference);
+  };
+  t.make_pricer = [](const AttentionMethods& a, const AttentionPricingContext& ctx) {
+    return std::unique_ptr<AttentionPricer>(std::make_unique<MInferencePricer>(a.minference, ctx));
+  };
+  return t;
 }
 
 }  // namespace servesim

@@ -3,13 +3,20 @@
 // sequence, plus estimate + top-k + sparse decode over `budget` tokens for
 // sequences whose context exceeds the budget (shorter ones have nothing to
 // select and run the dense kernel). Needs the profile's quest_* rows (variant
-// kvhead). Building a prompt's metadata during prefill is not charged (no
-// bench row; docs/costmodel.md).
+// kvhead), fitted per head shape: the model's shape when measured, else the
+// nearest measured shape (a scaling note; an error when
+// cost_model.allow_scaling is false). Building a prompt's metadata during prefill is not charged (no
+// bench row; docs/costmodel.md). Its memory effect: page metadata (a min and
+// a max key vector per page, KV head and Quest layer), as a share of the
+// page's KV: (layers − dense_layers) / (layers × page_size).
+// Registry entry (attention_registry.h): quest_method(), parameters under
+// attention.quest (quest_options()).
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "costmodel/attention_pricer.h"
+#include "costmodel/attention_registry.h"
 #include "costmodel/kernel_fits.h"
 #include "sim/core/error.h"
 
@@ -20,8 +27,10 @@ class QuestPricer final : public AttentionPricer {
  public:
   QuestPricer(const QuestParams& p, const AttentionPricingContext& ctx) : p_(p), ctx_(ctx) {
     const std::string& file = ctx.fits->file();
+    // The kvhead fits at the model's head shape, else at the nearest measured one.
     auto it = ctx.fits->quest().find("kvhead");
-    q_ = it == ctx.fits->quest().end() ? nullptr : &it->second;
+    const auto* fit = it == ctx.fits->quest().end() ? nullptr : nearest_head_shape(it->second, ctx.shape);
+    q_ = fit ? &fit->second : nullptr;
     if (!q_ || q_->metadata.empty() || q_->estimate.empty() || q_->topk.empty() || q_->decode.empty())
       throw InputError(fmt::format("{}: attention.decode quest needs the quest_metadata, quest_estimate, quest_topk and "
                                    "quest_decode rows of variant kvhead; run `servesim-kernels bench --family quest`",
@@ -70,8 +79,34 @@ class QuestPricer final : public AttentionPricer {
 
 }  // namespace
 
-std::unique_ptr<AttentionPricer> make_quest_pricer(const QuestParams& p, const AttentionPricingContext& ctx) {
-  return std::make_unique<QuestPricer>(p, ctx);
+static const OptionTable<QuestParams>& quest_options() {
+  using R = OptionRange;
+  static const OptionTable<QuestParams> t = {
+      {"budget", &QuestParams::budget, R::kPositive, "tokens attended per decode step"},
+      {"dense_layers", &QuestParams::dense_layers, R::kNonNegative, "leading layers that stay dense"},
+  };
+  return t;
+}
+
+AttentionMethodType quest_method() {
+  AttentionMethodType t;
+  t.phase = AttentionPhase::kDecode;
+  t.id = static_cast<std::uint8_t>(DecodeMethod::kQuest);
+  t.name = method_name(DecodeMethod::kQuest);
+  t.needs_profile = true;
+  t.params_key = "quest";
+  t.params = attention_param_docs(quest_options());
+  t.parse = [](YamlMap& m, AttentionMethods& a) { read_options(m, quest_options(), a.quest); };
+  t.write = [](YAML::Node& n, const AttentionMethods& a) { write_options(n, quest_options(), a.quest); };
+  t.describe_params = [](const AttentionMethods& a) { return describe_options(quest_options(), a.quest); };
+  t.make_pricer = [](const AttentionMethods& a, const AttentionPricingContext& ctx) {
+    return std::unique_ptr<AttentionPricer>(std::make_unique<QuestPricer>(a.quest, ctx));
+  };
+  t.kv_metadata_share = [](const ModelSpec& m, const AttentionMethods& a, std::int64_t page_size) {
+    const auto sparse_layers = static_cast<double>(std::max<std::int64_t>(0, m.layers - a.quest.dense_layers));
+    return sparse_layers / (static_cast<double>(m.layers) * static_cast<double>(page_size));
+  };
+  return t;
 }
 
 }  // namespace servesim

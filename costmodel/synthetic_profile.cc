@@ -1,6 +1,11 @@
 // Synthetic profile generation; see synthetic_profile.h. The grids mirror the
 // bench drivers (kernels/{decode,prefill,gemm,sparse}/*_family.cu, full and
-// --quick modes) so fitting and validation see the same shapes a GPU run gives.
+// --quick modes: every head shape — Llama-3-8B, Llama-3-70B at TP 1/2/4/8,
+// Llama-2-7B's MHA 32/32 — and every GEMM shape of the shipped models at TP
+// 1/2/4/8) so fitting and validation see the shapes a GPU run gives. Not
+// mirrored: the prefill_hopper family (sm_90a only; its speed is not modelled
+// here) and Quest's fused / tc variants (quest_select, quest_decode tc,
+// quest_e2e fused*), which the cost model does not fit.
 #include "costmodel/synthetic_profile.h"
 
 #include <cmath>
@@ -55,7 +60,11 @@ struct Model {
   const char* name;
   HeadShape h;
 };
-const Model kL8b{"llama3-8b", {32, 8, 128}}, kL70b{"llama3-70b", {64, 8, 128}}, kL70bTp8{"llama3-70b-tp8", {8, 1, 128}};
+// The bench's head shapes (kernels/{decode,prefill}/*_family.cu, kernels/sparse/quest_family.cu):
+// one GPU's heads of each shipped model at the TP degrees the grid covers.
+const Model kL8b{"llama3-8b", {32, 8, 128}}, kL70b{"llama3-70b", {64, 8, 128}}, kL70bTp8{"llama3-70b-tp8", {8, 1, 128}},
+    kL70bTp4{"llama3-70b-tp4", {16, 2, 128}}, kL70bTp2{"llama3-70b-tp2", {32, 4, 128}},
+    kL2_7b{"llama2-7b", {32, 32, 128}};  // multi-head attention
 
 Row attention_row(const char* kernel, const char* variant, const HeadShape& h) {
   Row r;
@@ -112,15 +121,18 @@ void prefill_rows(Writer& out, const SyntheticTruth& t, const Model& m, const st
                          rows, kv);
   r.flops = prefill_features(m.h, w)[1];
   r.bytes = w.kv_tokens * m.h.kv_token_bytes();
-  r.us = prefill_us(t, m.h, w) * (variant == std::string("fa2") ? 1.0 : 1.07);  // forced tiles: a bit slower
+  // Forced tiles and the Q-in-registers diagnostic variant: a bit slower in this model.
+  r.us = prefill_us(t, m.h, w) * (variant == std::string("fa2") ? 1.0 : 1.07);
   out.add(r);
 }
 
 void decode_family(Writer& out, const SyntheticTruth& t, bool quick, Rng& g) {
-  auto grid = [&](const Model& m, std::vector<std::int64_t> batches, std::vector<std::int64_t> ctxs) {
+  constexpr std::int64_t max_tokens = std::int64_t{1} << 21;  // B * ctx bound, as the bench's
+  auto grid = [&](const Model& m, std::vector<std::int64_t> batches, std::vector<std::int64_t> ctxs,
+                  std::int64_t cap) {
     for (auto c : ctxs)
       for (auto b : batches)
-        if (b * c <= (std::int64_t{1} << 21)) decode_rows(out, t, m, std::vector<std::int64_t>(b, c), false);
+        if (b * c <= cap) decode_rows(out, t, m, std::vector<std::int64_t>(b, c), false);
   };
   auto ragged = [&](std::int64_t b, double lo, double hi) {
     std::vector<std::int64_t> lens(b);
@@ -128,15 +140,20 @@ void decode_family(Writer& out, const SyntheticTruth& t, bool quick, Rng& g) {
     decode_rows(out, t, kL8b, lens, true);
   };
   if (quick) {
-    grid(kL8b, {1, 16}, {1024, 8192});
+    grid(kL8b, {1, 16}, {1024, 8192}, max_tokens);
     ragged(16, 256, 8192);
     return;
   }
-  grid(kL8b, {1, 2, 4, 8, 16, 32, 64, 128, 256}, {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072});
+  grid(kL8b, {1, 2, 4, 8, 16, 32, 64, 128, 256}, {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072},
+       max_tokens);
   for (std::int64_t b : {8, 32, 128}) ragged(b, 256, 32768);
   ragged(256, 512, 4096);
-  grid(kL70b, {1, 8, 32, 128}, {1024, 8192, 32768, 131072});
-  grid(kL70bTp8, {1, 8, 32, 128, 256}, {1024, 8192, 32768, 131072});
+  grid(kL70b, {1, 8, 32, 128}, {1024, 8192, 32768, 131072}, max_tokens);
+  grid(kL70bTp8, {1, 8, 32, 128, 256}, {1024, 8192, 32768, 131072}, max_tokens);
+  grid(kL70bTp4, {1, 8, 32, 128, 256}, {1024, 8192, 32768, 131072}, max_tokens);
+  grid(kL70bTp2, {1, 8, 32, 128}, {1024, 8192, 32768, 131072}, max_tokens);
+  // MHA: 4x the KV bytes per token of llama3-8b, so a quarter of the token bound.
+  grid(kL2_7b, {1, 4, 16, 64, 256}, {512, 1024, 2048, 4096, 8192, 32768}, max_tokens / 4);
 }
 
 void prefill_family(Writer& out, const SyntheticTruth& t, bool quick, Rng& g) {
@@ -167,10 +184,17 @@ void prefill_family(Writer& out, const SyntheticTruth& t, bool quick, Rng& g) {
   for (std::int64_t len : {1024, 4096, 16384}) {
     point(kL70b, 1, len, 0);
     point(kL70bTp8, 1, len, 0);
+    point(kL70bTp4, 1, len, 0);
+    point(kL70bTp2, 1, len, 0);
   }
-  for (auto len : prompts) {
+  for (const Model* m : {&kL70bTp4, &kL70bTp2}) point(*m, 1, 2048, 16384);  // a chunk over a cached prefix
+  for (std::int64_t len : {512, 1024, 2048, 4096}) point(kL2_7b, 1, len, 0);  // llama-2-7b: 4K context
+  point(kL2_7b, 1, 512, 2048);
+  point(kL2_7b, 4, 1024, 0);
+  for (auto len : prompts) {  // diagnostics: both tile widths forced, and Q in registers
     point(kL8b, 1, len, 0, "fa2_m64");
     point(kL8b, 1, len, 0, "fa2_m128");
+    point(kL8b, 1, len, 0, "fa2_qreg");
   }
 }
 
@@ -179,6 +203,7 @@ void gemm_family(Writer& out, const SyntheticTruth& t, bool quick) {
   std::vector<std::int64_t> tps = {1}, ms = {1, 64, 1024};
   if (!quick) {
     models.push_back({"llama3-70b", {8192, 64, 8, 128, 28672, 128256}});
+    models.push_back({"llama2-7b", {4096, 32, 32, 128, 11008, 32000}});  // MHA, intermediate 11008, vocab 32000
     tps = {1, 2, 4, 8};
     ms = gemm_bench_tokens(16384);
   }
@@ -214,14 +239,9 @@ void gemm_family(Writer& out, const SyntheticTruth& t, bool quick) {
         }
 }
 
-void quest_family(Writer& out, const SyntheticTruth& t, bool quick) {
-  const HeadShape h = kL8b.h;
-  const std::vector<std::int64_t> ctxs = quick ? std::vector<std::int64_t>{4096, 32768}
-                                               : std::vector<std::int64_t>{4096, 8192, 16384, 32768, 65536, 131072};
-  const std::vector<std::int64_t> budgets = quick ? std::vector<std::int64_t>{2048}
-                                                  : std::vector<std::int64_t>{256, 512, 1024, 2048, 4096};
-  const std::vector<std::int64_t> batches = quick ? std::vector<std::int64_t>{1} : std::vector<std::int64_t>{1, 8, 32};
-  const std::int64_t max_tokens = quick ? 65536 : (std::int64_t{1} << 20);
+void quest_shape(Writer& out, const SyntheticTruth& t, const HeadShape& h, const std::vector<std::int64_t>& ctxs,
+                 const std::vector<std::int64_t>& budgets, const std::vector<std::int64_t>& batches,
+                 std::int64_t max_tokens) {
   for (auto b : batches)
     for (auto ctx : ctxs) {
       if (b * ctx > max_tokens) continue;
@@ -268,6 +288,20 @@ void quest_family(Writer& out, const SyntheticTruth& t, bool quick) {
         }
       }
     }
+}
+
+void quest_family(Writer& out, const SyntheticTruth& t, bool quick) {
+  if (quick) {
+    quest_shape(out, t, kL8b.h, {4096, 32768}, {2048}, {1}, 65536);
+    return;
+  }
+  quest_shape(out, t, kL8b.h, {4096, 8192, 16384, 32768, 65536, 131072}, {256, 512, 1024, 2048, 4096}, {1, 8, 32},
+              std::int64_t{1} << 20);
+  // The other per-GPU head shapes of the shipped models, around the 32K / 2048 anchor.
+  const std::vector<std::int64_t> ctxs = {8192, 32768, 131072}, budgets = {1024, 2048, 4096}, batches = {1, 8};
+  quest_shape(out, t, kL70bTp4.h, ctxs, budgets, batches, std::int64_t{1} << 20);
+  quest_shape(out, t, kL70bTp2.h, ctxs, budgets, batches, std::int64_t{1} << 20);
+  quest_shape(out, t, kL2_7b.h, {4096, 8192, 32768}, budgets, batches, std::int64_t{1} << 18);
 }
 
 struct Pattern {
