@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -27,7 +28,8 @@ fs::path temp_dir(const std::string& name) {
 
 // Runs `servesim ARGS` (a shell string), stdout discarded, stderr captured.
 Result servesim(const std::string& args) {
-  const fs::path err = temp_dir("stderr") / "err.txt";
+  // One stderr file per test process: ctest runs the test cases in parallel.
+  const fs::path err = temp_dir("stderr_" + std::to_string(::getpid())) / "err.txt";
   const std::string cmd = std::string(SERVESIM_BIN) + " " + args + " >/dev/null 2>" + err.string();
   const int status = std::system(cmd.c_str());
   Result r;
@@ -92,4 +94,24 @@ TEST_CASE("a sweep of 10^10 points is refused (exit 2) before it is expanded") {
   Result r = servesim("sweep " + (d / "huge.yaml").string() + " --out " + (d / "out").string());
   CHECK(r.code == 2);
   CHECK(r.err.find("above the limit of 100000 points") != std::string::npos);
+}
+
+TEST_CASE("compare prints two runs side by side (exit 0); plot --format with a bad entry exits 2 naming it") {
+  fs::path d = temp_dir("compare");
+  for (const char* r : {"a", "b"}) {
+    Result run = servesim("run " + kScenario + " --quiet --set workload.requests=30 --out " + (d / r).string());
+    REQUIRE(run.code == 0);
+  }
+  CHECK(servesim("compare " + (d / "a").string() + " " + (d / "b").string() + " --out " + (d / "cmp.csv").string())
+            .code == 0);
+  std::ifstream in(d / "cmp.csv");
+  std::string header;
+  std::getline(in, header);
+  CHECK(header.rfind("run,finished,unfinished", 0) == 0);
+  Result bad = servesim("compare " + d.string());
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find(d.string()) != std::string::npos);
+  Result fmt = servesim("plot " + (d / "a").string() + " --format png,gif");
+  CHECK(fmt.code == 2);
+  CHECK(fmt.err.find("gif") != std::string::npos);
 }
