@@ -181,7 +181,18 @@ std::string metric_title(const std::string& col) {
   return col;
 }
 
-std::string key_outside() { return "set key outside right top vertical noenhanced\n"; }
+// The legend never overlaps the data: right of the plot, or below it when
+// series names are long (they would squeeze the plot to a sliver).
+std::string key_outside(std::size_t longest_title = 0) {
+  return longest_title > 40 ? "set key outside below center vertical maxrows 8 noenhanced\n"
+                            : "set key outside right top vertical noenhanced\n";
+}
+
+std::size_t longest(const std::vector<std::string>& v) {
+  std::size_t n = 0;
+  for (const auto& x : v) n = std::max(n, x.size());
+  return n;
+}
 
 void run_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
   const std::string name = dquote(run_name(dir));
@@ -201,7 +212,7 @@ void run_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
     for (std::size_t i = 0; i < metrics.size(); ++i)
       plot += fmt::format("{}'{}' index {} w lp pi 100 ps 1.2 lw 2 {} title '{}'", i ? ", " : "", file, i,
                           series_style(i), quote(metric_title(metrics[i])));
-    p.render("latency_cdf", range.xrange() + "set title \"Latency CDF (finished requests), " + name +
+    p.render("latency_cdf", range.xrange() + "set title \"Latency CDF (finished requests)\\n" + name +
                                 "\" noenhanced\nset xlabel 'latency (s, log scale)'\n"
                                 "set ylabel 'fraction of requests'\nset logscale x\nset grid\n" + key_outside() +
                                 "set yrange [0:1.02]\n" + plot + "\n");
@@ -312,11 +323,11 @@ void run_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
     }
     return s + "\n";
   };
-  p.render("kv_usage", "set title \"KV cache use per worker" + note + ", " + name +
+  p.render("kv_usage", "set title \"KV cache use per worker" + note + "\\n" + name +
                            "\" noenhanced\nset xlabel 'simulated time (s)'\n"
                            "set ylabel 'KV pages used (% of capacity)'\nset yrange [0:105]\nset grid\n" + key_outside() +
                            series(2));
-  p.render("queue_length", "set title \"Waiting requests per worker" + note + ", " + name +
+  p.render("queue_length", "set title \"Waiting requests per worker" + note + "\\n" + name +
                                "\" noenhanced\nset xlabel 'simulated time (s)'\n"
                                "set ylabel 'requests waiting'\nset grid\n" + key_outside() + series(3));
 }
@@ -476,10 +487,10 @@ void plot_vs_x(const SweepData& s, Plotter& p, const std::string& name, int ycol
   if (blocks.empty()) plot = "plot NaN notitle";
   const std::string& xname = s.t.header[s.x_col];
   const std::string& yname = s.t.header[ycol];
-  p.render(name, "set title \"" + dquote(yname) + " vs " + dquote(xname) + ", " + dquote(s.name) + ci_note(s) +
+  p.render(name, "set title \"" + dquote(yname) + " vs " + dquote(xname) + "\\n" + dquote(s.name) + ci_note(s) +
                      "\" noenhanced\nset xlabel '" + quote(xname) + (s.log_x ? " (log scale)" : "") +
                      "' noenhanced\nset ylabel '" + quote(yname) + "' noenhanced\n" +
-                     (s.log_x ? "set logscale x\n" : "") + "set grid\n" + key_outside() +
+                     (s.log_x ? "set logscale x\n" : "") + "set grid\n" + key_outside(longest(s.series) + 25) +
                      "set offsets graph 0.03, graph 0.03, graph 0.08, graph 0.03\n" + plot + refs + "\n");
 }
 
@@ -496,14 +507,25 @@ void plot_scatter(const SweepData& s, Plotter& p, const std::string& name, int x
       if (g.series == s.series[si]) gs.push_back(&g);
     const bool has_x = gs.front()->x.has_value();
     if (has_x) std::stable_sort(gs.begin(), gs.end(), [](const Group* a, const Group* b) { return *a->x < *b->x; });
-    std::size_t rows = 0;
+    // Points of one series at the same place get one label listing their x values.
+    std::vector<std::pair<std::string, std::string>> pts;  // "x y xerr yerr", label
     for (const Group* g : gs) {
       const MeanCi mx = group_stat(s, *g, xcol), my = group_stat(s, *g, ycol);
       if (std::isnan(mx.mean) || std::isnan(my.mean)) continue;
-      d += fmt::format("{} {} {} {} \"{}\"\n", num(mx.mean), num(my.mean), ci_or_zero(mx), ci_or_zero(my),
-                       has_x ? g->x_text : "");
-      ++rows;
+      pts.push_back({fmt::format("{} {} {} {}", num(mx.mean), num(my.mean), ci_or_zero(mx), ci_or_zero(my)),
+                     has_x ? g->x_text : ""});
     }
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      std::string label = pts[i].second;
+      bool first = true;
+      for (std::size_t j = 0; j < pts.size(); ++j)
+        if (j != i && pts[j].first == pts[i].first) {
+          if (j < i) first = false;
+          else label += ", " + pts[j].second;
+        }
+      d += fmt::format("{} \"{}\"\n", pts[i].first, first ? label : "");
+    }
+    const std::size_t rows = pts.size();
     d += "\n\n";
     blocks.push_back({si, has_x && rows >= 2});
   }
@@ -521,9 +543,9 @@ void plot_scatter(const SweepData& s, Plotter& p, const std::string& name, int x
   }
   if (blocks.empty()) plot = "plot NaN notitle";
   const std::string xnote = s.x_col >= 0 ? "\\npoints labelled with " + s.t.header[s.x_col] : "";
-  p.render(name, "set title \"" + dquote(title) + ", " + dquote(s.name) + xnote + ci_note(s) +
+  p.render(name, "set title \"" + dquote(title) + "\\n" + dquote(s.name) + xnote + ci_note(s) +
                      "\" noenhanced\nset xlabel '" + quote(xlabel) + "' noenhanced\nset ylabel '" + quote(ylabel) +
-                     "' noenhanced\nset grid\n" + key_outside() +
+                     "' noenhanced\nset grid\n" + key_outside(longest(s.series)) +
                      "set offsets graph 0.08, graph 0.15, graph 0.1, graph 0.05\n" + plot + "\n");
 }
 
@@ -559,10 +581,10 @@ void sweep_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
         plot += fmt::format("{}'{}' index {} w lp pi 100 ps 1 lw 2 {} title '{}'", i ? ", " : "", file, i,
                             series_style(i), quote(titles[i]));
       p.render("latency_cdf", range.xrange() + "set title \"End-to-end latency CDF per sweep point (finished requests" +
-                                  std::string(s.repeated ? ", repetition 0" : "") + "), " + dquote(s.name) +
+                                  std::string(s.repeated ? ", repetition 0" : "") + ")\\n" + dquote(s.name) +
                                   "\" noenhanced\nset xlabel 'E2E latency (s, log scale)'\n"
                                   "set ylabel 'fraction of requests'\nset logscale x\nset grid\nset yrange [0:1.02]\n" +
-                                  key_outside() + plot + "\n");
+                                  key_outside(longest(titles)) + plot + "\n");
     }
   }
   const int thr = t.column("throughput_rps"), p99 = t.column("e2e_p99_s");

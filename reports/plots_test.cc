@@ -160,7 +160,7 @@ TEST_CASE("sweep plots: numeric x sorted numerically on a log axis, labels from 
     for (int r = 0; r < 2; ++r, ++k)
       rows.push_back({"p" + std::to_string(k / 2), std::to_string(r), std::to_string(1 + 10 * r),
                       "p" + std::to_string(k / 2) + "-r00" + std::to_string(r), "dlpm", q, "x",
-                      std::to_string(100 + std::stoi(q) % 7 + r), std::to_string(1.0 + r), std::to_string(50 + r)});
+                      std::to_string(100 + 3 * k), std::to_string(1.0 + r), std::to_string(50 + r)});
   rows.push_back({"p8", "0", "1", "p8-r000", "vtc", "", "x", "90", "3", "10"});
   rows.push_back({"p9", "0", "1", "p9-r000", "lpm", "", "x", "120", "4", "900"});
   write_sweep_csv(d, rows);
@@ -212,6 +212,16 @@ TEST_CASE("a seven-policy comparison draws every point: own series, colour and m
     CHECK(gp.find(styles.back()) != std::string::npos);
   }
   CHECK(slurp(d / "plots" / "throughput_latency.dat").find("10 9.1") != std::string::npos);
+  // Coincident points of one series share one label listing their x values.
+  fs::path c = fs::temp_directory_path() / "servesim_plot_coincident";
+  fs::remove_all(c);
+  write_sweep_csv(c, {{"p0", "0", "1", "p0", "dlpm", "512", "x", "5", "1", "2"},
+                      {"p1", "0", "1", "p1", "dlpm", "8192", "x", "7", "1", "2"},
+                      {"p2", "0", "1", "p2", "dlpm", "131072", "x", "7", "1", "2"}});
+  make_plots(c.string());
+  const std::string data = slurp(c / "plots" / "throughput_latency.dat");
+  CHECK(data.find("\"8192, 131072\"") != std::string::npos);
+  CHECK(data.find("\"131072\"") == std::string::npos);
   for (std::size_t i = 0; i < kMaxSeries; ++i)
     for (std::size_t j = 0; j < i; ++j) CHECK(series_style(i) != series_style(j));
 }

@@ -115,3 +115,16 @@ TEST_CASE("compare prints two runs side by side (exit 0); plot --format with a b
   CHECK(fmt.code == 2);
   CHECK(fmt.err.find("gif") != std::string::npos);
 }
+
+TEST_CASE("ltr train into a folder that does not exist yet creates it") {
+  fs::path d = temp_dir("ltr");
+  const fs::path model = d / "models" / "ltr" / "model.yaml";
+  {
+    std::ofstream t(d / "trace.csv");
+    t << "arrival_s,prompt_tokens,output_tokens\n";
+    for (int i = 0; i < 60; ++i) t << i * 0.1 << "," << 10 + (i * 37) % 490 << "," << 1 + (i * 53) % 300 << "\n";
+  }
+  Result r = servesim("ltr train " + (d / "trace.csv").string() + " --steps 20 -o " + model.string());
+  CHECK(r.code == 0);
+  CHECK(fs::is_regular_file(model));
+}
