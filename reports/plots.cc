@@ -501,6 +501,7 @@ void plot_scatter(const SweepData& s, Plotter& p, const std::string& name, int x
   std::string d;
   std::vector<std::string> entries;
   std::vector<std::pair<std::size_t, bool>> blocks;  // (series index, joined)
+  std::vector<std::string> label_sets;               // each block's x values, for labelling once
   for (std::size_t si = 0; si < s.series.size() && si < kMaxSeries; ++si) {
     std::vector<const Group*> gs;
     for (const auto& g : s.groups)
@@ -526,6 +527,9 @@ void plot_scatter(const SweepData& s, Plotter& p, const std::string& name, int x
       d += fmt::format("{} \"{}\"\n", pts[i].first, first ? label : "");
     }
     const std::size_t rows = pts.size();
+    std::string set;
+    for (const auto& pt : pts) set += pt.second + ";";
+    label_sets.push_back(set);
     d += "\n\n";
     blocks.push_back({si, has_x && rows >= 2});
   }
@@ -536,7 +540,11 @@ void plot_scatter(const SweepData& s, Plotter& p, const std::string& name, int x
     const char* with = s.repeated ? (joined ? "xyerrorlines" : "xyerrorbars") : (joined ? "lp" : "p");
     plot += fmt::format("{}'{}' index {} using 1:2{} w {} lw 2 ps 1.6 {} title '{}'", b ? ", " : "", file, b,
                         s.repeated ? ":3:4" : "", with, series_style(si), quote(s.series[si]));
-    if (joined)
+    // Labels once per set of x values: series swept over the same values share them (no overprinting).
+    const bool first_of_set =
+        std::find(label_sets.begin(), label_sets.begin() + static_cast<std::ptrdiff_t>(b), label_sets[b]) ==
+        label_sets.begin() + static_cast<std::ptrdiff_t>(b);
+    if (joined && first_of_set)
       plot += fmt::format(", '' index {} using 1:2:5 with labels offset char 0.8,char 0.8 left font ',9' noenhanced "
                           "notitle",
                           b);
