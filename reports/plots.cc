@@ -439,6 +439,12 @@ SweepData read_sweep(const fs::path& dir) {
   return s;
 }
 
+// Later series are drawn with smaller markers, so a point that coincides with
+// an earlier series' point shows inside it instead of covering it.
+std::string marker_size(std::size_t drawn_index) {
+  return num(2.2 - 0.12 * static_cast<double>(std::min<std::size_t>(drawn_index, 9)));
+}
+
 MeanCi group_stat(const SweepData& s, const Group& g, int col) {
   std::vector<double> v;
   for (std::size_t i : g.rows) {
@@ -481,8 +487,8 @@ void plot_vs_x(const SweepData& s, Plotter& p, const std::string& name, int ycol
   const std::string file = p.data(name + ".dat", d);
   std::string plot = "plot ";
   for (std::size_t b = 0; b < blocks.size(); ++b)
-    plot += fmt::format("{}'{}' index {} using 1:2{} w {} lw 2 ps 1.5 {} title '{}'", b ? ", " : "", file, b,
-                        s.repeated ? ":3" : "", s.repeated ? "yerrorlines" : "lp", series_style(blocks[b]),
+    plot += fmt::format("{}'{}' index {} using 1:2{} w {} lw 2 ps {} {} title '{}'", b ? ", " : "", file, b,
+                        s.repeated ? ":3" : "", s.repeated ? "yerrorlines" : "lp", marker_size(b), series_style(blocks[b]),
                         quote(s.series[blocks[b]]));
   if (blocks.empty()) plot = "plot NaN notitle";
   const std::string& xname = s.t.header[s.x_col];
@@ -538,8 +544,8 @@ void plot_scatter(const SweepData& s, Plotter& p, const std::string& name, int x
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     const auto [si, joined] = blocks[b];
     const char* with = s.repeated ? (joined ? "xyerrorlines" : "xyerrorbars") : (joined ? "lp" : "p");
-    plot += fmt::format("{}'{}' index {} using 1:2{} w {} lw 2 ps 1.6 {} title '{}'", b ? ", " : "", file, b,
-                        s.repeated ? ":3:4" : "", with, series_style(si), quote(s.series[si]));
+    plot += fmt::format("{}'{}' index {} using 1:2{} w {} lw 2 ps {} {} title '{}'", b ? ", " : "", file, b,
+                        s.repeated ? ":3:4" : "", with, marker_size(b), series_style(si), quote(s.series[si]));
     // Labels once per set of x values: series swept over the same values share them (no overprinting).
     const bool first_of_set =
         std::find(label_sets.begin(), label_sets.begin() + static_cast<std::ptrdiff_t>(b), label_sets[b]) ==

@@ -226,7 +226,7 @@ TEST_CASE("a seven-policy comparison draws every point: own series, colour and m
     for (std::size_t j = 0; j < i; ++j) CHECK(series_style(i) != series_style(j));
 }
 
-TEST_CASE("plot formats: png, pdf and svg side by side; a bad format or metric is an input error") {
+TEST_CASE("plot formats: png, pdf and svg side by side, and a bad format or metric is an input error") {
   fs::path d = fs::temp_directory_path() / "servesim_plot_formats";
   fs::remove_all(d);
   write_run(d, 1.0);

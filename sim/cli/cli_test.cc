@@ -44,7 +44,7 @@ Result servesim(const std::string& args) {
 const std::string kScenario = std::string(SERVESIM_SOURCE_DIR) + "/configs/scenarios/default.yaml";
 }  // namespace
 
-TEST_CASE("command-line usage errors exit 2 with CLI11's message; --help exits 0") {
+TEST_CASE("command-line usage errors exit 2 with CLI11's message, and --help exits 0") {
   CHECK(servesim("--help").code == 0);
   CHECK(servesim("--version").code == 0);
   Result r = servesim("");  // no subcommand
@@ -96,7 +96,7 @@ TEST_CASE("a sweep of 10^10 points is refused (exit 2) before it is expanded") {
   CHECK(r.err.find("above the limit of 100000 points") != std::string::npos);
 }
 
-TEST_CASE("compare prints two runs side by side (exit 0); plot --format with a bad entry exits 2 naming it") {
+TEST_CASE("compare prints two runs side by side (exit 0) and plot --format with a bad entry exits 2 naming it") {
   fs::path d = temp_dir("compare");
   for (const char* r : {"a", "b"}) {
     Result run = servesim("run " + kScenario + " --quiet --set workload.requests=30 --out " + (d / r).string());
