@@ -12,6 +12,7 @@
 #include "configs/run_builder.h"
 #include "reports/output_dir.h"
 #include "reports/sweep_merge.h"
+#include "reports/sweep_summary.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -20,10 +21,13 @@ namespace {
 
 constexpr const char* kPointMeta = "point.yaml";
 
-void write_point_meta(const fs::path& dir, const SweepPoint& p, const std::string& key) {
+void write_point_meta(const fs::path& dir, const SweepPoint& p, const std::string& key, std::uint64_t seed) {
   YAML::Node n;
   n["index"] = p.index;
   n["id"] = p.id;
+  n["point"] = p.point;
+  n["repetition"] = p.repetition;
+  n["seed"] = seed;
   n["config_key"] = key;
   n["overrides"] = YAML::Node(YAML::NodeType::Sequence);
   for (const auto& [k, v] : p.overrides) {
@@ -89,6 +93,18 @@ void check_sweep_folder(const std::string& dir, const SweepMeta& want) {
                                  shard(have->shard), shard(want.shard)));
 }
 
+// The configuration of one run: the base scenario with the sweep's `set:`,
+// the point's values and --set; repetition r > 0 then replaces the seed it
+// resolved to by repetition_seed(seed, r).
+ScenarioConfig run_config(const SweepSpec& spec, const SweepPoint& p, const std::vector<std::string>& extra) {
+  auto sets = spec.assignments(p);
+  sets.insert(sets.end(), extra.begin(), extra.end());
+  ScenarioConfig c = load_scenario(spec.base, sets);
+  if (p.repetition == 0) return c;
+  sets.push_back(fmt::format("seed={}", repetition_seed(c.seed, p.repetition)));
+  return load_scenario(spec.base, sets);
+}
+
 }  // namespace
 
 std::string point_config_key(const ScenarioConfig& c) {
@@ -110,10 +126,8 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
   // grid fails fast, before hours of simulation, and a point is done only
   // when its finished run had exactly this resolved config (and input files).
   for (const auto& p : points) {
-    auto sets = spec.assignments(p);
-    sets.insert(sets.end(), o.extra_sets.begin(), o.extra_sets.end());
     try {
-      out.keys.push_back(point_config_key(load_scenario(spec.base, sets)));
+      out.keys.push_back(point_config_key(run_config(spec, p, o.extra_sets)));
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: point {} ({}): {}", spec.file, p.index, p.id, e.what()));
     }
@@ -133,7 +147,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
   meta.shard = o.shard.empty() ? "all" : fmt::format("{}/{}", parse_shard(o.shard).k, parse_shard(o.shard).n);
   for (const auto& p : spec.points) meta.ids.push_back(p.id);
   check_sweep_folder(out.out_dir, meta);
-  remove_outputs(out.out_dir, {"sweep.csv"});
+  remove_outputs(out.out_dir, {"sweep.csv", "sweep_summary.csv"});
   fs::create_directories(fs::path(out.out_dir) / "points");
   write_sweep_meta(out.out_dir, meta);
 
@@ -157,14 +171,12 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
       auto t0 = std::chrono::steady_clock::now();
       std::string error;
       try {
-        auto sets = spec.assignments(p);
-        sets.insert(sets.end(), o.extra_sets.begin(), o.extra_sets.end());
-        ScenarioConfig c = load_scenario(spec.base, sets);
+        ScenarioConfig c = run_config(spec, p, o.extra_sets);
         // Marker first, then the point's description, then the run (which
         // removes its own earlier files and writes DONE last).
         remove_outputs(dir.string(), {kDoneMarker, kPointMeta});
         ensure_output_dir(dir.string());
-        write_point_meta(dir, p, point_config_key(c));
+        write_point_meta(dir, p, point_config_key(c), c.seed);
         execute_run(c, RunOptions{dir.string(), false});
       } catch (const std::exception& e) {
         error = e.what();
@@ -188,7 +200,9 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
 
   MergeOptions mo;
   mo.allow_missing = true;  // this folder holds one shard, and failed points are reported above
-  out.merged = merge_sweeps({out.out_dir}, (fs::path(out.out_dir) / "sweep.csv").string(), mo).points;
+  const std::string csv = (fs::path(out.out_dir) / "sweep.csv").string();
+  out.merged = merge_sweeps({out.out_dir}, csv, mo).points;
+  write_sweep_summary(csv, summary_path_for(csv));
   return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "sim/core/rng.h"
 #include "sim/core/yaml_map.h"
 
 namespace servesim {
@@ -58,7 +59,12 @@ std::vector<std::string> SweepSpec::assignments(const SweepPoint& p) const {
   return out;
 }
 
-SweepSpec load_sweep(const std::string& path) {
+std::uint64_t repetition_seed(std::uint64_t base, std::size_t r) {
+  if (r == 0) return base;
+  return Rng::stream(base, r).next_u64() >> 33;
+}
+
+SweepSpec load_sweep(const std::string& path, std::size_t repeat) {
   SweepSpec s;
   s.file = path;
   YamlMap m(load_yaml_file(path), path);
@@ -70,6 +76,14 @@ SweepSpec load_sweep(const std::string& path) {
   if (!std::filesystem::is_regular_file(bp, bp_ec)) m.fail("base", fmt::format("base scenario {} does not exist", bp.string()));
   s.base = bp.lexically_normal().string();
   s.fixed = read_map(m.raw("set"), path, "set");
+  {
+    const std::int64_t file_repeat = m.get<std::int64_t>("repeat", 1);
+    if (file_repeat < 1 || file_repeat > static_cast<std::int64_t>(kMaxRepeat))
+      m.fail("repeat", fmt::format("expected 1 to {} runs per point, got {}", kMaxRepeat, file_repeat));
+    s.repeat = repeat != 0 ? repeat : static_cast<std::size_t>(file_repeat);
+    if (s.repeat > kMaxRepeat)
+      throw InputError(fmt::format("--repeat {}: expected 1 to {} runs per point", s.repeat, kMaxRepeat));
+  }
 
   std::vector<Dimension> dims;
   YAML::Node grid = m.raw("grid");
@@ -104,10 +118,15 @@ SweepSpec load_sweep(const std::string& path) {
       count += static_cast<long double>(extra.size());
       sizes += (sizes.empty() ? "" : " + ") + std::to_string(extra.size());
     }
+    if (s.repeat > 1) {
+      count *= static_cast<long double>(s.repeat);
+      sizes = "(" + sizes + fmt::format(") x {} repetitions", s.repeat);
+    }
     if (count > static_cast<long double>(kMaxSweepPoints))
-      m.fail_here(fmt::format("the sweep has {:.4g} points ({}), above the limit of {} points per sweep; split it "
+      m.fail_here(fmt::format("the sweep has {:.4g} {} ({}), above the limit of {} {} per sweep; split it "
                               "into several sweep files",
-                              static_cast<double>(count), sizes, kMaxSweepPoints));
+                              static_cast<double>(count), s.repeat > 1 ? "runs" : "points", sizes, kMaxSweepPoints,
+                              s.repeat > 1 ? "runs" : "points"));
   }
   std::vector<std::vector<Override>> combos;
   if (!dims.empty()) {
@@ -133,15 +152,20 @@ SweepSpec load_sweep(const std::string& path) {
 
   for (std::size_t i = 0; i < combos.size(); ++i) {
     SweepPoint p;
-    p.index = i;
     p.overrides = combos[i];
     std::string key;
     for (const auto& [k, v] : p.overrides) {
       key += k + "=" + v + ";";
       if (std::find(s.swept_keys.begin(), s.swept_keys.end(), k) == s.swept_keys.end()) s.swept_keys.push_back(k);
     }
-    p.id = fmt::format("p{:04}-{:08x}", i, fnv1a(key));
-    s.points.push_back(std::move(p));
+    p.point = fmt::format("p{:04}-{:08x}", i, fnv1a(key));
+    for (std::size_t r = 0; r < s.repeat; ++r) {
+      SweepPoint run = p;
+      run.index = i * s.repeat + r;
+      run.repetition = r;
+      run.id = s.repeat == 1 ? p.point : fmt::format("{}-r{:03}", p.point, r);
+      s.points.push_back(std::move(run));
+    }
   }
   return s;
 }

@@ -14,8 +14,15 @@
 //     report.w_out: [2, 2]
 //   points:                                       # explicit extra points, after the product
 //     - {policy.local: vtc}
+//   repeat: 5                                     # runs per point, each with its own seed
 //
 // Every value is YAML and is applied exactly like `--set key=value`.
+//
+// Repetitions (`repeat: R` or `servesim sweep --repeat R`, 1 <= R <= 1000):
+// each point becomes R units of work (runs), run r of point i has index
+// i*R + r and id "<point id>-r<rrr>" (R = 1: the point's id, unchanged), and
+// runs with repetition_seed(base seed, r), where the base seed is the seed
+// the point's configuration resolves to. Shards split runs, not points.
 //
 // The number of points is counted before the grid is expanded; above
 // kMaxSweepPoints load_sweep() fails at once (no allocation per point).
@@ -33,11 +40,24 @@ using Override = std::pair<std::string, std::string>;  // dotted key, YAML text 
 // bigger study into several sweep files (docs/sweeps.md).
 inline constexpr std::size_t kMaxSweepPoints = 100000;
 
+// Most repetitions per point.
+inline constexpr std::size_t kMaxRepeat = 1000;
+
+// One run of a sweep (a point, or one repetition of a point).
 struct SweepPoint {
-  std::size_t index = 0;
-  std::string id;                    // "p0007-1a2b3c4d": index + hash of the overrides
+  std::size_t index = 0;             // run index: point index * repeat + repetition
+  std::string id;                    // "p0007-1a2b3c4d" (+ "-r002" when repeat > 1): its folder
+  std::string point;                 // "p0007-1a2b3c4d": index + hash of the overrides (shared by repetitions)
+  std::size_t repetition = 0;        // 0 .. repeat-1
   std::vector<Override> overrides;   // the swept values of this point (not `set`)
 };
+
+// The seed of repetition r of a point whose configuration resolves to
+// `base`: `base` itself for r = 0 (so repeat 1 reproduces an unrepeated
+// sweep), else the top 31 bits of the first number of the splitmix64 stream
+// Rng::stream(base, r) — deterministic, and distinct streams for distinct
+// (base, r).
+std::uint64_t repetition_seed(std::uint64_t base, std::size_t r);
 
 struct SweepSpec {
   std::string file;
@@ -45,7 +65,8 @@ struct SweepSpec {
   std::string base;                  // scenario path, resolved against the sweep file
   std::vector<Override> fixed;       // `set:` applied to every point
   std::vector<std::string> swept_keys;  // every key that varies, in first-seen order
-  std::vector<SweepPoint> points;
+  std::size_t repeat = 1;            // runs per point
+  std::vector<SweepPoint> points;    // every run, by index (repetitions of a point adjacent)
 
   // Overrides for one point as `key=value` strings (fixed first, then the point's).
   std::vector<std::string> assignments(const SweepPoint& p) const;
@@ -56,7 +77,8 @@ struct SweepSpec {
   std::string identity() const;
 };
 
-SweepSpec load_sweep(const std::string& path);
+// `repeat` (0 = the file's `repeat:`, default 1) overrides the file's key.
+SweepSpec load_sweep(const std::string& path, std::size_t repeat = 0);
 
 // `--shard K/N`: the K-th of N shards, 1 <= K <= N (decimal digits only).
 struct Shard {

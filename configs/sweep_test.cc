@@ -18,6 +18,8 @@
 #include "reports/csv_reader.h"
 #include "reports/output_dir.h"
 #include "reports/sweep_merge.h"
+#include "reports/sweep_summary.h"
+#include "sim/core/rng.h"
 #include "sim/core/error.h"
 
 using namespace servesim;
@@ -99,7 +101,13 @@ TEST_CASE("sweep results are identical with one job or several, and shards merge
   CHECK(m.missing.empty());
   CHECK(slurp(d / "merged.csv") == slurp(d / "one" / "sweep.csv"));
   CsvTable whole = read_csv((d / "one" / "sweep.csv").string());
-  CHECK(whole.column("policy.global") == 1);
+  // point, repetition, seed, run, then the swept keys in snake_case.
+  CHECK(whole.header[0] == "point");
+  CHECK(whole.header[3] == "run");
+  CHECK(whole.column("policy_global") == 4);
+  CHECK(whole.column("policy.global") == -1);  // one naming style
+  CHECK(whole.rows[1][whole.column("seed")] == "2");
+  CHECK(fs::exists(d / "one" / "sweep_summary.csv"));
   CHECK(whole.column("throughput_rps") > 0);
 }
 
@@ -348,4 +356,109 @@ TEST_CASE("a run removes only servesim's own stale files and writes DONE last") 
   CHECK_FALSE(fs::exists(out / "DONE"));
   CHECK_FALSE(fs::exists(out / "summary.csv"));
   CHECK(slurp(out / "notes.txt") == "mine");
+}
+
+TEST_CASE("repetition seeds: repetition 0 keeps the base seed, later ones are derived from (base, r) only") {
+  CHECK(repetition_seed(5, 0) == 5);
+  CHECK(repetition_seed(5, 1) == (Rng::stream(5, 1).next_u64() >> 33));
+  CHECK(repetition_seed(5, 1) == repetition_seed(5, 1));
+  std::vector<std::uint64_t> seen;
+  for (std::uint64_t base : {1, 2, 5})
+    for (std::size_t r = 1; r < 50; ++r) {
+      const std::uint64_t x = repetition_seed(base, r);
+      CHECK(x < (std::uint64_t{1} << 31));
+      seen.push_back(x);
+    }
+  std::sort(seen.begin(), seen.end());
+  CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());  // (1, 2) is not (2, 1)
+}
+
+TEST_CASE("repeat R makes R runs per point: adjacent indices, shared point id, the file's key or --repeat") {
+  fs::path d = temp_dir("repeat_expand");
+  write_sweep(d);
+  SweepSpec s = load_sweep((d / "sweep.yaml").string(), 3);
+  CHECK(s.repeat == 3);
+  REQUIRE(s.points.size() == 15);
+  CHECK(s.points[4].index == 4);
+  CHECK(s.points[4].repetition == 1);
+  CHECK(s.points[4].point == s.points[3].point);
+  CHECK(s.points[4].id == s.points[3].point + "-r001");
+  CHECK(s.points[5].point == s.points[4].point);
+  CHECK(s.points[6].point != s.points[5].point);
+  CHECK(load_sweep((d / "sweep.yaml").string()).points[1].id == s.points[3].point);  // repeat 1: ids unchanged
+  std::ofstream(d / "rep.yaml") << "name: rep\nbase: base.yaml\nrepeat: 2\ngrid: {policy.global: [random]}\n";
+  CHECK(load_sweep((d / "rep.yaml").string()).points.size() == 2);
+  CHECK(load_sweep((d / "rep.yaml").string(), 4).points.size() == 4);  // --repeat wins
+  for (const char* bad : {"0", "1001", "x"}) {
+    std::ofstream(d / "bad.yaml") << "name: bad\nbase: base.yaml\nrepeat: " << bad << "\ngrid: {seed: [1]}\n";
+    CAPTURE(bad);
+    std::string e = error_of([&] { load_sweep((d / "bad.yaml").string()); });
+    CHECK(contains(e, "repeat"));
+    CHECK(contains(e, (d / "bad.yaml").string()));
+  }
+}
+
+TEST_CASE("repetitions are runs: one sweep.csv row each, seeds derived, summarized per point, sharded and resumed") {
+  fs::path d = temp_dir("repeat_run");
+  write_sweep(d);
+  SweepSpec s = load_sweep((d / "sweep.yaml").string(), 2);
+  SweepOutcome whole = run_sweep(s, SweepOptions{(d / "whole").string(), 2, "", {}, false});
+  CHECK(whole.ran == 10);
+  CsvTable t = read_csv((d / "whole" / "sweep.csv").string());
+  REQUIRE(t.rows.size() == 10);
+  const int point = t.column("point"), rep = t.column("repetition"), seed = t.column("seed"), run = t.column("run");
+  CHECK(t.rows[2][point] == s.points[2].point);
+  CHECK(t.rows[2][rep] == "0");
+  CHECK(t.rows[3][rep] == "1");
+  CHECK(t.rows[3][run] == s.points[3].id);
+  CHECK(t.rows[2][seed] == "2");  // the grid's seed: the base of the point's repetitions
+  CHECK(t.rows[3][seed] == std::to_string(repetition_seed(2, 1)));
+  CHECK(t.rows[8][seed] == "5");  // the explicit point runs with the base scenario's seed
+  CHECK(t.rows[9][seed] == std::to_string(repetition_seed(5, 1)));
+  CHECK(t.rows[2][t.column("throughput_rps")] != t.rows[3][t.column("throughput_rps")]);  // other seed, other run
+
+  CsvTable sum = read_csv((d / "whole" / "sweep_summary.csv").string());
+  REQUIRE(sum.rows.size() == 5);
+  CHECK(sum.rows[1][sum.column("point")] == s.points[2].point);
+  CHECK(sum.rows[1][sum.column("runs")] == "2");
+  double a = std::stod(t.rows[2][t.column("throughput_rps")]), b = std::stod(t.rows[3][t.column("throughput_rps")]);
+  CHECK(std::stod(sum.rows[1][sum.column("throughput_rps_mean")]) == doctest::Approx((a + b) / 2).epsilon(1e-5));
+  CHECK(std::stod(sum.rows[1][sum.column("throughput_rps_ci95")]) ==
+        doctest::Approx(12.7062047 * std::abs(a - b) / 2).epsilon(1e-5));
+
+  // Shards split runs (a point's two repetitions land in different shards) and merge into the same bytes.
+  run_sweep(s, SweepOptions{(d / "s1").string(), 1, "1/2", {}, false});
+  run_sweep(s, SweepOptions{(d / "s2").string(), 1, "2/2", {}, false});
+  CHECK(fs::exists(d / "s1" / "points" / s.points[0].id));
+  CHECK(fs::exists(d / "s2" / "points" / s.points[1].id));
+  MergeResult m = merge_sweeps({(d / "s1").string(), (d / "s2").string()}, (d / "merged.csv").string());
+  CHECK(m.points == 10);
+  CHECK(slurp(d / "merged.csv") == slurp(d / "whole" / "sweep.csv"));
+
+  // Resume: one lost repetition is re-run, nothing else.
+  fs::remove(d / "whole" / "points" / s.points[7].id / "DONE");
+  SweepOutcome again = run_sweep(s, SweepOptions{(d / "whole").string(), 1, "", {}, false});
+  CHECK(again.ran == 1);
+  CHECK(again.skipped == 9);
+  CHECK(slurp(d / "whole" / "sweep.csv") == slurp(d / "merged.csv"));
+}
+
+TEST_CASE("a swept map value is expanded into snake_case columns, never written as YAML text") {
+  fs::path d = temp_dir("map_columns");
+  write_sweep(d);
+  std::ofstream(d / "map.yaml") << "name: map\nbase: base.yaml\nset: {workload.requests: 40}\n"
+                                   "grid:\n  policy.local: [{name: dlpm, quantum: 512}, vtc]\n";
+  SweepSpec s = load_sweep((d / "map.yaml").string());
+  run_sweep(s, SweepOptions{(d / "out").string(), 1, "", {}, false});
+  CsvTable t = read_csv((d / "out" / "sweep.csv").string());
+  REQUIRE(t.rows.size() == 2);
+  REQUIRE(t.column("policy_local") >= 0);
+  REQUIRE(t.column("policy_local_quantum") >= 0);
+  CHECK(t.column("policy_local") < t.column("scenario"));  // a swept column, before the summary's
+  CHECK(t.rows[0][t.column("policy_local")] == "dlpm");
+  CHECK(t.rows[0][t.column("policy_local_quantum")] == "512");
+  CHECK(t.rows[1][t.column("policy_local")] == "vtc");
+  CHECK(t.rows[1][t.column("policy_local_quantum")].empty());
+  CHECK_FALSE(contains(slurp(d / "out" / "sweep.csv"), "{"));
+  CHECK(swept_column("policy.local.quantum") == "policy_local_quantum");
 }

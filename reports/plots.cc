@@ -1,17 +1,19 @@
 #include "reports/plots.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <tuple>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "reports/csv_reader.h"
+#include "reports/output_dir.h"
+#include "reports/sweep_summary.h"
 #include "sim/core/error.h"
 #include "sim/core/service_weights.h"
 
@@ -19,16 +21,24 @@ namespace servesim {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kTerminal = "set terminal pngcairo size 1000,640 enhanced font 'DejaVu Sans,11'\n";
+// Ten colours that stay apart in print, seven filled/open markers: the pair
+// (i % 10, i % 7) repeats only after 70 series.
+constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                    "#8c564b", "#e377c2", "#4d4d4d", "#bcbd22", "#17becf"};
+constexpr int kMarkers[] = {7, 5, 9, 11, 13, 6, 4};
+
+std::string terminal(const std::string& format) {
+  if (format == "pdf") return "set terminal pdfcairo size 10in,6in enhanced font 'DejaVu Sans,9'\n";
+  if (format == "svg") return "set terminal svg size 1200,700 dynamic enhanced font 'DejaVu Sans,11'\n";
+  return "set terminal pngcairo size 1200,700 enhanced font 'DejaVu Sans,11'\n";
+}
 
 double to_double(const std::string& s, double def = -1) {
-  if (s.empty()) return def;
-  try {
-    return std::stod(s);
-  } catch (...) {
-    return def;
-  }
+  double x;
+  return parse_number(s, x) ? x : def;
 }
+
+std::string num(double x) { return fmt::format("{:.10g}", x); }
 
 struct Range {
   double lo = 1e300, hi = 0;
@@ -36,17 +46,18 @@ struct Range {
     for (double x : v) lo = std::min(lo, x), hi = std::max(hi, x);
   }
   // gnuplot's log-scale autoscale can clip the tail: state the range.
-  std::string xrange() const { return hi > 0 ? fmt::format("set xrange [{}:{}]\n", lo / 1.5, hi * 1.5) : ""; }
+  std::string xrange() const { return hi > 0 ? fmt::format("set xrange [{}:{}]\n", num(lo / 1.5), num(hi * 1.5)) : ""; }
 };
 
-// Writes the empirical CDF of `values` as "x y" lines (at most ~1000 points).
-void write_cdf(std::ofstream& out, std::vector<double> values, Range* range = nullptr) {
+// The empirical CDF of `values` as "x y" lines (at most ~1000 points), then a block separator.
+void write_cdf(std::string& out, std::vector<double> values, Range* range = nullptr) {
   std::sort(values.begin(), values.end());
   if (range) range->add(values);
   const std::size_t n = values.size(), step = std::max<std::size_t>(1, n / 1000);
-  for (std::size_t i = 0; i < n; i += step) out << values[i] << " " << static_cast<double>(i + 1) / n << "\n";
-  if (n) out << values.back() << " 1\n";
-  out << "\n\n";
+  for (std::size_t i = 0; i < n; i += step)
+    out += fmt::format("{} {}\n", num(values[i]), num(static_cast<double>(i + 1) / static_cast<double>(n)));
+  if (n) out += num(values.back()) + " 1\n";
+  out += "\n\n";
 }
 
 std::vector<double> column_values(const CsvTable& t, const std::string& col) {
@@ -62,10 +73,14 @@ std::vector<double> column_values(const CsvTable& t, const std::string& col) {
   return v;
 }
 
-// "policy.local.quantum" -> "quantum"
-std::string short_key(const std::string& k) { return k.substr(k.rfind('.') == std::string::npos ? 0 : k.rfind('.') + 1); }
+// Text for a gnuplot double-quoted string (titles: "\\n" there is a line break).
+std::string dquote(std::string s) {
+  std::replace(s.begin(), s.end(), '"', '\'');
+  std::replace(s.begin(), s.end(), '\\', '/');
+  return s;
+}
 
-// Text for a gnuplot single-quoted string (keys are set noenhanced, so no escaping of _ ^ { }).
+// Text for a gnuplot single-quoted string (everything is set noenhanced, so no escaping of _ ^ { }).
 std::string quote(std::string s) {
   std::replace(s.begin(), s.end(), '\'', '"');
   return s;
@@ -73,26 +88,53 @@ std::string quote(std::string s) {
 
 class Plotter {
  public:
-  Plotter(fs::path dir, std::string gnuplot) : dir_(std::move(dir)), gnuplot_(std::move(gnuplot)) {
-    fs::create_directories(dir_ / "plots");
+  Plotter(fs::path dir, const PlotOptions& o) : dir_(std::move(dir)), o_(o) {
+    ensure_output_dir((dir_ / "plots").string());
   }
-  // Runs a gnuplot script that writes plots/<name>.png.
+  // Writes plots/<name>.gp and runs it: plots/<name>.<format> for every format.
   void render(const std::string& name, const std::string& body) {
-    fs::path script = dir_ / "plots" / (name + ".gp");
-    fs::path png = dir_ / "plots" / (name + ".png");
-    std::ofstream(script) << kTerminal << "set output '" << png.string() << "'\n" << body;
-    std::string cmd = fmt::format("{} '{}' 2>'{}'", gnuplot_, script.string(), (dir_ / "plots" / (name + ".log")).string());
-    if (std::system(cmd.c_str()) != 0)
-      throw InputError(fmt::format("gnuplot failed on {} (see {}.log); is gnuplot installed (apt-get install gnuplot-nox)?",
-                                   script.string(), name));
-    result.images.push_back(png.string());
+    const fs::path script = dir_ / "plots" / (name + ".gp");
+    std::vector<std::string> images;
+    std::string text;
+    for (std::size_t i = 0; i < o_.formats.size(); ++i) {
+      images.push_back((dir_ / "plots" / (name + "." + o_.formats[i])).string());
+      text += terminal(o_.formats[i]) + "set output '" + images.back() + ".tmp'\n" + (i == 0 ? body : "replot\n") +
+              "set output\n";
+    }
+    write_file(script.string(), text);
+    const std::string log = (dir_ / "plots" / (name + ".log")).string();
+    for (const auto& img : images) remove_outputs(fs::path(img).parent_path().string(), {fs::path(img).filename().string()});
+    const std::string cmd = fmt::format("{} '{}' 2>'{}.tmp'", o_.gnuplot, script.string(), log);
+    const int rc = std::system(cmd.c_str());
+    commit_rename(log + ".tmp", log);
+    if (rc != 0)
+      throw InputError(fmt::format("gnuplot failed on {} (see {}); is gnuplot installed (apt-get install gnuplot-nox)?",
+                                   script.string(), log));
+    for (const auto& img : images) {
+      std::error_code ec;
+      if (!fs::is_regular_file(img + ".tmp", ec) || fs::file_size(img + ".tmp", ec) == 0)
+        throw InputError(fmt::format("{}: gnuplot wrote no image (see {})", img, log));
+      commit_rename(img + ".tmp", img);
+      result.images.push_back(img);
+    }
   }
-  fs::path data(const std::string& name) const { return dir_ / "plots" / name; }
+  // Writes plots/<name> (data for a script) and returns its path.
+  std::string data(const std::string& name, const std::string& content) const {
+    const std::string path = (dir_ / "plots" / name).string();
+    write_file(path, content);
+    return path;
+  }
   PlotResult result;
 
  private:
+  static void commit_rename(const std::string& from, const std::string& to) {
+    std::error_code ec;
+    if (!fs::exists(from, ec)) throw InputError(fmt::format("{}: was not written (no {})", to, from));
+    fs::rename(from, to, ec);
+    if (ec) throw InputError(fmt::format("{}: cannot rename {} into place: {}", to, from, ec.message()));
+  }
   fs::path dir_;
-  std::string gnuplot_;
+  const PlotOptions& o_;
 };
 
 // The run's service weights: report.w_in / report.w_out of its
@@ -111,202 +153,520 @@ std::pair<double, double> service_weights(const fs::path& dir) {
   return {w_in, w_out};
 }
 
-void run_plots(const fs::path& dir, Plotter& p) {
+// "run <folder>" (and its scenario's name when it differs): every run plot's title names it.
+std::string run_name(const fs::path& dir) {
+  std::string folder = fs::path(dir).lexically_normal().filename().string();
+  if (folder.empty()) folder = fs::path(dir).lexically_normal().parent_path().filename().string();
+  std::string name = "run " + folder;
+  if (fs::exists(dir / "summary.csv")) {
+    const CsvTable s = read_csv((dir / "summary.csv").string());
+    const int c = s.column("scenario");
+    if (c >= 0 && s.rows.size() == 1 && s.rows[0][c] != folder) name += ", scenario " + s.rows[0][c];
+  }
+  return name;
+}
+
+// A client's display name: client columns may hold an index into clients.csv or a name.
+std::string client_name(const std::string& cell, const CsvTable& clients) {
+  double x;
+  if (parse_number(cell, x) && x >= 0 && x == std::floor(x) && x < static_cast<double>(clients.rows.size()))
+    return clients.rows[static_cast<std::size_t>(x)][0];
+  return cell;
+}
+
+std::string metric_title(const std::string& col) {
+  if (col == "ttft_s") return "TTFT";
+  if (col == "tpot_s") return "TPOT (per output token)";
+  if (col == "e2e_s") return "E2E";
+  return col;
+}
+
+// The legend never overlaps the data: right of the plot, or below it when
+// series names are long (they would squeeze the plot to a sliver).
+std::string key_outside(std::size_t longest_title = 0) {
+  return longest_title > 40 ? "set key outside below center vertical maxrows 8 noenhanced\n"
+                            : "set key outside right top vertical noenhanced\n";
+}
+
+std::size_t longest(const std::vector<std::string>& v) {
+  std::size_t n = 0;
+  for (const auto& x : v) n = std::max(n, x.size());
+  return n;
+}
+
+void run_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
+  const std::string name = dquote(run_name(dir));
   CsvTable req = read_csv((dir / "requests.csv").string());
   {
-    std::ofstream d(p.data("latency_cdf.dat"));
-    const char* cols[] = {"ttft_s", "tpot_s", "e2e_s"};
+    std::vector<std::string> metrics = o.metrics;
+    if (metrics.empty()) metrics = {"ttft_s", "tpot_s", "e2e_s"};
+    std::string d, plot = "plot ";
     Range range;
-    for (const char* c : cols) write_cdf(d, column_values(req, c), &range);
-    d.close();  // gnuplot must see the whole file
-    p.render("latency_cdf",
-             range.xrange() + "set title 'Latency CDF (finished requests)'\nset xlabel 'latency (s, log scale)'\n"
-             "set ylabel 'fraction of requests'\nset logscale x\nset grid\nset key bottom right noenhanced\nset yrange [0:1]\n"
-             "plot '" + p.data("latency_cdf.dat").string() + "' index 0 w l lw 2 title 'TTFT', '' index 1 w l lw 2 "
-             "title 'TPOT (per output token)', '' index 2 w l lw 2 title 'E2E'\n");
+    for (std::size_t i = 0; i < metrics.size(); ++i) {
+      if (req.column(metrics[i]) < 0)
+        throw InputError(fmt::format("--metric {}: {} has no column '{}'", metrics[i], (dir / "requests.csv").string(),
+                                     metrics[i]));
+      write_cdf(d, column_values(req, metrics[i]), &range);
+    }
+    const std::string file = p.data("latency_cdf.dat", d);
+    for (std::size_t i = 0; i < metrics.size(); ++i)
+      plot += fmt::format("{}'{}' index {} w lp pi 100 ps 1.2 lw 2 {} title '{}'", i ? ", " : "", file, i,
+                          series_style(i), quote(metric_title(metrics[i])));
+    p.render("latency_cdf", range.xrange() + "set title \"Latency CDF (finished requests)\\n" + name +
+                                "\" noenhanced\nset xlabel 'latency (s, log scale)'\n"
+                                "set ylabel 'fraction of requests'\nset logscale x\nset grid\n" + key_outside() +
+                                "set yrange [0:1.02]\n" + plot + "\n");
   }
   {
     // Cumulative service per client: the engine's exact series (client_service.csv,
     // written with timeline.csv) when the run has it; else credited per finished request.
     CsvTable clients = read_csv((dir / "clients.csv").string());
-    std::map<int, std::vector<std::pair<double, double>>> per;
+    std::map<std::string, std::vector<std::pair<double, double>>> per;
+    std::vector<std::string> order;  // clients in first-seen order
+    auto series = [&](const std::string& client) -> std::vector<std::pair<double, double>>& {
+      auto [it, fresh] = per.try_emplace(client);
+      if (fresh) order.push_back(client);
+      return it->second;
+    };
     std::string title;
     if (fs::exists(dir / "client_service.csv")) {
       CsvTable svc = read_csv((dir / "client_service.csv").string());
       int ct = svc.column("time_s"), cc = svc.column("client"), cs = svc.column("service");
-      for (const auto& r : svc.rows) per[std::stoi(r[cc])].push_back({to_double(r[ct]), to_double(r[cs])});
+      if (ct < 0 || cc < 0 || cs < 0)
+        throw InputError(fmt::format("{}: needs columns time_s, client, service", (dir / "client_service.csv").string()));
+      for (const auto& r : svc.rows) series(client_name(r[cc], clients)).push_back({to_double(r[ct]), to_double(r[cs])});
       title = "Service per client over time (as the fairness measures count it; client_service.csv)";
     } else {
       const auto [w_in, w_out] = service_weights(dir);
       int cf = req.column("finish_s"), cc = req.column("client"), cp = req.column("prompt_tokens"),
           co = req.column("generated_tokens");
+      if (cf < 0 || cc < 0 || cp < 0 || co < 0)
+        throw InputError(fmt::format("{}: needs columns finish_s, client, prompt_tokens, generated_tokens",
+                                     (dir / "requests.csv").string()));
       for (const auto& r : req.rows) {
         double f = to_double(r[cf]);
         if (f < 0) continue;
-        per[std::stoi(r[cc])].push_back({f, w_in * to_double(r[cp], 0) + w_out * to_double(r[co], 0)});
+        series(client_name(r[cc], clients)).push_back({f, w_in * to_double(r[cp], 0) + w_out * to_double(r[co], 0)});
       }
       for (auto& [client, pts] : per) {
         std::sort(pts.begin(), pts.end());
         double acc = 0;
         for (auto& pt : pts) pt.second = (acc += pt.second);
       }
-      title = fmt::format("Service per client over time (w_in={}, w_out={}, credited when a request finishes: the run has "
-                          "no timeline)", w_in, w_out);
+      title = fmt::format("Service per client over time (w_in={}, w_out={}, credited when a request finishes: the run "
+                          "has no timeline)", w_in, w_out);
     }
-    std::ofstream d(p.data("client_service.dat"));
-    std::string plot = "plot ";
-    int idx = 0;
-    for (const auto& [client, pts] : per) {
-      for (const auto& [t, s] : pts) d << t << " " << s << "\n";
-      d << "\n\n";
-      std::string name = client < static_cast<int>(clients.rows.size()) ? clients.rows[client][0] : std::to_string(client);
-      plot += fmt::format("{}'{}' index {} w steps lw 2 title '{}'", idx ? ", " : "",
-                          p.data("client_service.dat").string(), idx, quote(name));
-      ++idx;
+    // Clients in clients.csv order where known; beyond kMaxSeries the largest by final service.
+    std::vector<std::string> shown;
+    for (const auto& r : clients.rows)
+      if (!r.empty() && per.count(r[0])) shown.push_back(r[0]);
+    for (const auto& c : order)
+      if (std::find(shown.begin(), shown.end(), c) == shown.end()) shown.push_back(c);
+    std::string note;
+    if (shown.size() > kMaxSeries) {
+      std::vector<std::string> by_service = shown;
+      std::stable_sort(by_service.begin(), by_service.end(), [&](const std::string& a, const std::string& b) {
+        return per[a].back().second > per[b].back().second;
+      });
+      by_service.resize(kMaxSeries);
+      note = fmt::format(" - the {} clients with the most service of {}", kMaxSeries, shown.size());
+      std::vector<std::string> kept;
+      for (const auto& c : shown)
+        if (std::find(by_service.begin(), by_service.end(), c) != by_service.end()) kept.push_back(c);
+      shown = kept;
     }
-    d.close();
-    if (idx > 0)
-      p.render("client_service", "set title '" + title + "' noenhanced\nset xlabel 'simulated time (s)'\n"
-               "set ylabel 'cumulative service (weighted tokens)'\nset grid\nset key top left noenhanced\n" + plot + "\n");
+    std::string d, plot = "plot ";
+    for (const auto& c : shown) {
+      for (const auto& [t, s] : per[c]) d += num(t) + " " + num(s) + "\n";
+      d += "\n\n";
+    }
+    const std::string file = p.data("client_service.dat", d);
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+      const std::size_t n = per[shown[i]].size();
+      plot += fmt::format("{}'{}' index {} w steps lw 2 {} notitle, '' index {} every {} w p ps 1.2 {} title '{}'",
+                          i ? ", " : "", file, i, series_style(i), i, std::max<std::size_t>(1, n / 12),
+                          series_style(i), quote(shown[i]));
+    }
+    if (!shown.empty())
+      p.render("client_service", "set title \"" + dquote(title) + note + "\\n" + name +
+                                     "\" noenhanced\nset xlabel 'simulated time (s)'\n"
+                                     "set ylabel 'cumulative service (weighted tokens)'\nset grid\n" + key_outside() +
+                                     plot + "\n");
   }
   if (!fs::exists(dir / "timeline.csv")) {
     p.result.skipped.push_back("kv_usage, queue_length: no timeline.csv (report.timeline_interval_s is 0)");
     return;
   }
   CsvTable tl = read_csv((dir / "timeline.csv").string());
-  int ct = tl.column("time_s"), cw = tl.column("worker"), ck = tl.column("kv_fraction"), cq = tl.column("waiting"),
-      cr = tl.column("running");
+  int ct = tl.column("time_s"), cw = tl.column("worker"), ck = tl.column("kv_fraction"), cq = tl.column("waiting");
+  if (ct < 0 || cw < 0 || ck < 0 || cq < 0)
+    throw InputError(fmt::format("{}: needs columns time_s, worker, kv_fraction, waiting", (dir / "timeline.csv").string()));
   std::map<int, std::vector<const std::vector<std::string>*>> by_worker;
-  for (const auto& r : tl.rows) by_worker[std::stoi(r[cw])].push_back(&r);
-  std::ofstream d(p.data("timeline.dat"));
+  for (const auto& r : tl.rows) by_worker[static_cast<int>(to_double(r[cw], 0))].push_back(&r);
+  std::string d;
   for (auto& [w, rows] : by_worker) {
-    for (const auto* r : rows) d << (*r)[ct] << " " << 100 * to_double((*r)[ck], 0) << " " << (*r)[cq] << " " << (*r)[cr] << "\n";
-    d << "\n\n";
+    for (const auto* r : rows) d += (*r)[ct] + " " + num(100 * to_double((*r)[ck], 0)) + " " + (*r)[cq] + "\n";
+    d += "\n\n";
   }
-  d.close();
+  const std::string file = p.data("timeline.dat", d);
+  const std::size_t drawn = std::min(by_worker.size(), kMaxSeries);
+  const std::string note =
+      by_worker.size() > kMaxSeries ? fmt::format(" (workers 0-{} of {})", drawn - 1, by_worker.size()) : "";
   auto series = [&](int col) {
     std::string s = "plot ";
-    int i = 0;
+    std::size_t i = 0;
     for (auto& [w, rows] : by_worker) {
-      s += fmt::format("{}'{}' index {} using 1:{} w l title 'worker {}'", i ? ", " : "",
-                       p.data("timeline.dat").string(), i, col, w);
+      if (i >= drawn) break;
+      s += fmt::format("{}'{}' index {} using 1:{} w lp pi {} ps 1 {} title 'worker {}'", i ? ", " : "", file, i, col,
+                       std::max<std::size_t>(1, rows.size() / 12), series_style(i), w);
       ++i;
     }
     return s + "\n";
   };
-  std::string key = by_worker.size() > 8 ? "set key off\n" : "set key outside right noenhanced\n";
-  p.render("kv_usage", "set title 'KV cache use per worker'\nset xlabel 'simulated time (s)'\n"
-                       "set ylabel 'KV pages used (% of capacity)'\nset yrange [0:105]\nset grid\n" + key + series(2));
-  p.render("queue_length", "set title 'Waiting requests per worker'\nset xlabel 'simulated time (s)'\n"
-                           "set ylabel 'requests waiting'\nset grid\n" + key + series(3));
+  p.render("kv_usage", "set title \"KV cache use per worker" + note + "\\n" + name +
+                           "\" noenhanced\nset xlabel 'simulated time (s)'\n"
+                           "set ylabel 'KV pages used (% of capacity)'\nset yrange [0:105]\nset grid\n" + key_outside() +
+                           series(2));
+  p.render("queue_length", "set title \"Waiting requests per worker" + note + "\\n" + name +
+                               "\" noenhanced\nset xlabel 'simulated time (s)'\n"
+                               "set ylabel 'requests waiting'\nset grid\n" + key_outside() + series(3));
 }
 
-void sweep_plots(const fs::path& dir, Plotter& p) {
-  CsvTable s = read_csv((dir / "sweep.csv").string());
-  // Label of a point: its swept values (columns between `point` and `scenario`).
-  int first_summary = s.column("scenario");
-  auto label = [&](const std::vector<std::string>& r) {
-    std::string l;
-    for (int i = 1; i < (first_summary < 0 ? 1 : first_summary); ++i) {
-      std::string k = s.header[i];
-      k = k.substr(k.rfind('.') == std::string::npos ? 0 : k.rfind('.') + 1);
-      l += (l.empty() ? "" : " ") + k + "=" + r[i];
+// ---- sweeps ----------------------------------------------------------------
+
+// One point of the sweep plots: the rows of sweep.csv with the same swept values.
+struct Group {
+  std::vector<std::string> swept;  // values of the swept columns
+  std::vector<std::size_t> rows;
+  std::string series;              // the other swept values, "k=v, k=v"
+  std::optional<double> x;         // its value of the x swept column
+  std::string x_text;
+};
+
+struct SweepData {
+  CsvTable t;
+  int first = 1, end = 1;          // swept columns [first, end)
+  int x_col = -1;                  // the numeric swept column on the x axis, or -1
+  bool log_x = false;
+  std::vector<Group> groups;       // in sweep order
+  std::vector<std::string> series; // series names, sorted (numbers numerically)
+  bool repeated = false;           // some group has several runs
+  std::string name;                // "sweep <name>" for titles
+};
+
+SweepData read_sweep(const fs::path& dir) {
+  SweepData s;
+  s.t = read_csv((dir / "sweep.csv").string());
+  std::tie(s.first, s.end) = swept_columns(s.t);
+  // The x column: the last swept column with numbers only and >= 2 distinct values.
+  for (int c = s.end - 1; c >= s.first && s.x_col < 0; --c) {
+    std::vector<double> vals;
+    bool numeric = true;
+    for (const auto& r : s.t.rows) {
+      double x;
+      if (r[c].empty()) continue;
+      if (!parse_number(r[c], x)) numeric = false;
+      else vals.push_back(x);
     }
-    return l.empty() ? r[0] : l;
-  };
+    std::sort(vals.begin(), vals.end());
+    vals.erase(std::unique(vals.begin(), vals.end()), vals.end());
+    if (numeric && vals.size() >= 2) {
+      s.x_col = c;
+      s.log_x = vals.front() > 0 && vals.back() / vals.front() >= 100;
+    }
+  }
+  std::map<std::vector<std::string>, std::size_t> index;
+  for (std::size_t i = 0; i < s.t.rows.size(); ++i) {
+    const auto& r = s.t.rows[i];
+    std::vector<std::string> key(r.begin() + s.first, r.begin() + s.end);
+    auto [it, fresh] = index.try_emplace(key, s.groups.size());
+    if (fresh) {
+      Group g;
+      g.swept = key;
+      for (int c = s.first; c < s.end; ++c)
+        if (c != s.x_col && !r[c].empty())
+          g.series += (g.series.empty() ? "" : ", ") + s.t.header[c] + "=" + r[c];
+      if (s.x_col >= 0 && !r[s.x_col].empty()) {
+        g.x = to_double(r[s.x_col]);
+        g.x_text = r[s.x_col];
+      }
+      if (g.series.empty()) g.series = g.x ? "all points" : (r.empty() ? "" : r[0]);
+      s.groups.push_back(g);
+    }
+    s.groups[it->second].rows.push_back(i);
+    if (s.groups[it->second].rows.size() > 1) s.repeated = true;
+  }
+  // Series order: by swept values, numbers numerically, text in order of first appearance.
+  std::vector<std::size_t> firsts;
   {
-    std::ofstream d(p.data("latency_cdf.dat"));
-    std::string plot = "plot ";
-    int idx = 0;
+    std::map<std::string, std::size_t> seen;
+    for (std::size_t g = 0; g < s.groups.size(); ++g)
+      if (seen.emplace(s.groups[g].series, g).second) firsts.push_back(g);
+  }
+  std::map<std::pair<int, std::string>, std::size_t> rank;
+  for (const auto& g : s.groups)
+    for (int c = s.first; c < s.end; ++c) rank.try_emplace({c, g.swept[c - s.first]}, rank.size());
+  auto less = [&](std::size_t a, std::size_t b) {
+    const Group &ga = s.groups[a], &gb = s.groups[b];
+    if (ga.x.has_value() != gb.x.has_value()) return ga.x.has_value();  // lines first, reference points after
+    for (int c = s.first; c < s.end; ++c) {
+      if (c == s.x_col) continue;
+      const std::string &va = ga.swept[c - s.first], &vb = gb.swept[c - s.first];
+      if (va == vb) continue;
+      if (va.empty() != vb.empty()) return vb.empty();
+      double xa, xb;
+      const bool na = parse_number(va, xa), nb = parse_number(vb, xb);
+      if (na && nb) return xa < xb;
+      if (na != nb) return na;
+      return rank.at({c, va}) < rank.at({c, vb});
+    }
+    return a < b;
+  };
+  std::stable_sort(firsts.begin(), firsts.end(), less);
+  for (std::size_t g : firsts) s.series.push_back(s.groups[g].series);
+  std::string sweep_name = dir.lexically_normal().filename().string();
+  if (std::optional<std::string> meta = [&]() -> std::optional<std::string> {
+        try {
+          if (!fs::exists(dir / "sweep_meta.yaml")) return std::nullopt;
+          YAML::Node n = YAML::LoadFile((dir / "sweep_meta.yaml").string());
+          return n["sweep"] ? std::optional<std::string>(n["sweep"].as<std::string>()) : std::nullopt;
+        } catch (const YAML::Exception&) {
+          return std::nullopt;
+        }
+      }())
+    sweep_name = *meta + (*meta == sweep_name ? "" : " in " + sweep_name);
+  s.name = "sweep " + sweep_name;
+  return s;
+}
+
+// Later series are drawn with smaller markers, so a point that coincides with
+// an earlier series' point shows inside it instead of covering it.
+std::string marker_size(std::size_t drawn_index) {
+  return num(2.2 - 0.12 * static_cast<double>(std::min<std::size_t>(drawn_index, 9)));
+}
+
+MeanCi group_stat(const SweepData& s, const Group& g, int col) {
+  std::vector<double> v;
+  for (std::size_t i : g.rows) {
+    double x;
+    if (parse_number(s.t.rows[i][col], x)) v.push_back(x);
+  }
+  return mean_ci(v);
+}
+
+std::string ci_or_zero(const MeanCi& m) { return num(std::isnan(m.ci95) ? 0.0 : m.ci95); }
+
+std::string ci_note(const SweepData& s) {
+  return s.repeated ? "\\nmeans over repetitions/seeds; error bars: 95% Student t confidence interval" : "";
+}
+
+// y (mean ± CI) against the x swept column; one line per series, sorted by x;
+// reference points (no x) as horizontal dashed lines at their mean.
+void plot_vs_x(const SweepData& s, Plotter& p, const std::string& name, int ycol) {
+  std::string d, refs;
+  std::vector<std::size_t> blocks;  // series index of each data block
+  for (std::size_t si = 0; si < s.series.size() && si < kMaxSeries; ++si) {
+    std::vector<const Group*> gs;
+    for (const auto& g : s.groups)
+      if (g.series == s.series[si]) gs.push_back(&g);
+    if (!gs.front()->x) {
+      const double y = group_stat(s, *gs.front(), ycol).mean;
+      if (!std::isnan(y))
+        refs += fmt::format(", {} w l lw 2 dt 2 lc rgb '{}' title '{} (no {})'", num(y), kColours[si % 10], quote(s.series[si]),
+                            s.t.header[s.x_col]);
+      continue;
+    }
+    std::stable_sort(gs.begin(), gs.end(), [](const Group* a, const Group* b) { return *a->x < *b->x; });
+    for (const Group* g : gs) {
+      const MeanCi m = group_stat(s, *g, ycol);
+      if (!std::isnan(m.mean)) d += fmt::format("{} {} {}\n", num(*g->x), num(m.mean), ci_or_zero(m));
+    }
+    d += "\n\n";
+    blocks.push_back(si);
+  }
+  const std::string file = p.data(name + ".dat", d);
+  std::string plot = "plot ";
+  for (std::size_t b = 0; b < blocks.size(); ++b)
+    plot += fmt::format("{}'{}' index {} using 1:2{} w {} lw 2 ps {} {} title '{}'", b ? ", " : "", file, b,
+                        s.repeated ? ":3" : "", s.repeated ? "yerrorlines" : "lp", marker_size(b), series_style(blocks[b]),
+                        quote(s.series[blocks[b]]));
+  if (blocks.empty()) plot = "plot NaN notitle";
+  const std::string& xname = s.t.header[s.x_col];
+  const std::string& yname = s.t.header[ycol];
+  p.render(name, "set title \"" + dquote(yname) + " vs " + dquote(xname) + "\\n" + dquote(s.name) + ci_note(s) +
+                     "\" noenhanced\nset xlabel '" + quote(xname) + (s.log_x ? " (log scale)" : "") +
+                     "' noenhanced\nset ylabel '" + quote(yname) + "' noenhanced\n" +
+                     (s.log_x ? "set logscale x\n" : "") + "set grid\n" + key_outside(longest(s.series) + 25) +
+                     "set offsets graph 0.03, graph 0.03, graph 0.08, graph 0.03\n" + plot + refs + "\n");
+}
+
+// y (mean ± CI) against x (mean ± CI) of two metric columns; points of a
+// series joined in order of the x swept value and labelled with it.
+void plot_scatter(const SweepData& s, Plotter& p, const std::string& name, int xcol, int ycol,
+                  const std::string& title, const std::string& xlabel, const std::string& ylabel) {
+  std::string d;
+  std::vector<std::string> entries;
+  std::vector<std::pair<std::size_t, bool>> blocks;  // (series index, joined)
+  std::vector<std::string> label_sets;               // each block's x values, for labelling once
+  for (std::size_t si = 0; si < s.series.size() && si < kMaxSeries; ++si) {
+    std::vector<const Group*> gs;
+    for (const auto& g : s.groups)
+      if (g.series == s.series[si]) gs.push_back(&g);
+    const bool has_x = gs.front()->x.has_value();
+    if (has_x) std::stable_sort(gs.begin(), gs.end(), [](const Group* a, const Group* b) { return *a->x < *b->x; });
+    // Points of one series at the same place get one label listing their x values.
+    std::vector<std::pair<std::string, std::string>> pts;  // "x y xerr yerr", label
+    for (const Group* g : gs) {
+      const MeanCi mx = group_stat(s, *g, xcol), my = group_stat(s, *g, ycol);
+      if (std::isnan(mx.mean) || std::isnan(my.mean)) continue;
+      pts.push_back({fmt::format("{} {} {} {}", num(mx.mean), num(my.mean), ci_or_zero(mx), ci_or_zero(my)),
+                     has_x ? g->x_text : ""});
+    }
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      std::string label = pts[i].second;
+      bool first = true;
+      for (std::size_t j = 0; j < pts.size(); ++j)
+        if (j != i && pts[j].first == pts[i].first) {
+          if (j < i) first = false;
+          else label += ", " + pts[j].second;
+        }
+      d += fmt::format("{} \"{}\"\n", pts[i].first, first ? label : "");
+    }
+    const std::size_t rows = pts.size();
+    std::string set;
+    for (const auto& pt : pts) set += pt.second + ";";
+    label_sets.push_back(set);
+    d += "\n\n";
+    blocks.push_back({si, has_x && rows >= 2});
+  }
+  const std::string file = p.data(name + ".dat", d);
+  std::string plot = "plot ";
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const auto [si, joined] = blocks[b];
+    const char* with = s.repeated ? (joined ? "xyerrorlines" : "xyerrorbars") : (joined ? "lp" : "p");
+    plot += fmt::format("{}'{}' index {} using 1:2{} w {} lw 2 ps {} {} title '{}'", b ? ", " : "", file, b,
+                        s.repeated ? ":3:4" : "", with, marker_size(b), series_style(si), quote(s.series[si]));
+    // Labels once per set of x values: series swept over the same values share them (no overprinting).
+    const bool first_of_set =
+        std::find(label_sets.begin(), label_sets.begin() + static_cast<std::ptrdiff_t>(b), label_sets[b]) ==
+        label_sets.begin() + static_cast<std::ptrdiff_t>(b);
+    if (joined && first_of_set)
+      plot += fmt::format(", '' index {} using 1:2:5 with labels offset char 0.8,char 0.8 left font ',9' noenhanced "
+                          "notitle",
+                          b);
+  }
+  if (blocks.empty()) plot = "plot NaN notitle";
+  const std::string xnote = s.x_col >= 0 ? "\\npoints labelled with " + s.t.header[s.x_col] : "";
+  p.render(name, "set title \"" + dquote(title) + "\\n" + dquote(s.name) + xnote + ci_note(s) +
+                     "\" noenhanced\nset xlabel '" + quote(xlabel) + "' noenhanced\nset ylabel '" + quote(ylabel) +
+                     "' noenhanced\nset grid\n" + key_outside(longest(s.series)) +
+                     "set offsets graph 0.08, graph 0.15, graph 0.1, graph 0.05\n" + plot + "\n");
+}
+
+void sweep_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
+  const SweepData s = read_sweep(dir);
+  const CsvTable& t = s.t;
+  const int run_col = t.column("run") >= 0 ? t.column("run") : 0;
+  {
+    std::string d, plot = "plot ";
+    std::size_t idx = 0;
     Range range;
-    for (const auto& r : s.rows) {
-      if (idx >= 16) break;  // beyond 16 lines a CDF plot is unreadable
-      fs::path rq = dir / "points" / r[0] / "requests.csv";
+    std::vector<std::size_t> order;  // groups in series order
+    for (const auto& ser : s.series)
+      for (std::size_t g = 0; g < s.groups.size(); ++g)
+        if (s.groups[g].series == ser) order.push_back(g);
+    std::vector<std::string> titles;
+    for (std::size_t g : order) {
+      if (idx >= kMaxSeries) break;
+      const Group& grp = s.groups[g];
+      fs::path rq = dir / "points" / t.rows[grp.rows.front()][run_col] / "requests.csv";
       if (!fs::exists(rq)) continue;
       write_cdf(d, column_values(read_csv(rq.string()), "e2e_s"), &range);
-      plot += fmt::format("{}'{}' index {} w l lw 2 title '{}'", idx ? ", " : "", p.data("latency_cdf.dat").string(),
-                          idx, quote(label(r)));
+      std::string title = grp.series;
+      if (grp.x) title += (title.empty() ? "" : ", ") + t.header[s.x_col] + "=" + grp.x_text;
+      titles.push_back(title);
       ++idx;
     }
-    d.close();
-    if (s.rows.size() > 16) p.result.skipped.push_back("latency_cdf: only the first 16 points are drawn");
-    if (idx)
-      p.render("latency_cdf", range.xrange() + "set title 'End-to-end latency CDF per sweep point'\nset xlabel 'E2E latency (s, log scale)'\n"
-                              "set ylabel 'fraction of requests'\nset logscale x\nset grid\nset yrange [0:1]\n"
-                              "set key bottom right font ',9' noenhanced\n" + plot + "\n");
+    if (order.size() > kMaxSeries)
+      p.result.skipped.push_back(fmt::format("latency_cdf: only the first {} points are drawn", kMaxSeries));
+    if (idx) {
+      const std::string file = p.data("latency_cdf.dat", d);
+      for (std::size_t i = 0; i < titles.size(); ++i)
+        plot += fmt::format("{}'{}' index {} w lp pi 100 ps 1 lw 2 {} title '{}'", i ? ", " : "", file, i,
+                            series_style(i), quote(titles[i]));
+      p.render("latency_cdf", range.xrange() + "set title \"End-to-end latency CDF per sweep point (finished requests" +
+                                  std::string(s.repeated ? ", repetition 0" : "") + ")\\n" + dquote(s.name) +
+                                  "\" noenhanced\nset xlabel 'E2E latency (s, log scale)'\n"
+                                  "set ylabel 'fraction of requests'\nset logscale x\nset grid\nset yrange [0:1.02]\n" +
+                                  key_outside(longest(titles)) + plot + "\n");
+    }
   }
-  int thr = s.column("throughput_rps"), p99 = s.column("e2e_p99_s");
-  // One series per combination of all swept values but the last, plus the name
-  // of the last swept key (so explicit reference rows, which sweep another key,
-  // form their own series). Each point is labelled with its last swept value.
-  auto split = [&](const std::vector<std::string>& r) {
-    const int end = first_summary < 0 ? 1 : first_summary;
-    int last = -1;
-    for (int i = 1; i < end; ++i)
-      if (!r[i].empty()) last = i;
-    std::string series, point = last > 0 ? r[last] : r[0];
-    for (int i = 1; i < end; ++i)
-      if (i != last && !r[i].empty()) series += (series.empty() ? "" : " ") + short_key(s.header[i]) + "=" + r[i];
-    if (last > 0) series += (series.empty() ? "by " : ", by ") + short_key(s.header[last]);
-    return std::pair{series.empty() ? std::string("points") : series, point};
-  };
-  auto scatter = [&](const std::string& name, int ycol, const std::string& title, const std::string& ylabel) {
-    std::map<std::string, std::vector<std::tuple<double, double, std::string>>> series;
-    for (const auto& r : s.rows) {
-      auto [ser, pt] = split(r);
-      series[ser].emplace_back(to_double(r[thr]), to_double(r[ycol]), pt);
-    }
-    std::ofstream d(p.data(name + ".dat"));
-    std::string plot = "plot ";
-    int idx = 0, labelled = -1;
-    for (auto& [ser, pts] : series) {
-      // Points stay in sweep order, so a line follows the swept value (e.g. growing Q^u).
-      for (const auto& [x, y, l] : pts) d << x << " " << y << " \"" << l << "\"\n";
-      d << "\n\n";
-      std::string series_title = ser;
-      std::replace(series_title.begin(), series_title.end(), '\'', '"');
-      // Lines only through a real sweep dimension; two or fewer points (reference rows) stand alone.
-      plot += fmt::format("{}'{}' index {} using 1:2 {} pt {} ps 1.4 lw 2 title '{}'", idx ? ", " : "",
-                          p.data(name + ".dat").string(), idx, pts.size() > 2 ? "w lp" : "w p", 7 + 2 * (idx % 3), series_title);
-      // Label one series per distinct set of labels, alternating above/below to limit overlap.
-      bool distinct = labelled < 0 || pts.size() <= 2;
-      if (distinct) {
-        for (const char* every : {"every 2", "every 2::1"})  // alternate labels above and below the points
-          plot += fmt::format(", '' index {} {} using 1:2:3 with labels offset 0.6,{} left font ',9' noenhanced notitle",
-                              idx, every, every[7] ? "-1.1" : "0.9");
-        if (pts.size() > 2) labelled = idx;
-      }
-      ++idx;
-    }
-    d.close();
-    p.render(name, "set title '" + title + "'\nset xlabel 'throughput (finished requests/s)'\nset ylabel '" + ylabel +
-                       "'\nset grid\nset key top left noenhanced box opaque\n"
-                       "set offsets graph 0.05, graph 0.2, graph 0.1, 0\nset yrange [0:*]\n" + plot + "\n");
-  };
-  if (thr >= 0 && p99 >= 0) scatter("throughput_latency", p99, "p99 end-to-end latency vs throughput", "p99 E2E latency (s)");
-  int fair = s.column("service_diff_max"), fair_ext = s.column("extend_service_diff_max");
+  const int thr = t.column("throughput_rps"), p99 = t.column("e2e_p99_s");
+  if (s.x_col >= 0)
+    for (const char* m : {"e2e_p99_s", "throughput_rps", "service_diff_max"})
+      if (t.column(m) >= 0) plot_vs_x(s, p, std::string(m) + "_vs_" + t.header[s.x_col], t.column(m));
+  if (thr >= 0 && p99 >= 0)
+    plot_scatter(s, p, "throughput_latency", thr, p99, "p99 end-to-end latency vs throughput",
+                 "throughput (finished requests/s)", "p99 E2E latency (s)");
+  const int fair = t.column("service_diff_max"), fair_ext = t.column("extend_service_diff_max");
   if (fair >= 0 && thr >= 0)
-    scatter("fairness_throughput", fair, "Fairness vs throughput (service = w_{in} x all prompt tokens + w_{out} x output tokens)",
-            "max service difference, backlogged clients (weighted tokens)");
+    plot_scatter(s, p, "fairness_throughput", thr, fair,
+                 "Fairness vs throughput (service = w_in x all prompt tokens + w_out x output tokens; lower is fairer)",
+                 "throughput (finished requests/s)", "max service difference, backlogged clients (weighted tokens)");
   else
     p.result.skipped.push_back("fairness_throughput: sweep.csv has no service_diff_max column");
   if (fair_ext >= 0 && thr >= 0)
-    scatter("fairness_extend_throughput", fair_ext,
-            "Fairness vs throughput (service = w_{in} x uncached prompt tokens + w_{out} x output tokens)",
-            "max extend-service difference, backlogged clients (weighted tokens)");
+    plot_scatter(s, p, "fairness_extend_throughput", thr, fair_ext,
+                 "Fairness vs throughput (service = w_in x uncached prompt tokens + w_out x output tokens; lower is "
+                 "fairer)",
+                 "throughput (finished requests/s)", "max extend-service difference, backlogged clients (weighted tokens)");
+  for (const auto& m : o.metrics) {
+    const auto colon = m.find(':');
+    std::string xs = colon == std::string::npos ? "" : m.substr(0, colon);
+    const std::string ys = colon == std::string::npos ? m : m.substr(colon + 1);
+    if (xs.empty()) xs = s.x_col >= 0 ? t.header[s.x_col] : "throughput_rps";
+    for (const auto& c : {xs, ys})
+      if (t.column(c) < 0)
+        throw InputError(fmt::format("--metric {}: {} has no column '{}'", m, (dir / "sweep.csv").string(), c));
+    const std::string name = "custom_" + ys + "_vs_" + xs;
+    if (t.column(xs) == s.x_col)
+      plot_vs_x(s, p, name, t.column(ys));
+    else
+      plot_scatter(s, p, name, t.column(xs), t.column(ys), ys + " vs " + xs, xs, ys);
+  }
 }
 
 }  // namespace
 
-PlotResult make_plots(const std::string& dir_s, const std::string& gnuplot) {
+std::string series_style(std::size_t i) {
+  return fmt::format("lc rgb '{}' pt {} dt {}", kColours[i % 10], kMarkers[i % 7], 1 + (i / 10) % 3);
+}
+
+std::vector<std::string> parse_plot_formats(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const auto comma = list.find(',', start);
+    const std::string f = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (f != "png" && f != "pdf" && f != "svg")
+      throw InputError(fmt::format("--format {}: '{}' is not one of png, pdf, svg", list, f));
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+PlotResult make_plots(const std::string& dir_s, const PlotOptions& o) {
   fs::path dir(dir_s);
-  Plotter p(dir, gnuplot);
-  if (fs::exists(dir / "sweep.csv"))
-    sweep_plots(dir, p);
-  else if (fs::exists(dir / "requests.csv"))
-    run_plots(dir, p);
-  else
+  if (o.formats.empty()) throw InputError("plot: no output format (expected png, pdf and/or svg)");
+  if (!fs::exists(dir / "sweep.csv") && !fs::exists(dir / "requests.csv"))
     throw InputError(fmt::format("{}: neither a run folder (requests.csv) nor a sweep folder (sweep.csv)", dir_s));
+  Plotter p(dir, o);
+  if (fs::exists(dir / "sweep.csv"))
+    sweep_plots(dir, p, o);
+  else
+    run_plots(dir, p, o);
   return p.result;
 }
 

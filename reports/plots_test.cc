@@ -126,6 +126,135 @@ TEST_CASE("plotting a sweep folder makes per-point CDFs and labelled scatter plo
   CHECK(is_png(d / "plots" / "fairness_throughput.png"));
 }
 
+namespace {
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A sweep.csv as `servesim sweep` writes it (point, repetition, seed, run,
+// snake_case swept columns, summary columns), with run folders for the CDFs.
+void write_sweep_csv(const fs::path& d, const std::vector<std::vector<std::string>>& rows) {
+  fs::create_directories(d);
+  CsvWriter s((d / "sweep.csv").string());
+  for (const char* h : {"point", "repetition", "seed", "run", "policy_local", "policy_local_quantum", "scenario",
+                        "throughput_rps", "e2e_p99_s", "service_diff_max"})
+    s.field(std::string_view(h));
+  s.end_row();
+  for (const auto& r : rows) {
+    for (const auto& c : r) s.field(c);
+    s.end_row();
+    if (!fs::exists(d / "points" / r[3])) write_run(d / "points" / r[3], 1.0);
+  }
+  s.close();
+}
+}  // namespace
+
+TEST_CASE("sweep plots: numeric x sorted numerically on a log axis, labels from the value, repetitions as mean + CI") {
+  fs::path d = fs::temp_directory_path() / "servesim_plot_qu";
+  fs::remove_all(d);
+  std::vector<std::vector<std::string>> rows;
+  int k = 0;
+  // Quanta in the string order that used to be drawn (1024 < 128 < 16 < 524288), two seeds each.
+  for (const char* q : {"1024", "128", "16", "524288"})
+    for (int r = 0; r < 2; ++r, ++k)
+      rows.push_back({"p" + std::to_string(k / 2), std::to_string(r), std::to_string(1 + 10 * r),
+                      "p" + std::to_string(k / 2) + "-r00" + std::to_string(r), "dlpm", q, "x",
+                      std::to_string(100 + 3 * k), std::to_string(1.0 + r), std::to_string(50 + r)});
+  rows.push_back({"p8", "0", "1", "p8-r000", "vtc", "", "x", "90", "3", "10"});
+  rows.push_back({"p9", "0", "1", "p9-r000", "lpm", "", "x", "120", "4", "900"});
+  write_sweep_csv(d, rows);
+  PlotResult r = make_plots(d.string());
+  for (const char* n : {"latency_cdf", "throughput_latency", "fairness_throughput", "e2e_p99_s_vs_policy_local_quantum",
+                        "throughput_rps_vs_policy_local_quantum", "service_diff_max_vs_policy_local_quantum"}) {
+    CAPTURE(n);
+    CHECK(is_png(d / "plots" / (std::string(n) + ".png")));
+  }
+  // One line through the DLPM means, sorted by quantum, each labelled with it; then VTC, LPM alone.
+  const std::string scatter = slurp(d / "plots" / "throughput_latency.dat");
+  CHECK(scatter.find("\"16\"") < scatter.find("\"128\""));
+  CHECK(scatter.find("\"128\"") < scatter.find("\"1024\""));
+  CHECK(scatter.find("\"1024\"") < scatter.find("\"524288\""));
+  CHECK(scatter.find("{") == std::string::npos);
+  CHECK(scatter.find(" 1.5 ") != std::string::npos);  // mean of the two seeds' p99 (1 and 2)
+  const std::string gp = slurp(d / "plots" / "throughput_latency.gp");
+  CHECK(gp.find("title 'policy_local=dlpm'") != std::string::npos);
+  CHECK(gp.find("title 'policy_local=vtc'") != std::string::npos);
+  CHECK(gp.find("title 'policy_local=lpm'") != std::string::npos);
+  CHECK(gp.find("xyerrorlines") != std::string::npos);  // means with CI bars, never a line through seeds
+  CHECK(gp.find("set key outside") != std::string::npos);
+  CHECK(gp.find("opaque") == std::string::npos);
+  CHECK(gp.find("sweep servesim_plot_qu") != std::string::npos);  // the sweep is named in the title
+  const std::string vs = slurp(d / "plots" / "e2e_p99_s_vs_policy_local_quantum.gp");
+  CHECK(vs.find("set logscale x") != std::string::npos);  // 16 .. 524288 spans decades
+  CHECK(vs.find("yerrorlines") != std::string::npos);
+  CHECK(vs.find("policy_local=vtc (no policy_local_quantum)") != std::string::npos);  // reference line
+  CHECK(slurp(d / "plots" / "e2e_p99_s_vs_policy_local_quantum.dat").rfind("16 1.5 ", 0) == 0);
+}
+
+TEST_CASE("a seven-policy comparison draws every point: own series, colour and marker each, legend outside") {
+  fs::path d = fs::temp_directory_path() / "servesim_plot_seven";
+  fs::remove_all(d);
+  std::vector<std::vector<std::string>> rows;
+  const char* policies[] = {"fcfs", "sjf", "ltr", "lpm", "vtc", "dlpm", "dlpm2"};
+  for (int i = 0; i < 7; ++i)  // the two DLPM points sit top left, where the legend box used to be
+    rows.push_back({"p" + std::to_string(i), "0", "1", "p" + std::to_string(i), policies[i], "", "x",
+                    i >= 5 ? "10" : std::to_string(50 + i), i >= 5 ? std::to_string(9.0 + (i - 5) * 0.1) : "1", "5"});
+  write_sweep_csv(d, rows);
+  make_plots(d.string());
+  const std::string gp = slurp(d / "plots" / "throughput_latency.gp");
+  CHECK(gp.find("set key outside") != std::string::npos);
+  CHECK(gp.find("opaque") == std::string::npos);
+  std::vector<std::string> styles;
+  for (int i = 0; i < 7; ++i) {
+    CHECK(gp.find("title 'policy_local=" + std::string(policies[i]) + "'") != std::string::npos);
+    styles.push_back(series_style(i));
+    CHECK(gp.find(styles.back()) != std::string::npos);
+  }
+  CHECK(slurp(d / "plots" / "throughput_latency.dat").find("10 9.1") != std::string::npos);
+  // Coincident points of one series share one label listing their x values.
+  fs::path c = fs::temp_directory_path() / "servesim_plot_coincident";
+  fs::remove_all(c);
+  write_sweep_csv(c, {{"p0", "0", "1", "p0", "dlpm", "512", "x", "5", "1", "2"},
+                      {"p1", "0", "1", "p1", "dlpm", "8192", "x", "7", "1", "2"},
+                      {"p2", "0", "1", "p2", "dlpm", "131072", "x", "7", "1", "2"}});
+  make_plots(c.string());
+  const std::string data = slurp(c / "plots" / "throughput_latency.dat");
+  CHECK(data.find("\"8192, 131072\"") != std::string::npos);
+  CHECK(data.find("\"131072\"") == std::string::npos);
+  for (std::size_t i = 0; i < kMaxSeries; ++i)
+    for (std::size_t j = 0; j < i; ++j) CHECK(series_style(i) != series_style(j));
+}
+
+TEST_CASE("plot formats: png, pdf and svg side by side, and a bad format or metric is an input error") {
+  fs::path d = fs::temp_directory_path() / "servesim_plot_formats";
+  fs::remove_all(d);
+  write_run(d, 1.0);
+  PlotOptions o;
+  o.formats = parse_plot_formats("png,pdf,svg");
+  o.metrics = {"e2e_s"};
+  PlotResult r = make_plots(d.string(), o);
+  CHECK(r.images.size() == 12);
+  CHECK(slurp(d / "plots" / "latency_cdf.pdf").rfind("%PDF", 0) == 0);
+  CHECK(slurp(d / "plots" / "latency_cdf.svg").find("<svg") != std::string::npos);
+  CHECK(slurp(d / "plots" / "latency_cdf.gp").find("title 'TTFT'") == std::string::npos);  // --metric e2e_s only
+  CHECK_FALSE(fs::exists(d / "plots" / "latency_cdf.png.tmp"));
+  CHECK_THROWS_AS(parse_plot_formats("png,jpg"), InputError);
+  o.metrics = {"no_such_column"};
+  CHECK_THROWS_WITH_AS(make_plots(d.string(), o), doctest::Contains("no_such_column"), InputError);
+}
+
+TEST_CASE("plot files go through the checked writer: an unwritable plots folder or file is an input error") {
+  fs::path d = fs::temp_directory_path() / "servesim_plot_unwritable";
+  fs::remove_all(d);
+  write_run(d, 1.0);
+  std::ofstream(d / "plots") << "a file where the plots folder goes";
+  CHECK_THROWS_WITH_AS(make_plots(d.string()), doctest::Contains((d / "plots").string().c_str()), InputError);
+  fs::remove(d / "plots");
+  fs::create_directories(d / "plots" / "latency_cdf.dat");  // a folder where a data file goes
+  CHECK_THROWS_WITH_AS(make_plots(d.string()), doctest::Contains("latency_cdf.dat"), InputError);
+}
+
 TEST_CASE("plotting a folder that is neither a run nor a sweep is an error") {
   fs::path d = fs::temp_directory_path() / "servesim_plot_empty";
   fs::create_directories(d);

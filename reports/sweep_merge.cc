@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 struct Row {
   std::size_t index = 0;
-  std::string id;
+  std::string id, point, repetition, seed;
   std::map<std::string, std::string> values;
   std::vector<std::string> swept;  // this row's swept keys, in its point.yaml order
   std::vector<std::string> summary;  // its summary.csv header
@@ -41,6 +41,42 @@ std::pair<std::size_t, std::size_t> shard_of(const SweepMeta& m, const std::stri
   throw InputError(fmt::format("{}/{}: shard: expected K/N or all, got '{}'", dir, kSweepMetaFile, m.shard));
 }
 
+void add_swept(Row& r, const std::string& column, const YAML::Node& v);
+
+// A swept value under its snake_case column; a map value also (only) as one
+// column per entry: <column>_<key>, its `name` entry as <column> itself.
+void add_swept_text(Row& r, const std::string& column, const std::string& text) {
+  YAML::Node v;
+  try {
+    v = YAML::Load(text);
+  } catch (const YAML::Exception&) {
+  }
+  if (v.IsMap()) {
+    add_swept(r, column, v);
+    return;
+  }
+  r.values[column] = text;
+  add_column(r.swept, column);
+}
+
+void add_swept(Row& r, const std::string& column, const YAML::Node& v) {
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string k = it->first.Scalar();
+    const std::string c = k == "name" ? column : column + "_" + swept_column(k);
+    if (it->second.IsMap()) {
+      add_swept(r, c, it->second);
+    } else if (it->second.IsScalar()) {
+      r.values[c] = it->second.Scalar();
+      add_column(r.swept, c);
+    } else {
+      YAML::Emitter e;
+      e << YAML::Flow << it->second;
+      r.values[c] = e.c_str();
+      add_column(r.swept, c);
+    }
+  }
+}
+
 std::string list_some(const std::vector<std::string>& items, std::size_t most = 10) {
   std::string s;
   for (std::size_t i = 0; i < items.size() && i < most; ++i) s += (i ? ", " : "") + items[i];
@@ -48,6 +84,13 @@ std::string list_some(const std::vector<std::string>& items, std::size_t most = 
   return s;
 }
 }  // namespace
+
+std::string swept_column(const std::string& key) {
+  std::string c = key;
+  for (char& ch : c)
+    if (ch == '.' || ch == '-' || ch == ' ') ch = '_';
+  return c;
+}
 
 void write_sweep_meta(const std::string& dir, const SweepMeta& m) {
   YAML::Node n;
@@ -134,11 +177,12 @@ MergeResult merge_sweeps(const std::vector<std::string>& dirs, const std::string
         meta_node = YAML::LoadFile((p / "point.yaml").string());
         r.index = meta_node["index"].as<std::size_t>();
         r.id = meta_node["id"].as<std::string>();
-        for (const auto& o : meta_node["overrides"]) {
-          std::string k = o["key"].as<std::string>();
-          r.values[k] = o["value"].as<std::string>();
-          add_column(r.swept, k);
-        }
+        // point.yaml of a sweep without repetitions (or of an older servesim): the run is the point.
+        r.point = meta_node["point"] ? meta_node["point"].as<std::string>() : r.id;
+        r.repetition = meta_node["repetition"] ? meta_node["repetition"].as<std::string>() : "0";
+        for (const auto& o : meta_node["overrides"])
+          add_swept_text(r, swept_column(o["key"].as<std::string>()), o["value"].as<std::string>());
+        if (meta_node["seed"]) r.values["seed"] = meta_node["seed"].as<std::string>();  // a swept seed is the base
       } catch (const YAML::Exception& e) {
         throw InputError(fmt::format("{}: unreadable point.yaml: {}", (p / "point.yaml").string(), e.what()));
       }
@@ -187,15 +231,18 @@ MergeResult merge_sweeps(const std::vector<std::string>& dirs, const std::string
     for (const auto& c : r.summary) add_column(summary, c);
   }
   res.points = rows.size();
-  res.columns.push_back("point");
+  res.columns = {"point", "repetition", "seed", "run"};
   for (const auto& c : swept) add_column(res.columns, c);
   for (const auto& c : summary) add_column(res.columns, c);
   CsvWriter w(out_csv);
   for (const auto& c : res.columns) w.field(c);
   w.end_row();
   for (const auto& r : rows) {
+    w.field(r.point).field(r.repetition);
+    auto seed = r.values.find("seed");
+    if (seed == r.values.end()) w.empty(); else w.field(seed->second);
     w.field(r.id);
-    for (std::size_t i = 1; i < res.columns.size(); ++i) {
+    for (std::size_t i = 4; i < res.columns.size(); ++i) {
       auto it = r.values.find(res.columns[i]);
       if (it == r.values.end()) w.empty(); else w.field(it->second);
     }

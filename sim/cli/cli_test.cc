@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -29,7 +30,8 @@ fs::path temp_dir(const std::string& name) {
 
 // Runs `servesim ARGS` (a shell string), stdout discarded, stderr captured.
 Result servesim(const std::string& args) {
-  const fs::path err = temp_dir("stderr") / "err.txt";
+  // One stderr file per test process: ctest runs the test cases in parallel.
+  const fs::path err = temp_dir("stderr_" + std::to_string(::getpid())) / "err.txt";
   const std::string cmd = std::string(SERVESIM_BIN) + " " + args + " >/dev/null 2>" + err.string();
   const int status = std::system(cmd.c_str());
   Result r;
@@ -44,7 +46,7 @@ Result servesim(const std::string& args) {
 const std::string kScenario = std::string(SERVESIM_SOURCE_DIR) + "/configs/scenarios/default.yaml";
 }  // namespace
 
-TEST_CASE("command-line usage errors exit 2 with CLI11's message; --help exits 0") {
+TEST_CASE("command-line usage errors exit 2 with CLI11's message, and --help exits 0") {
   CHECK(servesim("--help").code == 0);
   CHECK(servesim("--version").code == 0);
   Result r = servesim("");  // no subcommand
@@ -170,4 +172,37 @@ TEST_CASE("calibrate fidelity: exact errors of a synthetic replay, a bad replay 
   Result r = servesim("calibrate fidelity " + (d / "bad.csv").string() + " --out " + (d / "out2").string());
   CHECK(r.code == 2);
   CHECK(r.err.find((d / "bad.csv").string() + ":2: field 'measured_us'") != std::string::npos);
+}
+
+TEST_CASE("compare prints two runs side by side (exit 0) and plot --format with a bad entry exits 2 naming it") {
+  fs::path d = temp_dir("compare");
+  for (const char* r : {"a", "b"}) {
+    Result run = servesim("run " + kScenario + " --quiet --set workload.requests=30 --out " + (d / r).string());
+    REQUIRE(run.code == 0);
+  }
+  CHECK(servesim("compare " + (d / "a").string() + " " + (d / "b").string() + " --out " + (d / "cmp.csv").string())
+            .code == 0);
+  std::ifstream in(d / "cmp.csv");
+  std::string header;
+  std::getline(in, header);
+  CHECK(header.rfind("run,finished,unfinished", 0) == 0);
+  Result bad = servesim("compare " + d.string());
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find(d.string()) != std::string::npos);
+  Result fmt = servesim("plot " + (d / "a").string() + " --format png,gif");
+  CHECK(fmt.code == 2);
+  CHECK(fmt.err.find("gif") != std::string::npos);
+}
+
+TEST_CASE("ltr train into a folder that does not exist yet creates it") {
+  fs::path d = temp_dir("ltr");
+  const fs::path model = d / "models" / "ltr" / "model.yaml";
+  {
+    std::ofstream t(d / "trace.csv");
+    t << "arrival_s,prompt_tokens,output_tokens\n";
+    for (int i = 0; i < 60; ++i) t << i * 0.1 << "," << 10 + (i * 37) % 490 << "," << 1 + (i * 53) % 300 << "\n";
+  }
+  Result r = servesim("ltr train " + (d / "trace.csv").string() + " --steps 20 -o " + model.string());
+  CHECK(r.code == 0);
+  CHECK(fs::is_regular_file(model));
 }

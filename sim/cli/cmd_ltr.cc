@@ -6,6 +6,7 @@
 // used; the held-out requests' lengths are read only to score the model.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -16,6 +17,7 @@
 #include "configs/scenario_config.h"
 #include "policies/kendall_tau.h"
 #include "policies/ltr_ranker.h"
+#include "reports/output_dir.h"
 #include "sim/cli/commands.h"
 #include "sim/core/error.h"
 #include "sim/core/rng.h"
@@ -93,6 +95,8 @@ void train(const TrainArgs& a) {
   info.train_requests = static_cast<std::int64_t>(train_set.size());
   info.holdout_requests = static_cast<std::int64_t>(test_set.size());
   info.holdout_tau = tau_test;
+  // The model's folder is created when missing (docs/ltr.md trains into models/ltr/...).
+  if (const auto parent = std::filesystem::path(a.out).parent_path(); !parent.empty()) ensure_output_dir(parent.string());
   save_ltr_model(m, info, a.out);
 
   fmt::print("trained on {} requests of {} ({}, {} steps, {} split)\n", train_set.size(), a.input, ltr_loss_name(o.loss),

@@ -1,17 +1,38 @@
-// `servesim plot RUN_OR_SWEEP_DIR`: PNG plots under DIR/plots/ (gnuplot).
+// `servesim plot RUN_OR_SWEEP_DIR [--format png,pdf,svg] [--metric M]...`:
+// plots under DIR/plots/ (gnuplot; reports/plots.h says which). Holds a
+// shared lock on DIR (it is not being written) and an exclusive one on
+// DIR/plots (one plotter at a time).
+#include <filesystem>
+#include <memory>
+
 #include <fmt/format.h>
 
+#include "reports/output_dir.h"
 #include "reports/plots.h"
 #include "sim/cli/commands.h"
 
 namespace servesim::cli {
 
 void add_plot_command(CLI::App& app) {
-  auto dir = std::make_shared<std::string>();
-  CLI::App* plot = app.add_subcommand("plot", "Plot a run folder or a sweep folder into DIR/plots/*.png (gnuplot)");
-  plot->add_option("dir", *dir, "Run or sweep folder")->required()->check(CLI::ExistingDirectory);
-  plot->callback([dir] {
-    PlotResult r = make_plots(*dir);
+  struct Args {
+    std::string dir, formats = "png";
+    std::vector<std::string> metrics;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* plot = app.add_subcommand("plot", "Plot a run folder or a sweep folder into DIR/plots/ (gnuplot)");
+  plot->add_option("dir", a->dir, "Run or sweep folder")->required()->check(CLI::ExistingDirectory);
+  plot->add_option("-f,--format", a->formats, "Image formats, comma-separated: png, pdf, svg (default png)");
+  plot->add_option("-m,--metric", a->metrics,
+                   "Run folder: requests.csv columns for the latency CDF (default ttft_s, tpot_s, e2e_s). Sweep folder: "
+                   "Y or X:Y columns of sweep.csv, one more plot each (X default: the numeric swept column)")
+      ->take_all();
+  plot->callback([a] {
+    PlotOptions o;
+    o.formats = parse_plot_formats(a->formats);
+    o.metrics = a->metrics;
+    OutputLock read_lock(a->dir, OutputLock::Mode::kShared);
+    OutputLock write_lock((std::filesystem::path(a->dir) / "plots").string());
+    PlotResult r = make_plots(a->dir, o);
     for (const auto& i : r.images) fmt::print("  wrote {}\n", i);
     for (const auto& s : r.skipped) fmt::print("  note: {}\n", s);
   });

@@ -1,5 +1,7 @@
-// `servesim sweep SWEEP.yaml [--jobs N] [--out DIR] [--shard K/N] [--set k=v]`
-// and `servesim merge DIR... [-o sweep.csv] [--allow-missing]`.
+// `servesim sweep SWEEP.yaml [--jobs N] [--out DIR] [--shard K/N] [--repeat R] [--set k=v]`
+// and `servesim merge DIR... [-o sweep.csv] [--allow-missing]`. Both write
+// sweep_summary.csv beside sweep.csv; sweep then prints the comparison table
+// of its runs (reports/compare.h) on stdout, which carries only messages.
 // merge holds an exclusive lock on the output CSV's folder and a shared one on
 // every other input folder, so it cannot read a shard a sweep is writing.
 #include <filesystem>
@@ -9,7 +11,9 @@
 
 #include "configs/sweep_runner.h"
 #include "reports/output_dir.h"
+#include "reports/compare.h"
 #include "reports/sweep_merge.h"
+#include "reports/sweep_summary.h"
 #include "sim/cli/commands.h"
 #include "sim/core/error.h"
 
@@ -19,6 +23,7 @@ void add_sweep_commands(CLI::App& app) {
   struct Args {
     std::string file, out, shard, merge_out;
     int jobs = 1;
+    std::size_t repeat = 0;
     bool allow_missing = false;
     std::vector<std::string> sets, dirs;
   };
@@ -41,13 +46,19 @@ void add_sweep_commands(CLI::App& app) {
   sweep->add_option("--shard", a->shard,
                     "Run only the K-th of N shards (1 <= K <= N): points with index % N == K-1, e.g. --shard 3/16")
       ->check(shard_check);
+  sweep->add_option("-r,--repeat", a->repeat,
+                    "Runs per point, each with its own seed (overrides the file's repeat:; seeds: docs/sweeps.md)")
+      ->check(CLI::Range(std::size_t{1}, kMaxRepeat));
   sweep->add_option("-s,--set", a->sets, "Override a key in every point, e.g. --set workload.requests=500")->take_all();
   sweep->callback([a] {
-    SweepSpec spec = load_sweep(a->file);
+    SweepSpec spec = load_sweep(a->file, a->repeat);
     SweepOutcome r = run_sweep(spec, SweepOptions{a->out, a->jobs, a->shard, a->sets, true});
-    fmt::print("servesim sweep: {}: {} points selected{}, {} ran, {} already done, {} failed\n", spec.name,
-               r.selected, a->shard.empty() ? "" : " (shard " + a->shard + ")", r.ran, r.skipped, r.failures.size());
-    fmt::print("  {}/sweep.csv: {} points\n", r.out_dir, r.merged);
+    const char* unit = spec.repeat > 1 ? "runs" : "points";
+    fmt::print("servesim sweep: {}: {} {} selected{}{}, {} ran, {} already done, {} failed\n", spec.name, r.selected,
+               unit, spec.repeat > 1 ? fmt::format(" ({} per point)", spec.repeat) : "",
+               a->shard.empty() ? "" : " (shard " + a->shard + ")", r.ran, r.skipped, r.failures.size());
+    fmt::print("  {}/sweep.csv: {} {}; sweep_summary.csv: mean, std, 95% CI per point\n", r.out_dir, r.merged, unit);
+    print_sweep_comparison(r.out_dir);
     if (!r.failures.empty()) {
       for (const auto& f : r.failures) fmt::print(stderr, "  failed: {}\n", f);
       throw InputError(fmt::format("{} of {} points failed; sweep.csv holds only the {} completed points",
@@ -75,10 +86,12 @@ void add_sweep_commands(CLI::App& app) {
     MergeOptions mo;
     mo.allow_missing = a->allow_missing;
     MergeResult r = merge_sweeps(a->dirs, out, mo);
+    write_sweep_summary(out, summary_path_for(out));
     if (!r.missing.empty())
       fmt::print(stderr, "servesim merge: warning: {} points missing: {}\n", r.missing.size(),
                  fmt::join(r.missing, ", "));
-    fmt::print("servesim merge: {} points from {} folders -> {}\n", r.points, a->dirs.size(), out);
+    fmt::print("servesim merge: {} runs from {} folders -> {} and {}\n", r.points, a->dirs.size(), out,
+               summary_path_for(out));
   });
 }
 

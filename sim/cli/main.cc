@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   servesim::cli::add_trace_commands(app);
   servesim::cli::add_sweep_commands(app);
   servesim::cli::add_plot_command(app);
+  servesim::cli::add_compare_command(app);
   servesim::cli::add_calibrate_commands(app);
   servesim::cli::add_ltr_commands(app);
   try {
