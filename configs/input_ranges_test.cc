@@ -153,3 +153,29 @@ TEST_CASE("a malformed multi-line scalar document ends in an error, not a hang i
   }
   CHECK(contains(err, "hang.yaml:2:"));
 }
+
+TEST_CASE("tiny positive hardware and roofline numbers are range errors, not an overflowing cost (issue 16)") {
+  std::ifstream in(std::string(SERVESIM_SOURCE_DIR) + "/configs/hardware/h100-sxm.yaml");
+  std::stringstream h100;
+  h100 << in.rdbuf();
+  REQUIRE(contains(h100.str(), "bf16_tflops: 989"));
+  for (const char* key : {"bf16_tflops", "mem_bandwidth_gbps", "interconnect_gbps", "memory_gb", "l2_mb",
+                          "bandwidth_fraction", "gemm_flops_fraction", "prefill_attention_flops_fraction",
+                          "decode_attention_bandwidth_fraction"}) {
+    CAPTURE(key);
+    std::string text;
+    std::stringstream lines(h100.str());
+    for (std::string line; std::getline(lines, line);)
+      text += (line.starts_with(std::string(key) + ":") ? std::string(key) + ": 1e-300" : line) + "\n";
+    const std::string hw = write(std::string("hw_") + key + ".yaml", text);
+    std::string base = kBase;
+    base.replace(base.find("hardware: h100-sxm"), 18, "hardware: " + hw);
+    const std::string err = error_of(base + kWorkload);
+    CHECK(contains(err, hw));
+    CHECK(contains(err, std::string(key) + ": must be at least 0.001, got 1e-300"));
+  }
+  for (const char* key : {"cost_model.compute_efficiency", "cost_model.memory_efficiency"})
+    CHECK(contains(error_of(std::string(kBase) + kWorkload, {std::string(key) + "=1e-300"}), "must be at least 0.001"));
+  // The floors are far below real parts: 0.001 itself is accepted.
+  CHECK(error_of(std::string(kBase) + kWorkload, {"cost_model.memory_efficiency=0.001"}).empty());
+}

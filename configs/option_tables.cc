@@ -6,6 +6,13 @@ namespace servesim {
 
 using R = OptionRange;
 
+// Floors of the positive hardware and roofline numbers that a cost is divided
+// by (docs/configuration.md, "Ranges"): a peak of 1e-300 would make an
+// iteration time overflow. 10^-3 of a GB, GB/s, TFLOP/s or MB and an
+// efficiency of 0.1% are far below any real GPU, so no real file is refused.
+constexpr double kMinHardware = 1e-3;
+constexpr double kMinFraction = 1e-3;
+
 const OptionTable<ModelSpec>& model_options() {
   static const OptionTable<ModelSpec> t = {
       {"layers", &ModelSpec::layers, R::kPositive, "decoder layers", 1e4},
@@ -25,23 +32,25 @@ const OptionTable<ModelSpec>& model_options() {
 
 const OptionTable<HardwareSpec>& hardware_options() {
   static const OptionTable<HardwareSpec> t = {
-      {"memory_gb", &HardwareSpec::memory_gb, R::kPositive, "HBM capacity, GB", 1e6},
-      {"mem_bandwidth_gbps", &HardwareSpec::mem_bandwidth_gbps, R::kPositive, "HBM bandwidth, GB/s (datasheet)"},
-      {"bf16_tflops", &HardwareSpec::bf16_tflops, R::kPositive, "dense bf16 tensor peak, TFLOP/s (datasheet)"},
+      {"memory_gb", &HardwareSpec::memory_gb, R::kPositive, "HBM capacity, GB", 1e6, kMinHardware},
+      {"mem_bandwidth_gbps", &HardwareSpec::mem_bandwidth_gbps, R::kPositive, "HBM bandwidth, GB/s (datasheet)",
+       kOptionMax, kMinHardware},
+      {"bf16_tflops", &HardwareSpec::bf16_tflops, R::kPositive, "dense bf16 tensor peak, TFLOP/s (datasheet)",
+       kOptionMax, kMinHardware},
       {"interconnect_gbps", &HardwareSpec::interconnect_gbps, R::kPositive,
-       "per-direction NVLink bandwidth for TP all-reduce, GB/s"},
+       "per-direction NVLink bandwidth for TP all-reduce, GB/s", kOptionMax, kMinHardware},
       {"kernel_launch_us", &HardwareSpec::kernel_launch_us, R::kNonNegative,
        "host cost of one eager kernel launch, us", 1e6},
       {"sms", &HardwareSpec::sms, R::kPositive, "streaming multiprocessors", 1e6},
-      {"l2_mb", &HardwareSpec::l2_mb, R::kPositive, "L2 cache, MB", 1e6},
+      {"l2_mb", &HardwareSpec::l2_mb, R::kPositive, "L2 cache, MB", 1e6, kMinHardware},
       {"bandwidth_fraction", &HardwareSpec::bandwidth_fraction, R::kFraction,
-       "achievable / datasheet HBM bandwidth (roofline)"},
+       "achievable / datasheet HBM bandwidth (roofline)", kOptionMax, kMinFraction},
       {"gemm_flops_fraction", &HardwareSpec::gemm_flops_fraction, R::kFraction,
-       "achievable / peak FLOP/s of a large GEMM (roofline)"},
+       "achievable / peak FLOP/s of a large GEMM (roofline)", kOptionMax, kMinFraction},
       {"prefill_attention_flops_fraction", &HardwareSpec::prefill_attention_flops_fraction, R::kFraction,
-       "achievable / peak FLOP/s of full-wave prefill attention (roofline)"},
+       "achievable / peak FLOP/s of full-wave prefill attention (roofline)", kOptionMax, kMinFraction},
       {"decode_attention_bandwidth_fraction", &HardwareSpec::decode_attention_bandwidth_fraction, R::kFraction,
-       "achievable / datasheet bandwidth of decode attention (roofline)"},
+       "achievable / datasheet bandwidth of decode attention (roofline)", kOptionMax, kMinFraction},
       {"gemm_tile_m", &HardwareSpec::gemm_tile_m, R::kPositive, "largest GEMM output tile, rows (roofline)"},
       {"gemm_tile_n", &HardwareSpec::gemm_tile_n, R::kPositive, "largest GEMM output tile, columns (roofline)"},
       {"min_kernel_us", &HardwareSpec::min_kernel_us, R::kNonNegative, "GPU-side floor of one kernel, us (roofline)", 1e6},
@@ -81,9 +90,9 @@ const OptionTable<RooflineOptions>& roofline_options() {
       {"knobs", &RooflineOptions::knobs, R::kAny,
        "YAML of hardware knob keys (servesim calibrate fit-roofline) applied over every worker's hardware"},
       {"compute_efficiency", &RooflineOptions::compute_efficiency, R::kFraction,
-       "flat model: achieved / peak tensor FLOP/s"},
+       "flat model: achieved / peak tensor FLOP/s", kOptionMax, kMinFraction},
       {"memory_efficiency", &RooflineOptions::memory_efficiency, R::kFraction,
-       "flat model: achieved / peak HBM bandwidth"},
+       "flat model: achieved / peak HBM bandwidth", kOptionMax, kMinFraction},
       {"iteration_overhead_us", &RooflineOptions::iteration_overhead_us, R::kNonNegative,
        "host/scheduler time per iteration", 1e6},
       {"kernels_per_layer", &RooflineOptions::kernels_per_layer, R::kNonNegative,

@@ -12,6 +12,7 @@
 #include "sim/core/yaml_map.h"
 #include "policies/kendall_tau.h"
 #include "sim/core/error.h"
+#include "sim/core/output_file.h"
 #include "sim/core/rng.h"
 
 namespace servesim {
@@ -164,11 +165,11 @@ void save_ltr_model(const LtrModel& m, const LtrModelInfo& info, const std::stri
   for (Eigen::Index i = 0; i < m.weights().size(); ++i)
     if (m.weights()[i] != 0) e << YAML::Key << i << YAML::Value << m.weights()[i];
   e << YAML::EndMap << YAML::EndMap << YAML::EndMap;
-  std::ofstream out(path);
-  out << "# servesim learned output-length ranker (policy ltr, ranker: learned, model: <this file>).\n"
-      << "# Linear scores over the honest features of policies/ltr_features.h; higher = shorter.\n"
-      << e.c_str() << "\n";
-  if (!out) throw InputError(fmt::format("{}: cannot write the LTR model", path));
+  // Checked writes to "<path>.tmp", renamed into place: never a short model.
+  write_file(path, std::string("# servesim learned output-length ranker (policy ltr, ranker: learned, model: <this "
+                               "file>).\n# Linear scores over the honest features of policies/ltr_features.h; higher "
+                               "= shorter.\n") +
+                       e.c_str() + "\n");
 }
 
 LtrModel load_ltr_model(const std::string& path, LtrModelInfo* info) {

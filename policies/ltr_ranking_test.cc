@@ -4,8 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "policies/kendall_tau.h"
 #include "policies/ltr_ranker.h"
@@ -226,4 +230,42 @@ TEST_CASE("on real traces the learned ranker beats random on the last 20% and th
     CHECK(tau > 0.15);
     CHECK(std::abs(oracle_tau - 0.6) <= tolerance);
   }
+}
+
+TEST_CASE("saving a model on a full disk is an error naming the file and keeps the previous model (issue 16)") {
+  const std::vector<RequestSpec> all = feature_driven_requests(500, 4);
+  LtrTrainOptions o;
+  o.steps = 20;
+  const LtrModel m = train_ltr_model(all, o);
+  const std::string path = (std::filesystem::temp_directory_path() /
+                           ("servesim_ltr_full_disk_test_" + std::to_string(::getpid()) + ".yaml"))
+                              .string();
+  LtrModelInfo info;
+  info.trained_on = "first";
+  save_ltr_model(m, info, path);
+  const auto size = std::filesystem::file_size(path);
+  REQUIRE(size > 256);
+  // RLIMIT_FSIZE fails a write past 256 bytes with EFBIG, as a full disk would.
+  std::signal(SIGXFSZ, SIG_IGN);
+  rlimit saved{};
+  getrlimit(RLIMIT_FSIZE, &saved);
+  rlimit l = saved;
+  l.rlim_cur = 256;
+  setrlimit(RLIMIT_FSIZE, &l);
+  std::string err;
+  info.trained_on = "second";
+  try {
+    save_ltr_model(m, info, path);
+  } catch (const InputError& e) {
+    err = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &saved);
+  CHECK(err.find(path) != std::string::npos);
+  CHECK(err.find("failed") != std::string::npos);
+  CHECK(std::filesystem::file_size(path) == size);  // the earlier model, whole
+  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+  LtrModelInfo back;
+  (void)load_ltr_model(path, &back);
+  CHECK(back.trained_on == "first");
+  std::filesystem::remove(path);
 }

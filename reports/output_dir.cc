@@ -48,52 +48,6 @@ OutputLock::~OutputLock() {
   if (fd_ >= 0) ::close(fd_);  // releases the flock
 }
 
-OutputFile::OutputFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
-  f_ = std::fopen(tmp_.c_str(), "wb");
-  if (!f_) throw InputError(fmt::format("{}: cannot create file: {}", path_, std::strerror(errno)));
-}
-
-OutputFile::~OutputFile() {
-  if (committed_) return;
-  if (f_) std::fclose(f_);
-  std::error_code ec;
-  fs::remove(tmp_, ec);
-}
-
-void OutputFile::fail(const char* what, int err) {
-  if (f_) std::fclose(f_);
-  f_ = nullptr;
-  std::error_code ec;
-  fs::remove(tmp_, ec);
-  committed_ = true;  // nothing left to clean up
-  throw InputError(fmt::format("{}: {} failed: {}", path_, what, std::strerror(err ? err : EIO)));
-}
-
-void OutputFile::write(std::string_view data) {
-  SIM_CHECK(f_ && !committed_, "{}: write after commit", path_);
-  if (data.empty()) return;
-  errno = 0;
-  if (std::fwrite(data.data(), 1, data.size(), f_) != data.size()) fail("write", errno);
-}
-
-void OutputFile::commit() {
-  if (committed_) return;
-  errno = 0;
-  if (std::fflush(f_) != 0 || std::ferror(f_)) fail("write", errno);
-  std::FILE* f = f_;
-  f_ = nullptr;
-  errno = 0;
-  if (std::fclose(f) != 0) fail("close", errno);
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) fail("rename", errno);
-  committed_ = true;
-}
-
-void write_file(const std::string& path, std::string_view content) {
-  OutputFile f(path);
-  f.write(content);
-  f.commit();
-}
-
 void remove_outputs(const std::string& dir, const std::vector<std::string>& names) {
   for (const std::string& name : names)
     for (const std::string& n : {name, name + ".tmp"}) {

@@ -9,11 +9,9 @@
 //    lock file itself stays, empty (so a folder's files stay byte-identical
 //    from run to run; deleting it on release would let two processes lock
 //    different inodes).
-//  - OutputFile: writes <path>.tmp, checks every write, the flush and the
-//    close, and renames the temporary to <path> in commit(). Destroyed
-//    without commit() (an exception on the way) it removes the temporary, so
-//    <path> only ever holds a complete file. A full disk is an InputError
-//    naming the file, never a silently short file.
+//  - OutputFile and write_file() (sim/core/output_file.h, so that traces/
+//    and policies/ can write their results the same way): write <path>.tmp,
+//    check every write, the flush and the close, and rename to <path>.
 //  - remove_outputs(): deletes the named files of an earlier run (and their
 //    temporaries) from a folder: only those names, never anything else.
 //
@@ -26,6 +24,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "sim/core/output_file.h"
 
 namespace servesim {
 
@@ -52,27 +52,6 @@ class OutputLock {
   std::string dir_;
   int fd_ = -1;
 };
-
-class OutputFile {
- public:
-  explicit OutputFile(std::string path);  // creates <path>.tmp; InputError naming path on failure
-  ~OutputFile();                          // not committed: closes and removes the temporary
-  OutputFile(const OutputFile&) = delete;
-  OutputFile& operator=(const OutputFile&) = delete;
-
-  void write(std::string_view data);  // InputError on a short write
-  void commit();                      // flush + close + rename, every step checked; idempotent
-  const std::string& path() const { return path_; }
-
- private:
-  [[noreturn]] void fail(const char* what, int err);
-  std::string path_, tmp_;
-  std::FILE* f_ = nullptr;
-  bool committed_ = false;
-};
-
-// The whole of `content` to `path`, through an OutputFile.
-void write_file(const std::string& path, std::string_view content);
 
 // Removes <dir>/<name> and <dir>/<name>.tmp for every name, in order (put the
 // completion marker first). Missing files are fine; InputError when one exists

@@ -22,7 +22,8 @@ struct Result {
 };
 
 fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / "servesim_cli_test" / name;
+  // Per process: CTest runs each case as its own process, several at once.
+  fs::path d = fs::temp_directory_path() / ("servesim_cli_test_" + std::to_string(getpid())) / name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -205,4 +206,25 @@ TEST_CASE("ltr train into a folder that does not exist yet creates it") {
   Result r = servesim("ltr train " + (d / "trace.csv").string() + " --steps 20 -o " + model.string());
   CHECK(r.code == 0);
   CHECK(fs::is_regular_file(model));
+}
+
+TEST_CASE("calibrate on a full disk exits 2 naming the file and leaves no partial profile (issue 16)") {
+  const fs::path d = temp_dir("calibrate_full");
+  const std::string out = (d / "profile.csv").string();
+  const std::string err = (d / "err.txt").string();
+  // A 1 KiB file size limit fails writes as a full disk does (SIGXFSZ ignored: EFBIG instead).
+  const std::string cmd = "trap '' XFSZ; ulimit -f 2; exec " + std::string(SERVESIM_BIN) +
+                          " calibrate synth --quick -o " + out + " >/dev/null 2>" + err;
+  const int status = std::system(cmd.c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  std::ifstream in(err);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  CHECK(ss.str().find(out + ": write failed") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  CHECK_FALSE(fs::exists(out + ".tmp"));
+  // Without the limit the same command writes the whole profile.
+  CHECK(servesim("calibrate synth --quick -o " + out).code == 0);
+  CHECK(fs::file_size(out) > 1024);
 }

@@ -15,6 +15,7 @@
 #include "costmodel/roofline_fit.h"
 #include "costmodel/synthetic_profile.h"
 #include "sim/cli/commands.h"
+#include "reports/output_dir.h"
 #include "sim/core/error.h"
 
 namespace servesim::cli {
@@ -40,13 +41,13 @@ struct SynthArgs {
   bool quick = false;
 };
 
-void write_file(const std::string& path, const std::string& text) {
+// Every output of calibrate (fit summary, validation, knobs, profile) is a
+// result: checked writes to "<path>.tmp", renamed into place (reports/
+// output_dir.h), so a full disk is an error naming the file, never a short file.
+void write_output(const std::string& path, const std::string& text) {
   const auto parent = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw InputError(fmt::format("{}: write failed", path));
+  if (!parent.empty()) ensure_output_dir(parent.string());
+  write_file(path, text);
 }
 
 void print_provenance(const ProfileTable& t) {
@@ -87,8 +88,8 @@ void run_fit(const FitArgs& a) {
   for (const auto& p : fits.problems()) fmt::print("warning: {}\n", p);
   std::string prov;
   for (const auto& [k, v] : table.provenance()) prov += fmt::format("{}={}\n", k, v);
-  write_file(a.out + "/fit_summary.csv", csv);
-  write_file(a.out + "/provenance.txt", prov);
+  write_output(a.out + "/fit_summary.csv", csv);
+  write_output(a.out + "/provenance.txt", prov);
   fmt::print("wrote {0}/fit_summary.csv and {0}/provenance.txt\n", a.out);
   fmt::print("scenarios refit from the profile CSV when they load it (milliseconds); use it with\n"
              "  cost_model: {{backend: calibrated, profile: {}}}\n", a.profile);
@@ -113,8 +114,8 @@ void run_validate(const ValidateArgs& a) {
   for (const auto& p : r.problems) fmt::print("warning: {}\n", p);
   fmt::print("{}\n", all ? "every family meets the target" : "some families miss the target");
   if (!a.out.empty()) {
-    write_file(a.out + "/validation.csv", validation_csv(r));
-    write_file(a.out + "/validation_points.csv", validation_points_csv(r));
+    write_output(a.out + "/validation.csv", validation_csv(r));
+    write_output(a.out + "/validation_points.csv", validation_points_csv(r));
     fmt::print("wrote {0}/validation.csv and {0}/validation_points.csv\n", a.out);
   }
 }
@@ -159,7 +160,7 @@ void add_calibrate_commands(CLI::App& app) {
     print_provenance(table);
     const RooflineKnobFit f = fit_roofline_knobs(table, load_hardware_named(ra->hardware));
     for (const auto& n : f.notes) fmt::print("  {}\n", n);
-    write_file(ra->out, roofline_knobs_yaml(f, table));
+    write_output(ra->out, roofline_knobs_yaml(f, table));
     fmt::print("wrote {} (use: cost_model: {{backend: roofline, knobs: {}}})\n", ra->out, ra->out);
   });
 
@@ -178,7 +179,7 @@ void add_calibrate_commands(CLI::App& app) {
     o.seed = sa->seed;
     o.noise = sa->noise;
     o.quick = sa->quick;
-    write_file(sa->out, synthetic_profile_csv(o));
+    write_output(sa->out, synthetic_profile_csv(o));
     fmt::print("wrote a SYNTHETIC profile (generated, not measured; reports using it say calibrated=false) to {}\n",
                sa->out);
   });

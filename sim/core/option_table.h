@@ -77,6 +77,10 @@ struct OptionField {
   OptionRange range = OptionRange::kAny;
   const char* help = "";
   double max = kOptionMax;
+  // Smallest accepted value for a > 0 range, where a tiny positive number
+  // would overflow what is divided by it (hardware peaks, efficiencies);
+  // 0: no floor beyond the range.
+  double min = 0;
 };
 
 template <class S>
@@ -84,8 +88,9 @@ using OptionTable = std::vector<OptionField<S>>;
 
 namespace option_detail {
 
-inline double check_range(YamlMap& m, const char* key, double x, OptionRange r, double max) {
+inline double check_range(YamlMap& m, const char* key, double x, OptionRange r, double max, double min = 0) {
   if (!(x >= -max && x <= max)) m.fail(key, fmt::format("must be at most {} in magnitude, got {}", max, x));
+  if (min > 0 && x > 0 && x < min) m.fail(key, fmt::format("must be at least {}, got {}", min, x));
   switch (r) {
     case OptionRange::kAny: break;
     case OptionRange::kPositive:
@@ -156,7 +161,7 @@ void read_options(YamlMap& m, const OptionTable<S>& table, S& s) {
             if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, int>) {
               v = static_cast<T>(check_range(m, f.key, m.get<std::int64_t>(f.key, v), f.range, f.max));
             } else if constexpr (std::is_same_v<T, double>) {
-              v = check_range(m, f.key, m.get<double>(f.key, v), f.range, f.max);
+              v = check_range(m, f.key, m.get<double>(f.key, v), f.range, f.max, f.min);
             } else {
               v = m.get<T>(f.key, v);
             }

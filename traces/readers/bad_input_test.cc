@@ -172,6 +172,36 @@ TEST_CASE("empty files, unknown paths and malformed mooncake and native rows are
   CHECK(contains(err, "field 'prompt': unknown key"));
 }
 
+TEST_CASE("a CSV trace with a header and no data row is an error like an empty JSONL trace") {
+  TempDir dir;
+  struct Case {
+    std::string name, format, text;
+  };
+  const Case cases[] = {
+      {"azure.csv", "auto", "TIMESTAMP,ContextTokens,GeneratedTokens\n"},
+      {"burst.csv", "auto", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"},
+      {"vtc.csv", "auto", "req_id,arrival_ns,prompt_tokens,output_tokens\n"},
+      {"native.csv", "auto", "# servesim native trace v1\n# clients: []\nid,arrival_ns,prompt_tokens,output_tokens\n\n"},
+      {"native.jsonl", "native_jsonl", "# servesim native trace v1\n# clients: []\n"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    TraceReadOptions opt;
+    opt.format = c.format;
+    std::string err = input_error([&] { count_rows(dir.write(c.name, c.text), opt); });
+    CHECK(contains(err, c.name));
+    CHECK((contains(err, "no ") && (contains(err, "data rows") || contains(err, "rows (one JSON"))));
+    // skip_bad_rows does not make an empty trace acceptable either.
+    opt.skip_bad_rows = true;
+    CHECK_FALSE(input_error([&] { count_rows(dir.file(c.name), opt); }).empty());
+  }
+  CHECK(contains(input_error([&] { count_rows(dir.file("native.csv")); }), "native.csv:3: header: no native_csv data rows"));
+  // One data row is enough; a BurstGPT file whose rows are all dropped failed requests is not empty.
+  CHECK(count_rows(dir.write("one.csv", "req_id,arrival_ns,prompt_tokens,output_tokens\n0,0,4,2\n")) == 1);
+  CHECK(count_rows(dir.write("failed.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                                           "5,ChatGPT,10,0,10,Conversation log\n")) == 0);
+}
+
 TEST_CASE("randomly corrupted trace files either read or fail with an InputError") {
   const std::vector<std::pair<std::string, std::string>> seeds = {
       {"a.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9799600,4808,10\n"

@@ -14,6 +14,24 @@ LineReader::LineReader(std::string path, std::size_t buffer_bytes)
   if (!file_) throw InputError(located(path_, 0, fmt::format("cannot open file: {}", std::strerror(errno))));
 }
 
+std::unique_ptr<LineReader> LineReader::from_text(std::string name, std::string_view text) {
+  std::unique_ptr<LineReader> r(new LineReader());
+  r->path_ = std::move(name);
+  r->buf_.resize(text.size() + 1);  // never empty: memchr must get a real pointer
+  if (!text.empty()) std::memcpy(r->buf_.data(), text.data(), text.size());
+  r->end_ = text.size();
+  r->eof_ = true;  // the whole "file" is in the buffer: fill() never reads
+  return r;
+}
+
+std::unique_ptr<LineReader> LineReader::from_stream(std::string name, std::FILE* stream, std::size_t buffer_bytes) {
+  std::unique_ptr<LineReader> r(new LineReader());
+  r->path_ = std::move(name);
+  r->file_ = stream;
+  r->buf_.resize(buffer_bytes < 4096 ? 4096 : buffer_bytes);
+  return r;
+}
+
 LineReader::~LineReader() {
   if (file_) std::fclose(file_);
 }

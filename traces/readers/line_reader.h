@@ -3,6 +3,10 @@
 // into the buffer without the trailing "\n" or "\r\n"; a view stays valid only
 // until the next call. The last line may lack a newline (Azure's CSVs do);
 // last_line_terminated() tells callers that want to treat that as truncation.
+// from_text() reads a string already in memory the same way (same line
+// splitting, same messages naming `name`), without a file, and from_stream()
+// an already open FILE*: the fuzz targets read one input several times at no
+// I/O cost.
 //
 // Also here: UTF-8 validation for one line (trace readers reject non-UTF-8
 // bytes with the file, line and column instead of passing garbage on).
@@ -20,6 +24,12 @@ class LineReader {
  public:
   // Opens `path` for reading. Throws InputError ("path: cannot open file: ...").
   explicit LineReader(std::string path, std::size_t buffer_bytes = 1 << 20);
+  // Lines of `text` (copied), reported as lines of the file `name`.
+  static std::unique_ptr<LineReader> from_text(std::string name, std::string_view text);
+  // Lines of an open stream (owned: closed by the reader), read through the
+  // buffer as a file is; `name` is the file name in messages. The fuzz targets
+  // use it with fmemopen() to cover the buffered path without any file.
+  static std::unique_ptr<LineReader> from_stream(std::string name, std::FILE* stream, std::size_t buffer_bytes);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
@@ -33,6 +43,7 @@ class LineReader {
   const std::string& path() const { return path_; }
 
  private:
+  LineReader() = default;
   bool fill();  // reads more bytes after end_; false at EOF
 
   std::string path_;

@@ -3,6 +3,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -49,17 +51,8 @@ NativeWriter::Flavor NativeWriter::flavor_for(const std::string& path) {
   return ends(".jsonl") || ends(".json") ? Flavor::kJsonl : Flavor::kCsv;
 }
 
-NativeWriter::NativeWriter(std::string path, Flavor flavor) : path_(std::move(path)), flavor_(flavor) {
-  file_ = std::fopen(path_.c_str(), "wb");
-  if (!file_) throw InputError(located(path_, 0, fmt::format("cannot write file: {}", std::strerror(errno))));
-}
-
-NativeWriter::~NativeWriter() {
-  if (file_) {
-    flush();
-    std::fclose(file_);
-  }
-}
+NativeWriter::NativeWriter(std::string path, Flavor flavor)
+    : path_(std::move(path)), flavor_(flavor), out_(path_) {}
 
 void NativeWriter::begin(const std::vector<std::string>& client_names) {
   buf_ += "# servesim native trace v1 (docs/traces.md)\n# clients: [";
@@ -127,25 +120,43 @@ void NativeWriter::write(const RequestSpec& r, const std::vector<std::string>& n
 }
 
 void NativeWriter::flush() {
-  if (!buf_.empty() && file_) {
-    if (std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size())
-      throw InputError(located(path_, 0, fmt::format("write error: {}", std::strerror(errno))));
-  }
+  out_.write(buf_);
   buf_.clear();
+}
+
+void NativeWriter::append_file(const std::string& rows) {
+  flush();
+  std::FILE* src = std::fopen(rows.c_str(), "rb");
+  if (!src) throw InputError(located(rows, 0, fmt::format("cannot read the staged rows: {}", std::strerror(errno))));
+  std::vector<char> buf(1 << 16);
+  for (std::size_t k; (k = std::fread(buf.data(), 1, buf.size(), src)) > 0;) {
+    try {
+      out_.write(std::string_view(buf.data(), k));
+    } catch (...) {
+      std::fclose(src);
+      throw;
+    }
+  }
+  const bool bad = std::ferror(src) != 0;
+  std::fclose(src);
+  if (bad) throw InputError(located(rows, 0, "read error in the staged rows"));
 }
 
 void NativeWriter::finish() {
   flush();
-  if (file_) {
-    int rc = std::fclose(file_);
-    file_ = nullptr;
-    if (rc != 0) throw InputError(located(path_, 0, fmt::format("write error: {}", std::strerror(errno))));
-  }
+  out_.commit();
 }
 
 std::int64_t write_native_trace(RequestSource& source, const ClientTable& clients, const std::string& path) {
   const NativeWriter::Flavor flavor = NativeWriter::flavor_for(path);
-  const std::string staged = path + ".rows.tmp";
+  const std::string staged = path + ".rows";
+  struct RemoveStaged {
+    const std::string& p;
+    ~RemoveStaged() {
+      std::error_code ec;
+      std::filesystem::remove(p, ec);
+    }
+  } cleanup{staged};
   std::int64_t n = 0;
   {
     NativeWriter rows(staged, flavor);
@@ -156,22 +167,8 @@ std::int64_t write_native_trace(RequestSource& source, const ClientTable& client
   }
   NativeWriter out(path, flavor);
   out.begin(clients.names());
+  out.append_file(staged);
   out.finish();
-  std::FILE* dst = std::fopen(path.c_str(), "ab");
-  std::FILE* src = std::fopen(staged.c_str(), "rb");
-  if (!dst || !src) {
-    if (dst) std::fclose(dst);
-    if (src) std::fclose(src);
-    throw InputError(located(path, 0, "cannot append the staged rows"));
-  }
-  std::vector<char> buf(1 << 20);
-  bool ok = true;
-  for (std::size_t k; (k = std::fread(buf.data(), 1, buf.size(), src)) > 0;)
-    ok = ok && std::fwrite(buf.data(), 1, k, dst) == k;
-  ok = std::fclose(dst) == 0 && ok;
-  std::fclose(src);
-  std::remove(staged.c_str());
-  if (!ok) throw InputError(located(path, 0, "write error"));
   return n;
 }
 

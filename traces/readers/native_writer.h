@@ -5,13 +5,15 @@
 // think times, categories and client names, and the leading
 // "# clients: [...]" line restores the client table's order.
 //
-// Output is buffered; finish() flushes and closes (the destructor does too,
-// but cannot report errors).
+// Output is buffered and goes through an OutputFile (sim/core/output_file.h):
+// every write is checked, rows go to "<path>.tmp", and finish() renames it to
+// <path>. A writer destroyed without finish() (an error on the way) leaves no
+// file at all, so <path> only ever holds a complete trace.
 #pragma once
-#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "sim/core/output_file.h"
 #include "sim/core/request_source.h"
 
 namespace servesim {
@@ -22,9 +24,8 @@ class NativeWriter {
   // Flavor by extension: .jsonl/.json -> JSONL, anything else -> CSV.
   static Flavor flavor_for(const std::string& path);
 
-  // Opens `path` for writing; throws InputError if it cannot.
+  // Creates "<path>.tmp"; throws InputError if it cannot.
   NativeWriter(std::string path, Flavor flavor);
-  ~NativeWriter();
   NativeWriter(const NativeWriter&) = delete;
   NativeWriter& operator=(const NativeWriter&) = delete;
 
@@ -34,7 +35,9 @@ class NativeWriter {
   void begin(const std::vector<std::string>& client_names);
   // REQUIRES: begin() was called; r.client indexes `names`.
   void write(const RequestSpec& r, const std::vector<std::string>& names);
-  // Flushes and closes; throws InputError on a write error.
+  // Appends the bytes of the file `rows` (rows staged by another writer).
+  void append_file(const std::string& rows);
+  // Flushes, closes and renames into place; throws InputError on a write error.
   void finish();
 
   std::int64_t rows() const { return rows_; }
@@ -44,15 +47,17 @@ class NativeWriter {
 
   std::string path_;
   Flavor flavor_;
-  std::FILE* file_ = nullptr;
+  OutputFile out_;
   std::string buf_;
   std::int64_t rows_ = 0;
 };
 
 // Writes every request of `source` to `path` (format by extension) and
-// returns the count. Rows are staged in "<path>.rows.tmp" and copied after a
+// returns the count. Rows are staged in "<path>.rows" and copied after a
 // "# clients:" line listing the final client table (sources may register
-// names lazily, so the table is only complete at the end of the stream).
+// names lazily, so the table is only complete at the end of the stream); the
+// staged file is removed whether or not the write succeeds, and on an error
+// <path> is not created (nor is a previous <path> replaced).
 std::int64_t write_native_trace(RequestSource& source, const ClientTable& clients, const std::string& path);
 
 }  // namespace servesim

@@ -121,6 +121,7 @@ std::string_view TraceReader::read_header() {
     if (lines_->line_number() == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // BOM
     if (is_blank(line) || handle_comment(line)) continue;
     header_read_ = true;
+    header_line_ = lines_->line_number();
     std::size_t bad = find_invalid_utf8(line);
     if (bad != std::string_view::npos)
       header_error(fmt::format("invalid UTF-8 byte 0x{:02X} at column {}", static_cast<unsigned char>(line[bad]),
@@ -143,6 +144,10 @@ bool TraceReader::next_unchecked(TraceRow& row) {
       if (!header_read_ && ordinal_ == 0 && rows_skipped_ == 0)
         throw InputError(located(lines_->path(), 0, fmt::format("empty file: no {} rows (one JSON object per line)",
                                                                 format_)));
+      // A header with no data line under it is just as empty.
+      if (header_read_ && ordinal_ == 0 && rows_skipped_ == 0)
+        throw InputError(located(lines_->path(), header_line_,
+                                 fmt::format("header: no {} data rows after the header line", format_)));
       return false;
     }
     if (is_blank(line) || handle_comment(line)) continue;
@@ -231,6 +236,10 @@ std::string detect_format(const std::string& path) {
 std::unique_ptr<TraceReader> open_trace(const std::string& path, const TraceReadOptions& opt) {
   const TraceFormatType& f = trace_format(opt.format == "auto" ? detect_format(path) : opt.format);
   return f.make(std::make_unique<LineReader>(path), opt);
+}
+
+std::unique_ptr<TraceReader> open_trace(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt) {
+  return trace_format(opt.format).make(std::move(lines), opt);
 }
 
 }  // namespace servesim

@@ -5,7 +5,9 @@
 //
 // Bad input: every problem is an InputError "file:line: field 'X': what was
 // expected, got 'v'". With skip_bad_rows a bad row is skipped and counted
-// instead (header problems and unreadable files stay fatal). Timestamps of
+// instead (header problems and unreadable files stay fatal). A file with no
+// data row at all (empty, comments only, or a header alone) is an error.
+// Timestamps of
 // independent rows must not decrease: that is an error (or a skipped row)
 // unless the options ask for an in-memory sort (see open_trace()).
 //
@@ -123,6 +125,7 @@ class TraceReader {
 
   bool comments_ = false;
   bool header_read_ = false;
+  long header_line_ = 0;
   std::vector<std::string> declared_clients_;
 
   std::unique_ptr<LineReader> lines_;
@@ -148,6 +151,9 @@ std::string detect_format(const std::string& path);
 // Opens a trace. With opt.sort the whole file is read and stable-sorted by
 // arrival on open (memory grows with the file; the default is streaming).
 std::unique_ptr<TraceReader> open_trace(const std::string& path, const TraceReadOptions& opt);
+// Same, from lines already open (LineReader::from_text() for a trace held in
+// memory); opt.format must be a registered name ("auto" is an InputError).
+std::unique_ptr<TraceReader> open_trace(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt);
 
 // Per-format constructors (one file each). `opt.format` is ignored.
 std::unique_ptr<TraceReader> make_azure_reader(std::unique_ptr<LineReader> lines, const TraceReadOptions& opt);

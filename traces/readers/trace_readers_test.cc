@@ -3,6 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <csignal>
+#include <filesystem>
+
+#include <sys/resource.h>
 
 #include "traces/readers/native_writer.h"
 #include "traces/test_files.h"
@@ -257,4 +261,118 @@ TEST_CASE("native CSV and JSONL carry every RequestSpec field and the client tab
       CHECK(a.dependents == b.dependents);
     }
   }
+}
+
+namespace {
+
+// `n` requests of one client, arrivals 1 ms apart.
+class CountingSource final : public RequestSource {
+ public:
+  explicit CountingSource(std::int64_t n) : n_(n) {}
+  bool next(RequestSpec& r) override {
+    if (i_ == n_) return false;
+    r = RequestSpec{};
+    r.id = static_cast<RequestId>(i_);
+    r.arrival = i_ * 1'000'000;
+    r.prompt_tokens = 100 + i_ % 7;
+    r.output_tokens = 10;
+    ++i_;
+    return true;
+  }
+  std::string describe() const override { return "counting"; }
+
+ private:
+  std::int64_t n_, i_ = 0;
+};
+
+// Runs `f` with file sizes limited to `bytes` (a write past it fails with
+// EFBIG, as on a full disk), then restores the limit.
+template <class F>
+void with_file_size_limit(rlim_t bytes, F&& f) {
+  std::signal(SIGXFSZ, SIG_IGN);
+  rlimit saved{};
+  getrlimit(RLIMIT_FSIZE, &saved);
+  rlimit l = saved;
+  l.rlim_cur = bytes;
+  setrlimit(RLIMIT_FSIZE, &l);
+  try {
+    f();
+  } catch (...) {
+    setrlimit(RLIMIT_FSIZE, &saved);
+    throw;
+  }
+  setrlimit(RLIMIT_FSIZE, &saved);
+}
+
+}  // namespace
+
+TEST_CASE("a native trace write that fails (full disk) is an error naming the file and leaves no file") {
+  for (const char* file : {"t.csv", "t.jsonl"}) {
+    CAPTURE(file);
+    TempDir dir;
+    const std::string path = dir.file(file);
+    ClientTable clients;
+    clients.intern("a");
+    std::string err;
+    with_file_size_limit(64 << 10, [&] {
+      err = servesim::testing::input_error([&] {
+        CountingSource src(200'000);  // ~4 MB of rows, past the 64 KiB limit
+        write_native_trace(src, clients, path);
+      });
+    });
+    CHECK(servesim::testing::contains(err, path));
+    CHECK(servesim::testing::contains(err, "failed"));
+    CHECK_FALSE(std::filesystem::exists(path));  // no partial trace
+    CHECK(std::filesystem::is_empty(dir.file("")));  // no staged rows or temporaries left either
+    // A writer given up without finish() leaves nothing either (and does not throw from its destructor).
+    with_file_size_limit(1 << 10, [&] {
+      err = servesim::testing::input_error([&] {
+        NativeWriter w(path, NativeWriter::flavor_for(path));
+        w.begin(clients.names());
+        CountingSource src(100'000);
+        for (RequestSpec r; src.next(r);) w.write(r, clients.names());
+        w.finish();
+      });
+    });
+    CHECK(servesim::testing::contains(err, path));
+    CHECK(std::filesystem::is_empty(dir.file("")));
+    // Unlimited, the same rows write and read back.
+    CountingSource src(1000);
+    CHECK(write_native_trace(src, clients, path) == 1000);
+    CHECK(servesim::testing::count_rows(path) == 1000);
+    CHECK_FALSE(std::filesystem::exists(path + ".rows"));
+  }
+}
+
+TEST_CASE("a trace read from memory or a stream gives the rows and errors of the same file") {
+  TempDir dir;
+  const std::string good = "id,arrival_ns,prompt_tokens,output_tokens\r\n0,0,4,2\n\n1,5,8,3\n2,9,16,1";  // CRLF, blank, no final newline
+  const std::string bad = "id,arrival_ns,prompt_tokens,output_tokens\n0,0,4,2\n1,5,x,3\n";
+  TraceReadOptions opt;
+  opt.format = "native_csv";
+  auto rows = [&](std::unique_ptr<TraceReader> r) {
+    std::vector<std::pair<std::int64_t, long>> out;
+    for (TraceRow row; r->next(row);) out.emplace_back(row.spec.prompt_tokens, row.line);
+    return out;
+  };
+  const auto from_file = rows(open_trace(dir.write("g.csv", good), opt));
+  REQUIRE(from_file.size() == 3);
+  CHECK(rows(open_trace(LineReader::from_text(dir.file("g.csv"), good), opt)) == from_file);
+  std::FILE* f = fmemopen(const_cast<char*>(good.data()), good.size(), "rb");
+  REQUIRE(f);
+  CHECK(rows(open_trace(LineReader::from_stream(dir.file("g.csv"), f, 1), opt)) == from_file);  // 4 KiB minimum buffer
+  // A line longer than the buffer grows it.
+  const std::string long_line = "id,arrival_ns,prompt_tokens,output_tokens,client\n0,0,4,2," + std::string(10000, 'c') + "\n";
+  f = fmemopen(const_cast<char*>(long_line.data()), long_line.size(), "rb");
+  REQUIRE(f);
+  CHECK(servesim::testing::count_rows(dir.write("l.csv", long_line)) == 1);
+  CHECK(rows(open_trace(LineReader::from_stream("l.csv", f, 4096), opt)).size() == 1);
+  // Errors name the given file and the same line.
+  const std::string err_file = servesim::testing::input_error([&] { rows(open_trace(dir.write("b.csv", bad), opt)); });
+  const std::string err_text =
+      servesim::testing::input_error([&] { rows(open_trace(LineReader::from_text(dir.file("b.csv"), bad), opt)); });
+  CHECK(servesim::testing::contains(err_file, "b.csv:3: field 'prompt_tokens'"));
+  CHECK(err_text == err_file);
+  // "auto" needs the file itself (detection reads it): an error, not a guess.
+  CHECK_FALSE(servesim::testing::input_error([&] { open_trace(LineReader::from_text("x.csv", good), {}); }).empty());
 }

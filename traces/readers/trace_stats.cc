@@ -54,9 +54,12 @@ double percentile_sorted(const std::vector<std::int32_t>& v, double q) {
 }
 
 TraceStats compute_trace_stats(const std::string& path, const TraceReadOptions& opt) {
+  return compute_trace_stats(open_trace(path, opt));
+}
+
+TraceStats compute_trace_stats(std::unique_ptr<TraceReader> reader) {
   TraceStats st;
-  st.path = path;
-  auto reader = open_trace(path, opt);
+  st.path = reader->path();
   st.format = reader->format();
   std::vector<std::int32_t> prompts, outputs;
   std::unordered_map<std::string, std::int64_t> clients;

@@ -56,6 +56,8 @@ inline constexpr double kHugeGapS = 3600;           // 1 hour
 // Reads the whole file once. Throws InputError on bad input (or skips bad
 // rows and counts them when opt.skip_bad_rows).
 TraceStats compute_trace_stats(const std::string& path, const TraceReadOptions& opt);
+// Same over a reader already open (all its rows are consumed).
+TraceStats compute_trace_stats(std::unique_ptr<TraceReader> reader);
 
 // Human-readable report, one fact per line.
 std::string format_trace_stats(const TraceStats& s);
