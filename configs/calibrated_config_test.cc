@@ -135,7 +135,7 @@ TEST_CASE("attention methods and their parameters are parsed, resolved and check
             .find("nope.csv: cannot open kernel profile") != std::string::npos);
 }
 
-TEST_CASE("Quest's page metadata costs KV capacity; the other methods keep the pool") {
+TEST_CASE("Quest's page metadata costs KV capacity, the other methods keep the pool") {
   ScenarioConfig dense = parse(scenario(calibrated("{prefill: dense}"), kSmallWorkload));
   ScenarioConfig quest = parse(scenario(calibrated("{decode: quest}"), kSmallWorkload));
   ScenarioConfig andpro = parse(scenario(calibrated("{kv: andpro, prefill: minference}"), kSmallWorkload));

@@ -205,7 +205,7 @@ TEST_CASE("client_service.csv follows each client's service as the fairness meas
   CHECK(!fs::exists(base / "b" / "timeline.csv"));
 }
 
-TEST_CASE("cost_model.knobs applies a fit-roofline YAML over every worker's hardware; other keys are errors") {
+TEST_CASE("cost_model.knobs applies a fit-roofline YAML over every worker's hardware, other keys are errors") {
   write_temp("knobs.yaml", "sms: 100\nbandwidth_fraction: 0.5\nmin_kernel_us: 7\nsource: \"test\"\n");
   const std::string path = write_temp("knobbed.yaml", std::string(kBase) + "cost_model: {backend: roofline, knobs: knobs.yaml}\n");
   const ScenarioConfig c = load_scenario(path, {});

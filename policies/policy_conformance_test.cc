@@ -308,7 +308,7 @@ void set_blocks(Specs& s, std::vector<BlockHash> blocks) {
 }
 }  // namespace
 
-TEST_CASE("SGLang's LPM preset falls back to FCFS above 128 waiting requests; the ideal LPM does not") {
+TEST_CASE("SGLang's LPM preset falls back to FCFS above 128 waiting requests, the ideal LPM does not") {
   Specs s;
   LpmOptions sg;
   sg.sglang = true;

@@ -43,7 +43,7 @@ std::string error_of(const std::function<void()>& f) {
 }
 }  // namespace
 
-TEST_CASE("a second writer of a locked folder fails at once, naming the folder; the lock ends with its holder") {
+TEST_CASE("a second writer of a locked folder fails at once, naming the folder, the lock ends with its holder") {
   fs::path d = temp_dir("lock") / "out";
   {
     OutputLock first(d.string());  // creates the folder
@@ -76,7 +76,7 @@ TEST_CASE("an output folder path that is a file is an error naming it") {
   CHECK(e.find("not a folder") != std::string::npos);
 }
 
-TEST_CASE("an OutputFile appears only when committed; abandoned, it leaves nothing") {
+TEST_CASE("an OutputFile appears only when committed, abandoned, it leaves nothing") {
   fs::path d = temp_dir("file_commit");
   {
     OutputFile f((d / "a.csv").string());

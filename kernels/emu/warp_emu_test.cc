@@ -134,7 +134,7 @@ TEST_CASE("emulated launches fail as on a GPU: oversized blocks, and dynamic sha
   CHECK_THROWS_AS(SERVESIM_CUDA_CHECK_LAUNCH(), std::runtime_error);
 }
 
-TEST_CASE("emulated threads that return no longer hold __syncthreads; atomics are atomic") {
+TEST_CASE("emulated threads that return no longer hold __syncthreads, atomics are atomic") {
   std::vector<int> out(64, -1);
   SERVESIM_LAUNCH(early_exit_kernel, 1, 128, 0, nullptr, out.data());
   CHECK(out[0] == 63);
@@ -144,7 +144,7 @@ TEST_CASE("emulated threads that return no longer hold __syncthreads; atomics ar
   CHECK(total == 768);
 }
 
-TEST_CASE("emulated ballots and down-shuffles follow CUDA; a full-mask shuffle after lanes returned is an error") {
+TEST_CASE("emulated ballots and down-shuffles follow CUDA, a full-mask shuffle after lanes returned is an error") {
   std::vector<unsigned> out(33, 0);
   SERVESIM_LAUNCH(ballot_kernel, 1, 32, 0, nullptr, out.data());
   CHECK(out[0] == 0x11111111u);
