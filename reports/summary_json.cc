@@ -8,7 +8,7 @@
 namespace servesim {
 namespace {
 
-std::string quoted(std::string_view s) {
+std::string json_string(std::string_view s) {
   std::string out = "\"";
   for (char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
@@ -63,12 +63,12 @@ std::string summary_json(const SummaryFields& fields) {
   for (std::size_t i = 0; i < fields.size(); ++i) {
     const auto& [name, text] = fields[i];
     std::string value;
-    if (is_summary_text_column(name)) value = quoted(text);
+    if (is_summary_text_column(name)) value = json_string(text);
     else if (text.empty()) value = "null";
     else if ((name == "oracle" || name == "calibrated") && (text == "true" || text == "false")) value = text;
     else if (is_json_number(text)) value = text;
-    else value = quoted(text);
-    out += fmt::format("  {}: {}{}\n", quoted(name), value, i + 1 < fields.size() ? "," : "");
+    else value = json_string(text);
+    out += fmt::format("  {}: {}{}\n", json_string(name), value, i + 1 < fields.size() ? "," : "");
   }
   return out + "}\n";
 }
