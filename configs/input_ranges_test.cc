@@ -15,9 +15,11 @@
 #include "configs/sweep_spec.h"
 #include "reports/csv_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/test_util.h"
 
 using namespace servesim;
 namespace fs = std::filesystem;
+using servesim::testing::contains;
 
 namespace {
 
@@ -54,8 +56,6 @@ std::string error_of(const std::string& yaml, const std::vector<std::string>& se
   }
   return "";
 }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 const std::string kWorkload = "workload: {type: synthetic, requests: 10, clients: [{name: a, rate: 1}]}\n";
 

@@ -10,9 +10,11 @@
 #include "configs/config_test_util.h"
 #include "configs/run_builder.h"
 #include "reports/csv_reader.h"
+#include "sim/core/test_util.h"
 
 using namespace servesim;
 namespace fs = std::filesystem;
+using servesim::testing::slurp;
 
 namespace {
 
@@ -54,13 +56,6 @@ std::string error_of(const std::string& yaml, const std::vector<std::string>& se
     return e.what();
   }
   return "";
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace

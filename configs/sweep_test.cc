@@ -21,9 +21,12 @@
 #include "reports/sweep_summary.h"
 #include "sim/core/rng.h"
 #include "sim/core/error.h"
+#include "sim/core/test_util.h"
 
 using namespace servesim;
 namespace fs = std::filesystem;
+using servesim::testing::slurp;
+using servesim::testing::contains;
 
 namespace {
 fs::path temp_dir(const std::string& name) {
@@ -31,13 +34,6 @@ fs::path temp_dir(const std::string& name) {
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 fs::path write_sweep(const fs::path& dir) {
@@ -163,8 +159,6 @@ std::string error_of(const std::function<void()>& f) {
   }
   return "";
 }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // Files larger than `bytes` cannot be written (EFBIG, as on a full disk)
 // until the guard is destroyed.

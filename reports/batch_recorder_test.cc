@@ -11,10 +11,12 @@
 #include "costmodel/cost_model.h"
 #include "kernels/replay/batch_record.h"
 #include "sim/core/error.h"
+#include "sim/core/test_util.h"
 
 namespace servesim {
 namespace {
 namespace fs = std::filesystem;
+using servesim::testing::slurp;
 
 // A cost with a known split: 1 µs per prefill token under qkv, 2 µs per decode under attention_decode.
 class SplitCost final : public CostModel {
@@ -62,13 +64,6 @@ fs::path record(const std::string& name, std::int64_t every) {
   CHECK(r.iterations_seen() == 5);
   r.close();
   return path;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace

@@ -14,9 +14,11 @@
 #include "reports/csv_writer.h"
 #include "reports/output_dir.h"
 #include "sim/core/error.h"
+#include "sim/core/test_util.h"
 
 using namespace servesim;
 namespace fs = std::filesystem;
+using servesim::testing::slurp;
 
 namespace {
 fs::path temp_dir(const std::string& name) {
@@ -24,13 +26,6 @@ fs::path temp_dir(const std::string& name) {
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string error_of(const std::function<void()>& f) {

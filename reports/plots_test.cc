@@ -8,9 +8,11 @@
 #include "reports/csv_writer.h"
 #include "reports/plots.h"
 #include "sim/core/error.h"
+#include "sim/core/test_util.h"
 
 using namespace servesim;
 namespace fs = std::filesystem;
+using servesim::testing::slurp;
 
 namespace {
 bool is_png(const fs::path& p) {
@@ -127,11 +129,6 @@ TEST_CASE("plotting a sweep folder makes per-point CDFs and labelled scatter plo
 }
 
 namespace {
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // A sweep.csv as `servesim sweep` writes it (point, repetition, seed, run,
 // snake_case swept columns, summary columns), with run folders for the CDFs.
 void write_sweep_csv(const fs::path& d, const std::vector<std::vector<std::string>>& rows) {

@@ -12,9 +12,11 @@
 #include "reports/csv_reader.h"
 #include "reports/sweep_summary.h"
 #include "sim/core/error.h"
+#include "sim/core/test_util.h"
 
 using namespace servesim;
 namespace fs = std::filesystem;
+using servesim::testing::slurp;
 
 namespace {
 fs::path temp_dir(const std::string& name) {
@@ -22,12 +24,6 @@ fs::path temp_dir(const std::string& name) {
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
-}
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 }  // namespace
 

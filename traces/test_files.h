@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "sim/core/error.h"
+#include "sim/core/test_util.h"  // contains(), slurp()
 #include "traces/readers/trace_reader.h"
 
 namespace servesim::testing {
@@ -62,7 +63,5 @@ inline std::int64_t count_rows(const std::string& path, TraceReadOptions opt = {
   while (r->next(row)) ++n;
   return n;
 }
-
-inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace servesim::testing
