@@ -292,7 +292,7 @@ void check_workers_priced(YamlMap& cm, const ScenarioConfig& c) {
     return;
   }
   for (std::size_t i = 0; i < c.workers.size(); ++i)
-    if (!c.workers[i].attention.is_dense())
+    if (needs_profile(c.workers[i].attention))
       cm.fail("backend", fmt::format(
           "worker {} uses attention {}, which only the calibrated backend prices (the {} backend has no model of "
           "sparse kernels){}; set cost_model: {{backend: calibrated, profile: PROFILE.csv}}", i,

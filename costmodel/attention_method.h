@@ -96,9 +96,6 @@ struct AttentionMethods {
   // not selected). Configurations are compared with ==, never by describe().
   bool operator==(const AttentionMethods&) const = default;
 
-  bool is_dense() const {
-    return prefill == PrefillMethod::kDense && decode == DecodeMethod::kDense && kv == KvMethod::kNone;
-  }
   // For people (reports, error messages): the selected methods and all their
   // parameters, e.g. "prefill=minference(vs_500_1500:1 min_length=32768)
   // decode=quest(budget=2048 dense_layers=2) kv=andpro(budget=2048 window=32 block=16)".

@@ -48,6 +48,12 @@ std::vector<const AttentionMethodType*> selected_methods(const AttentionMethods&
           &find_method(AttentionPhase::kKv, static_cast<std::uint8_t>(a.kv))};
 }
 
+bool needs_profile(const AttentionMethods& a) {
+  for (const AttentionMethodType* t : selected_methods(a))
+    if (t->needs_profile) return true;
+  return false;
+}
+
 AttentionPricers make_attention_pricers(const AttentionMethods& a, const AttentionPricingContext& ctx) {
   static constexpr std::string_view kPhaseKey[] = {"prefill", "decode", "kv"};
   AttentionPricers p;

@@ -68,6 +68,10 @@ const std::vector<AttentionMethodType>& attention_method_types();
 // The entries of the methods `a` selects, in pricing order: decode, prefill, kv.
 std::vector<const AttentionMethodType*> selected_methods(const AttentionMethods& a);
 
+// Whether a selected method is priced from measured kernels only (its entry's
+// needs_profile): such a worker needs the calibrated backend.
+bool needs_profile(const AttentionMethods& a);
+
 // Helpers for entries whose parameters are one options struct with a table.
 template <class P>
 std::vector<AttentionParamDoc> attention_param_docs(const OptionTable<P>& table) {

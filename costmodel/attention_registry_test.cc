@@ -56,3 +56,21 @@ TEST_CASE("memory effects come from the selected methods' entries") {
   CHECK(ev->kept_tokens(100000) == a.andpro.kept_tokens(100000));
   CHECK(ev->kept_tokens(1000) == 1000);
 }
+
+TEST_CASE("needs_profile comes from the selected methods' entries, not from a list of dense methods") {
+  AttentionMethods a;
+  CHECK_FALSE(needs_profile(a));  // dense, dense, none: every backend prices them
+  AttentionMethods q = a;
+  q.decode = DecodeMethod::kQuest;
+  CHECK(needs_profile(q));
+  AttentionMethods m = a;
+  m.prefill = PrefillMethod::kMInference;
+  CHECK(needs_profile(m));
+  AttentionMethods k = a;
+  k.kv = KvMethod::kAndpro;
+  CHECK(needs_profile(k));
+  // Parameters of methods that are not selected do not matter.
+  AttentionMethods p = a;
+  p.quest.budget = 64;
+  CHECK_FALSE(needs_profile(p));
+}
