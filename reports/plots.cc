@@ -445,6 +445,16 @@ std::string marker_size(std::size_t drawn_index) {
   return num(2.2 - 0.12 * static_cast<double>(std::min<std::size_t>(drawn_index, 9)));
 }
 
+// Whether column `col` (-1: absent) holds a number in some row (SLO columns
+// are empty when the scenario sets no SLO).
+bool has_number(const CsvTable& t, int col) {
+  if (col < 0) return false;
+  double x;
+  for (const auto& row : t.rows)
+    if (static_cast<std::size_t>(col) < row.size() && parse_number(row[col], x)) return true;
+  return false;
+}
+
 MeanCi group_stat(const SweepData& s, const Group& g, int col) {
   std::vector<double> v;
   for (std::size_t i : g.rows) {
@@ -602,9 +612,14 @@ void sweep_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
     }
   }
   const int thr = t.column("throughput_rps"), p99 = t.column("e2e_p99_s");
-  if (s.x_col >= 0)
+  if (s.x_col >= 0) {
     for (const char* m : {"e2e_p99_s", "throughput_rps", "service_diff_max"})
       if (t.column(m) >= 0) plot_vs_x(s, p, std::string(m) + "_vs_" + t.header[s.x_col], t.column(m));
+    // With an SLO (scenario `slo:`), attainment and goodput against the swept
+    // value: the SLO-attainment-vs-load plot when the sweep varies the load.
+    for (const char* m : {"slo_attainment", "goodput_rps"})
+      if (has_number(t, t.column(m))) plot_vs_x(s, p, std::string(m) + "_vs_" + t.header[s.x_col], t.column(m));
+  }
   if (thr >= 0 && p99 >= 0)
     plot_scatter(s, p, "throughput_latency", thr, p99, "p99 end-to-end latency vs throughput",
                  "throughput (finished requests/s)", "p99 E2E latency (s)");

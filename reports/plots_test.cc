@@ -189,6 +189,38 @@ TEST_CASE("sweep plots: numeric x sorted numerically on a log axis, labels from 
   CHECK(slurp(d / "plots" / "e2e_p99_s_vs_policy_local_quantum.dat").rfind("16 1.5 ", 0) == 0);
 }
 
+TEST_CASE("with an SLO, a load sweep gets SLO attainment and goodput against the load, without one it does not") {
+  for (const bool with_slo : {true, false}) {
+    CAPTURE(with_slo);
+    fs::path d = fs::temp_directory_path() / (with_slo ? "servesim_plot_slo" : "servesim_plot_noslo");
+    fs::remove_all(d);
+    fs::create_directories(d);
+    CsvWriter w((d / "sweep.csv").string());
+    for (const char* h : {"point", "repetition", "seed", "run", "workload_rate_scale", "scenario", "throughput_rps",
+                          "e2e_p99_s", "service_diff_max", "slo_attainment", "goodput_rps"})
+      w.field(std::string_view(h));
+    w.end_row();
+    const char* rates[] = {"0.5", "1", "2"};
+    const char* attained[] = {"0.99", "0.9", "0.4"};
+    for (int i = 0; i < 3; ++i) {
+      const std::string run = "p" + std::to_string(i);
+      for (const std::string& c : {run, std::string("0"), std::string("1"), run, std::string(rates[i]),
+                                   std::string("x"), std::to_string(10 * (i + 1)), std::string("2"), std::string("5"),
+                                   std::string(with_slo ? attained[i] : ""), std::string(with_slo ? "7" : "")})
+        w.field(c);
+      w.end_row();
+      write_run(d / "points" / run, 1.0);
+    }
+    w.close();
+    make_plots(d.string());
+    CHECK(is_png(d / "plots" / "e2e_p99_s_vs_workload_rate_scale.png"));
+    CHECK(fs::exists(d / "plots" / "slo_attainment_vs_workload_rate_scale.png") == with_slo);
+    CHECK(fs::exists(d / "plots" / "goodput_rps_vs_workload_rate_scale.png") == with_slo);
+    if (with_slo)  // one point per load, in load order, at its attainment
+      CHECK(slurp(d / "plots" / "slo_attainment_vs_workload_rate_scale.dat").rfind("0.5 0.99 0\n1 0.9 0\n2 0.4 0\n", 0) == 0);
+  }
+}
+
 TEST_CASE("a seven-policy comparison draws every point: own series, colour and marker each, legend outside") {
   fs::path d = fs::temp_directory_path() / "servesim_plot_seven";
   fs::remove_all(d);
