@@ -21,12 +21,7 @@ namespace fs = std::filesystem;
 using servesim::testing::slurp;
 
 namespace {
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / "servesim_output_dir_test" / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return testing::fresh_temp_dir("servesim_output_dir_test", name); }
 
 std::string error_of(const std::function<void()>& f) {
   try {

@@ -19,12 +19,7 @@ namespace fs = std::filesystem;
 using servesim::testing::slurp;
 
 namespace {
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / "servesim_sweep_summary_test" / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return testing::fresh_temp_dir("servesim_sweep_summary_test", name); }
 }  // namespace
 
 TEST_CASE("Student t quantiles: the table up to 30 degrees of freedom, the expansion above") {

@@ -1,5 +1,6 @@
 // Small helpers shared by the test files of every module (header-only, tests
-// only): read a whole file, and substring search for CHECKs on messages.
+// only): read a whole file, substring search for CHECKs on messages, and an
+// empty folder per test.
 // Module-specific helpers stay beside their tests (traces/test_files.h,
 // configs/config_test_util.h).
 #pragma once
@@ -16,6 +17,14 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// <temp>/<suite>/<name>, emptied and created.
+inline std::filesystem::path fresh_temp_dir(const std::string& suite, const std::string& name) {
+  const std::filesystem::path d = std::filesystem::temp_directory_path() / suite / name;
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
 }
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
