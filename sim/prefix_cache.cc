@@ -6,6 +6,7 @@
 #include <set>
 
 #include "sim/core/error.h"
+#include "sim/kv_tier.h"
 
 namespace servesim {
 
@@ -190,6 +191,7 @@ void PrefixCache::evict_leaf(CacheNodeId n) {
   Node& x = nodes_[n];
   SIM_CHECK(x.alive && x.locks == 0 && x.children == 0, "evicting prefix cache node {} that is locked or not a leaf",
             n);
+  if (evict_hook_) evict_hook_(path_key(n), x.tokens);
   children_.erase(x.parent, x.hash);
   kv_.release(x.pages);
   pages_ -= x.pages;
@@ -219,6 +221,14 @@ std::vector<CacheNodeId> PrefixCache::live_nodes() const {
   for (CacheNodeId n = 1; n < nodes_.size(); ++n)
     if (nodes_[n].alive) out.push_back(n);
   return out;
+}
+
+std::uint64_t PrefixCache::path_key(CacheNodeId n) const {
+  std::vector<CacheNodeId> path;
+  for (; n != kCacheRoot; n = nodes_[n].parent) path.push_back(n);
+  std::uint64_t key = 0;
+  for (auto it = path.rbegin(); it != path.rend(); ++it) key = tier_block_key(key, nodes_[*it].hash, nodes_[*it].tokens);
+  return key;
 }
 
 std::vector<BlockHash> PrefixCache::path_blocks(CacheNodeId n) const {

@@ -29,8 +29,13 @@
 // node is alive (its ancestors then are too: only leaves are evicted), and
 // only needs to walk on from that node when a child was added there since.
 // So re-asking every waiting request's match every step costs O(1) each.
+//
+// Demotion (tiered KV cache, sim/kv_tier.h): with an eviction hook set, every
+// evicted node is reported just before it is freed, with its path key (the
+// tier_block_key chain root..node) and its tokens; without one, nothing changes.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -95,6 +100,11 @@ class PrefixCache {
   std::uint64_t evicted_nodes() const { return evicted_nodes_; }
   std::int64_t evicted_pages() const { return evicted_pages_; }
 
+  using EvictHook = std::function<void(std::uint64_t path_key, std::int64_t tokens)>;
+  void set_evict_hook(EvictHook h) { evict_hook_ = std::move(h); }
+  // tier_block_key chain of the blocks root..n (O(depth)).
+  std::uint64_t path_key(CacheNodeId n) const;
+
   // Token count of block `i` of `spec` (0 if the block lies past the prompt).
   static std::int64_t block_tokens(const RequestSpec& spec, std::size_t i);
 
@@ -152,6 +162,7 @@ class PrefixCache {
   std::size_t live_nodes_ = 0;
   std::uint64_t evicted_nodes_ = 0;
   std::int64_t evicted_pages_ = 0;
+  EvictHook evict_hook_;
 };
 
 }  // namespace servesim

@@ -17,6 +17,7 @@ Simulation::Simulation(SimulationSetup setup, RequestSource& source, RunObserver
     workers_.push_back(std::make_unique<Worker>(static_cast<WorkerId>(i), std::move(w.policy), std::move(w.cost),
                                                 w.batching, w.kv_capacity_pages, w.page_size, table_, &observer_,
                                                 w.kv_eviction));
+    if (w.kv_tiers.enabled()) workers_.back()->set_kv_tiers(w.kv_tiers, w.kv_bytes_per_token, w.host_default_gbps);
     estimate_costs_.push_back(std::move(w.estimate_cost));
   }
   wake_pending_.assign(workers_.size(), false);

@@ -43,6 +43,10 @@ struct WorkerSetup {
   std::int64_t kv_capacity_pages = 0;
   std::int64_t page_size = 16;
   std::shared_ptr<const KvEviction> kv_eviction;  // KV eviction after prefill, or null (worker.h)
+  // Tiered KV cache (Worker::set_kv_tiers), used when kv_tiers.enabled().
+  KvTiersConfig kv_tiers;
+  double kv_bytes_per_token = 0;
+  double host_default_gbps = 0;  // host tier bandwidth when kv_tiers.host.bandwidth_gbps is 0
 };
 
 struct SimulationSetup {

@@ -2,6 +2,7 @@
 #include "sim/worker.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace servesim {
 
@@ -11,6 +12,60 @@ Worker::Worker(WorkerId id, std::unique_ptr<LocalPolicy> policy, std::shared_ptr
     : id_(id), policy_(std::move(policy)), cost_(std::move(cost)), opt_(opt), kv_(kv_capacity_pages, page_size),
       cache_(kv_), table_(table), observer_(observer), eviction_(std::move(kv_eviction)) {
   stats_.kv_capacity_pages = kv_capacity_pages;
+}
+
+void Worker::set_kv_tiers(const KvTiersConfig& c, double kv_bytes_per_token, double default_host_gbps) {
+  SIM_CHECK(c.enabled(), "worker {}: set_kv_tiers without a host tier", id_);
+  auto pages = [&](const KvTierSpec& t) {
+    return static_cast<std::int64_t>(
+        std::floor(t.capacity_gb * 1e9 / (kv_bytes_per_token * static_cast<double>(kv_.page_size()))));
+  };
+  auto latency = [](const KvTierSpec& t) { return static_cast<Time>(std::llround(t.latency_us * 1e3)); };
+  if (c.ssd.enabled())
+    ssd_ = std::make_unique<KvTier>("ssd", pages(c.ssd), kv_.page_size(), kv_bytes_per_token, c.ssd.bandwidth_gbps,
+                                    latency(c.ssd), nullptr, &stats_.ssd);
+  host_ = std::make_unique<KvTier>("host", pages(c.host), kv_.page_size(), kv_bytes_per_token,
+                                   c.host.bandwidth_gbps > 0 ? c.host.bandwidth_gbps : default_host_gbps,
+                                   latency(c.host), ssd_.get(), &stats_.host);
+  tier_overlap_ = c.overlap;
+  cache_.set_evict_hook([this](std::uint64_t key, std::int64_t tokens) { host_->put(key, tokens); });
+}
+
+// The prompt's blocks after the HBM match, while each is held by the host or
+// the SSD tier (host first), up to the match cap (one token is computed).
+Worker::LowerMatch Worker::match_lower(const LiveRequest& r, const PrefixMatch& m) {
+  LowerMatch lm;
+  lower_hits_.clear();
+  const RequestSpec& s = r.spec;
+  const auto start = static_cast<std::size_t>(m.blocks);
+  if (s.prefix_block_size <= 0 || start >= s.prefix_blocks.size()) return lm;
+  std::uint64_t key = 0;
+  for (std::size_t i = 0; i < start; ++i) key = tier_block_key(key, s.prefix_blocks[i], PrefixCache::block_tokens(s, i));
+  const std::int64_t cap = r.prefill_target - 1 - m.tokens;
+  for (std::size_t i = start; i < s.prefix_blocks.size(); ++i) {
+    const std::int64_t t = PrefixCache::block_tokens(s, i);
+    if (t <= 0 || lm.tokens + t > cap) break;
+    key = tier_block_key(key, s.prefix_blocks[i], t);
+    KvTier* tier = host_->contains(key) ? host_.get() : (ssd_ && ssd_->contains(key) ? ssd_.get() : nullptr);
+    if (!tier) break;
+    lower_hits_.emplace_back(tier, key);
+    lm.tokens += t;
+    (tier == host_.get() ? lm.host_tokens : lm.ssd_tokens) += t;
+  }
+  lm.load = host_->load_time(lm.host_tokens) + (ssd_ ? ssd_->load_time(lm.ssd_tokens) : 0);
+  return lm;
+}
+
+void Worker::take_lower(const LowerMatch& lm, bool first) {
+  for (const auto& [tier, key] : lower_hits_) tier->touch(key);
+  iter_load_ns_ += lm.load;
+  stats_.kv_load_ns += lm.load;
+  stats_.host.loaded_tokens += lm.host_tokens;
+  stats_.ssd.loaded_tokens += lm.ssd_tokens;
+  if (first) {
+    stats_.host.hit_tokens += lm.host_tokens;
+    stats_.ssd.hit_tokens += lm.ssd_tokens;
+  }
 }
 
 bool Worker::fits_alone(const RequestSpec& spec) const {
@@ -216,10 +271,16 @@ AdmitResult Worker::try_admit(const QueuedRequest& q) {
   r.shared_tokens = cached;
   r.shared_blocks = m.blocks;
   r.phase = Phase::kPrefill;
-  r.computed = cached;
-  context_tokens_ += r.computed + r.generated;
-  pending_prefill_tokens_ -= cached;
   const bool first = !r.admitted;
+  std::int64_t loaded = 0;  // lower-tier hits: HBM pages allocated above, loaded instead of computed
+  if (host_) {
+    const LowerMatch lm = match_lower(r, m);
+    take_lower(lm, first);
+    loaded = lm.tokens;
+  }
+  r.computed = cached + loaded;
+  context_tokens_ += r.computed + r.generated;
+  pending_prefill_tokens_ -= cached + loaded;
   if (first) {
     r.admitted = now_;
     r.cached = cached;
@@ -241,6 +302,7 @@ Time Worker::start_iteration(Time now) {
   items_.clear();
   shape_.clear();
   budget_ = opt_.max_batch_tokens;
+  iter_load_ns_ = 0;
   if (opt_.mode == BatchMode::kMixed) {
     schedule_decodes();
     schedule_prefill_chunks();
@@ -261,6 +323,11 @@ Time Worker::start_iteration(Time now) {
   if (items_.empty()) return 0;
   Time t = cost_->iteration_time(shape_);
   SIM_CHECK(t > 0, "cost model returned {} ns for a non-empty batch", t);
+  if (iter_load_ns_ > 0) {  // lower-tier loads of requests admitted now (worker.h)
+    const Time with_load = tier_overlap_ ? std::max(t, iter_load_ns_) : t + iter_load_ns_;
+    stats_.kv_stall_ns += with_load - t;
+    t = with_load;
+  }
   busy_ = true;
   stats_.iterations++;
   stats_.busy_ns += t;
@@ -339,6 +406,10 @@ void Worker::check_invariants() const {
   SIM_CHECK(static_cast<std::int64_t>(running_.size()) <= opt_.max_running, "worker {}: {} running > max {}", id_,
             running_.size(), opt_.max_running);
   SIM_CHECK(budget_ >= 0, "worker {}: token budget overdrawn ({})", id_, budget_);
+  if (host_) {
+    SIM_CHECK(host_->used_pages() <= host_->capacity_pages(), "worker {}: host tier over capacity", id_);
+    SIM_CHECK(!ssd_ || ssd_->used_pages() <= ssd_->capacity_pages(), "worker {}: SSD tier over capacity", id_);
+  }
   SIM_CHECK(!running_.empty() || (context_tokens_ == 0 && private_pages_ == 0 && cache_.locked_pages() == 0),
             "worker {}: nothing runs but {} context tokens / {} private pages / {} locked cache pages remain", id_,
             context_tokens_, private_pages_, cache_.locked_pages());

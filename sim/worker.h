@@ -30,8 +30,16 @@
 // private compacted copy and frees the rest; its uncompressed prompt blocks
 // stay in the prefix cache, unlocked (shared, evictable). Decode steps then
 // read and grow the compacted copy.
+// Tiered KV cache (optional, set_kv_tiers; sim/kv_tier.h, docs/simulation.md):
+// cache leaves evicted from HBM are demoted to a host tier (then SSD) instead
+// of dropped. At admission the match continues past the HBM part through the
+// lower tiers (contiguous blocks of the prompt, each found in host or SSD);
+// those tokens get HBM pages like computed ones but are loaded, not computed:
+// the request's first chunk starts after them, and the iteration that admits
+// it takes max(compute, loads) with overlap on, compute + loads with it off
+// (loads of one iteration are summed: they share the PCIe link).
 // Memory invariant (checked): pool use = private pages of running requests +
-// cache pages <= capacity.
+// cache pages <= capacity; each tier's use <= its capacity.
 #pragma once
 #include <memory>
 #include <optional>
@@ -43,6 +51,7 @@
 #include "policies/local_policy.h"
 #include "sim/batching_options.h"
 #include "sim/kv_pool.h"
+#include "sim/kv_tier.h"
 #include "sim/live_request.h"
 #include "sim/prefix_cache.h"
 #include "sim/run_observer.h"
@@ -69,6 +78,12 @@ class Worker final : private AdmissionContext {
   std::int64_t pending_prefill_tokens() const { return pending_prefill_tokens_; }
   // KV tokens of running requests (computed + generated), kept incrementally.
   std::int64_t running_context_tokens() const { return context_tokens_; }
+  // Adds lower KV tiers (c.enabled() required). kv_bytes_per_token: the KV of one
+  // token, all layers (costmodel/kv_capacity.h); default_host_gbps: the host
+  // bandwidth when c.host.bandwidth_gbps is 0 (tp × hardware pcie_gbps).
+  void set_kv_tiers(const KvTiersConfig& c, double kv_bytes_per_token, double default_host_gbps);
+  const KvTier* host_tier() const { return host_.get(); }
+  const KvTier* ssd_tier() const { return ssd_.get(); }
   // True when the request could run on this worker alone (else the engine rejects it).
   bool fits_alone(const RequestSpec& spec) const;
 
@@ -111,6 +126,13 @@ class Worker final : private AdmissionContext {
   std::int64_t kv_tokens(const LiveRequest& r) const;  // context held: computed (or compressed) + generated
   void evict_after_prefill(LiveRequest& r);             // KV eviction at prefill completion
   void check_invariants() const;
+  // Tiered KV cache: the lower-tier continuation of HBM match m (kv_tier.h).
+  struct LowerMatch {
+    std::int64_t tokens = 0, host_tokens = 0, ssd_tokens = 0;
+    Time load = 0;
+  };
+  LowerMatch match_lower(const LiveRequest& r, const PrefixMatch& m);
+  void take_lower(const LowerMatch& lm, bool first);  // on admission: touch the hits, count them
 
   WorkerId id_;
   std::unique_ptr<LocalPolicy> policy_;
@@ -133,6 +155,11 @@ class Worker final : private AdmissionContext {
   std::vector<Item> items_;
   BatchShape shape_;
   WorkerStats stats_;
+  // Tiered KV cache (null: no tiers).
+  std::unique_ptr<KvTier> ssd_, host_;
+  bool tier_overlap_ = true;
+  Time iter_load_ns_ = 0;  // loads of the iteration being built
+  std::vector<std::pair<KvTier*, std::uint64_t>> lower_hits_;  // of the last match_lower
 };
 
 }  // namespace servesim

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "sim/core/time.h"
+#include "sim/kv_tier.h"
 
 namespace servesim {
 
@@ -21,6 +22,10 @@ struct WorkerStats {
   std::int64_t peak_running = 0;
   std::int64_t peak_waiting = 0;
   std::int64_t kv_evicted_tokens = 0;  // context tokens dropped by KV eviction after prefills
+  // Tiered KV cache (sim/kv_tier.h; zeros without tiers).
+  KvTierStats host, ssd;
+  Time kv_load_ns = 0;   // load time of lower-tier hits, summed over requests
+  Time kv_stall_ns = 0;  // iteration time added by loads (beyond the cost model's compute time)
 };
 
 }  // namespace servesim
