@@ -54,6 +54,8 @@ const OptionTable<HardwareSpec>& hardware_options() {
       {"gemm_tile_m", &HardwareSpec::gemm_tile_m, R::kPositive, "largest GEMM output tile, rows (roofline)"},
       {"gemm_tile_n", &HardwareSpec::gemm_tile_n, R::kPositive, "largest GEMM output tile, columns (roofline)"},
       {"min_kernel_us", &HardwareSpec::min_kernel_us, R::kNonNegative, "GPU-side floor of one kernel, us (roofline)", 1e6},
+      {"pcie_gbps", &HardwareSpec::pcie_gbps, R::kPositive,
+       "per-direction host link bandwidth per GPU, GB/s (default of the kv_cache host tier)", kOptionMax, kMinHardware},
   };
   return t;
 }
@@ -143,6 +145,17 @@ const OptionTable<SloThresholds>& slo_options() {
       {"ttft_s", &SloThresholds::ttft_s, R::kNonNegative, "time to first token threshold, s (0 = none)", 1e6},
       {"tpot_s", &SloThresholds::tpot_s, R::kNonNegative, "time per output token threshold, s (0 = none)", 1e6},
       {"e2e_s", &SloThresholds::e2e_s, R::kNonNegative, "end-to-end latency threshold, s (0 = none)", 1e6},
+  };
+  return t;
+}
+
+const OptionTable<KvTierSpec>& kv_tier_options() {
+  static const OptionTable<KvTierSpec> t = {
+      {"capacity_gb", &KvTierSpec::capacity_gb, R::kNonNegative, "per worker, GB; 0 = no tier", 1e9},
+      {"bandwidth_gbps", &KvTierSpec::bandwidth_gbps, R::kNonNegative,
+       "load bandwidth to HBM, GB/s; host: 0 = tp x hardware pcie_gbps", 1e6},
+      {"latency_us", &KvTierSpec::latency_us, R::kNonNegative, "fixed cost of one request's load from the tier, us",
+       1e9},
   };
   return t;
 }

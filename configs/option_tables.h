@@ -26,5 +26,6 @@ const OptionTable<CalibratedOptions>& calibrated_options(); // cost_model: (cali
 const OptionTable<ScenarioConfig>& report_options();        // report: (after out)
 const OptionTable<WindowOptions>& window_options();         // report.window:
 const OptionTable<SloThresholds>& slo_options();            // slo: and slo.clients.<name>:
+const OptionTable<KvTierSpec>& kv_tier_options();           // kv_cache.host: and kv_cache.ssd:
 
 }  // namespace servesim

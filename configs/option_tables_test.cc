@@ -290,6 +290,8 @@ TEST_CASE("docs/configuration.md lists every table key with the table's default"
   check_documented(report_options(), "report");
   check_documented(window_options(), "report.window");
   check_documented(slo_options(), "slo");
+  check_documented(kv_tier_options(), "kv_cache.host");
+  check_documented(kv_tier_options(), "kv_cache.ssd");
   check_listed(model_options(), "## Models");
   check_listed(hardware_options(), "## Hardware");
 }

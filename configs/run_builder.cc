@@ -189,6 +189,9 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
     ws.kv_capacity_pages = w.kv.pages;
     ws.page_size = c.page_size;
     ws.kv_eviction = make_kv_eviction(w.attention);  // null, or private KV shrinks after prefill
+    ws.kv_tiers = w.kv_tiers;  // lower KV tiers (sim/kv_tier.h), when enabled
+    ws.kv_bytes_per_token = static_cast<double>(c.model.kv_bytes_per_token());
+    ws.host_default_gbps = c.tp * w.hardware.pcie_gbps;
     out.capacities.push_back(w.kv);
     setup.workers.push_back(std::move(ws));
   }

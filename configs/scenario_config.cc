@@ -10,6 +10,7 @@
 
 #include <fmt/ranges.h>
 
+#include "configs/kv_tiers_config.h"
 #include "configs/option_tables.h"
 #include "costmodel/attention_registry.h"
 #include "costmodel/profile_table.h"
@@ -389,7 +390,8 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
       where.fail(key, e.what());
     }
   };
-  WorkerConfig base{c.hardware, c.attention, capacity(c.hardware, c.attention, m, "model"), ""};
+  c.kv_tiers = parse_kv_tiers(m, c.kv_tiers);
+  WorkerConfig base{c.hardware, c.attention, capacity(c.hardware, c.attention, m, "model"), "", c.kv_tiers};
   c.workers.assign(static_cast<std::size_t>(n_workers), base);
   YAML::Node overrides = cl.raw("overrides");
   if (overrides.IsDefined() && !overrides.IsNull() && !overrides.IsSequence()) cl.fail("overrides", "expected a list of {worker: N, hardware: ..., attention: ...}");
@@ -400,6 +402,7 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
     WorkerConfig& wc = c.workers[static_cast<std::size_t>(w)];
     if (o.has("hardware")) wc.hardware = load_hardware(o, "hardware", "");
     wc.attention = parse_attention(o, wc.attention);
+    wc.kv_tiers = parse_kv_tiers(o, wc.kv_tiers);
     if (o.has("hardware") || o.has("attention"))  // Quest's metadata changes capacity too
       wc.kv = capacity(wc.hardware, wc.attention, o, o.has("hardware") ? "hardware" : "attention");
     o.finish();
@@ -466,7 +469,7 @@ bool ScenarioConfig::operator==(const ScenarioConfig& o) const {
          global_policy.oracle == o.global_policy.oracle && cost_model == o.cost_model &&
          same_yaml(workload->resolved(), o.workload->resolved()) && out_dir == o.out_dir && w_in == o.w_in &&
          w_out == o.w_out && write_requests == o.write_requests && timeline_interval == o.timeline_interval &&
-         window == o.window && slo == o.slo;
+         window == o.window && slo == o.slo && kv_tiers == o.kv_tiers;
 }
 
 ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& set_overrides) {
@@ -501,13 +504,15 @@ YAML::Node ScenarioConfig::resolved() const {
   n["cluster"]["tp"] = tp;
   for (std::size_t i = 0; i < workers.size(); ++i) {
     const WorkerConfig& w = workers[i];
-    if (w.hardware == hardware && w.attention == attention) continue;
+    if (w.hardware == hardware && w.attention == attention && w.kv_tiers == kv_tiers) continue;
     YAML::Node o;
     o["worker"] = i;
     o["hardware"] = hw_node(w.hardware);
     o["attention"] = attention_node(w.attention);
+    if (w.kv_tiers != kv_tiers) o["kv_cache"] = kv_tiers_node(w.kv_tiers);
     n["cluster"]["overrides"].push_back(o);
   }
+  if (kv_tiers != KvTiersConfig{}) n["kv_cache"] = kv_tiers_node(kv_tiers);  // only when set: resolves as before
   n["policy"]["local"] = local_policy.resolved;
   n["policy"]["global"] = global_policy.resolved;
   YAML::Node cm;

@@ -25,6 +25,7 @@
 #include "reports/window.h"
 #include "sim/core/service_weights.h"
 #include "sim/batching_options.h"
+#include "sim/kv_tier.h"
 #include "traces/workload.h"
 
 namespace servesim {
@@ -64,6 +65,7 @@ struct WorkerConfig {
   AttentionConfig attention;
   KvCapacity kv;
   std::string profile;  // calibrated backend: the resolved profile path of this worker
+  KvTiersConfig kv_tiers;  // kv_cache: lower KV tiers (configs/kv_tiers_config.h)
 
   // By value: workers that compare equal are priced and sized identically.
   bool operator==(const WorkerConfig&) const = default;
@@ -93,6 +95,7 @@ struct ScenarioConfig {
   double activation_reserve_gb = 2.0;
   std::int64_t page_size = 16;
   std::vector<WorkerConfig> workers;
+  KvTiersConfig kv_tiers;           // kv_cache: default for workers without an override
   ParsedPolicy<LocalPolicy> local_policy;
   ParsedPolicy<GlobalPolicy> global_policy;
   CostModelConfig cost_model;

@@ -26,6 +26,7 @@ struct HardwareSpec {
   double decode_attention_bandwidth_fraction = 0.88;  // achievable / datasheet bandwidth of paged decode attention
   int gemm_tile_m = 128, gemm_tile_n = 256;        // largest output tile of the GEMM library
   double min_kernel_us = 2;                        // GPU-side floor of one kernel (latency floor)
+  double pcie_gbps = 64;  // per-direction host link (PCIe) per GPU, GB/s: the KV host tier's default bandwidth
 
   // Identity is the value of every field, never the name alone: two GPUs
   // named alike but with different memory or bandwidth are different hardware.

@@ -206,6 +206,14 @@ const std::vector<Column<ClientRow>>& client_columns() {
 }
 
 // workers.csv: one row per worker.
+// Prompt tokens at first admission served by no cache tier (computed).
+std::int64_t recomputed_tokens(const WorkerStats& s) {
+  return s.prompt_tokens - s.cached_tokens - s.host.hit_tokens - s.ssd.hit_tokens;
+}
+double prompt_share(const WorkerStats& s, std::int64_t tokens) {
+  return s.prompt_tokens ? static_cast<double>(tokens) / static_cast<double>(s.prompt_tokens) : 0.0;
+}
+
 struct WorkerRow {
   std::int64_t index;
   const WorkerStats* s;
@@ -238,6 +246,20 @@ const std::vector<Column<WorkerRow>>& worker_columns() {
        }},
       {"peak_running", [](CsvWriter& w, const R& r) { w.field(r.s->peak_running); }},
       {"peak_waiting", [](CsvWriter& w, const R& r) { w.field(r.s->peak_waiting); }},
+      // Tiered KV cache (zeros without kv_cache tiers; docs/reports.md).
+      {"host_hit_tokens", [](CsvWriter& w, const R& r) { w.field(r.s->host.hit_tokens); }},
+      {"ssd_hit_tokens", [](CsvWriter& w, const R& r) { w.field(r.s->ssd.hit_tokens); }},
+      {"host_hit_rate", [](CsvWriter& w, const R& r) { w.field(prompt_share(*r.s, r.s->host.hit_tokens)); }},
+      {"ssd_hit_rate", [](CsvWriter& w, const R& r) { w.field(prompt_share(*r.s, r.s->ssd.hit_tokens)); }},
+      {"recompute_rate", [](CsvWriter& w, const R& r) {
+         w.field(r.s->prompt_tokens ? prompt_share(*r.s, recomputed_tokens(*r.s)) : 0.0);
+       }},
+      {"kv_load_s", [](CsvWriter& w, const R& r) { w.seconds(time_to_seconds(r.s->kv_load_ns)); }},
+      {"kv_stall_s", [](CsvWriter& w, const R& r) { w.seconds(time_to_seconds(r.s->kv_stall_ns)); }},
+      {"host_peak_pages", [](CsvWriter& w, const R& r) { w.field(r.s->host.peak_pages); }},
+      {"host_capacity_pages", [](CsvWriter& w, const R& r) { w.field(r.s->host.capacity_pages); }},
+      {"ssd_peak_pages", [](CsvWriter& w, const R& r) { w.field(r.s->ssd.peak_pages); }},
+      {"ssd_capacity_pages", [](CsvWriter& w, const R& r) { w.field(r.s->ssd.capacity_pages); }},
   };
   return columns;
 }
@@ -297,6 +319,9 @@ const std::vector<std::pair<std::string, std::function<std::string(const Summary
         {"window_requests", [](const V& v) { return std::to_string(v.window_requests); }},
         {"window_finished", [](const V& v) { return std::to_string(v.window_finished); }},
         {"warnings", [](const V& v) { return join_warnings(v.warnings); }},
+        {"host_hit_rate", [](const V& v) { return num(v.host_hit_rate); }},
+        {"ssd_hit_rate", [](const V& v) { return num(v.ssd_hit_rate); }},
+        {"recompute_rate", [](const V& v) { return num(v.recompute_rate); }},
     };
     c.insert(c.end(), rest.begin(), rest.end());
     return c;
@@ -461,11 +486,13 @@ RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals&
   }
 
   const ClientAccumulator& a = overall_;
-  std::int64_t prompt = 0, cached = 0;
+  std::int64_t prompt = 0, cached = 0, host = 0, ssd = 0;
   for (const auto& s : workers) {
     v.preemptions += s.preemptions;
     prompt += s.prompt_tokens;
     cached += s.cached_tokens;
+    host += s.host.hit_tokens;
+    ssd += s.ssd.hit_tokens;
   }
   v.requests = a.requests;
   v.finished = a.finished;
@@ -475,6 +502,11 @@ RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals&
   v.duration_s = span;
   fill_request_values(v, *win, duration, opt_.slo.any());
   v.cache_hit_rate = prompt ? static_cast<double>(cached) / static_cast<double>(prompt) : 0.0;
+  if (prompt) {
+    v.host_hit_rate = static_cast<double>(host) / static_cast<double>(prompt);
+    v.ssd_hit_rate = static_cast<double>(ssd) / static_cast<double>(prompt);
+    v.recompute_rate = static_cast<double>(prompt - cached - host - ssd) / static_cast<double>(prompt);
+  }
   v.fairness = fairness_.measures(clients.size(), span);
   v.events = totals.events;
 

@@ -78,6 +78,9 @@ struct SummaryValues {
   double window_start_s = 0, window_end_s = 0;
   std::uint64_t window_requests = 0, window_finished = 0;
   std::vector<std::string> warnings;  // reports/run_warnings.h
+  // Tiered KV cache: shares of first-admission prompt tokens served from the
+  // host / SSD tier and recomputed (cache_hit_rate is the HBM share).
+  double host_hit_rate = 0, ssd_hit_rate = 0, recompute_rate = 0;
 };
 
 // What finish() returns: the typed values, and summary.csv's row as written
