@@ -1,6 +1,7 @@
 // WorkerStats: per-worker counters reported in workers.csv.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "sim/core/time.h"
 
@@ -21,6 +22,11 @@ struct WorkerStats {
   std::int64_t peak_running = 0;
   std::int64_t peak_waiting = 0;
   std::int64_t kv_evicted_tokens = 0;  // context tokens dropped by KV eviction after prefills
+  std::int64_t handoffs = 0;           // PD: requests prefilled here and handed to another worker
+  std::int64_t received = 0;           // PD: requests whose KV arrived here for decoding
+  // Set by the wiring (configs/run_builder.cc), not by the engine.
+  std::string pool = "default";        // cluster.pools name ("default": cluster.workers)
+  std::string role = "mixed";          // prefill | decode | mixed
 };
 
 }  // namespace servesim
