@@ -180,3 +180,46 @@ TEST_CASE("without pools the cluster is one mixed pool: colocated columns, no PD
   CHECK(cell(wk, 0, "pool") == "default");
   CHECK(cell(wk, 0, "role") == "mixed");
 }
+
+TEST_CASE("PD: D2LPM and Preble E2 route the prefill pool by prefix locality, unchanged") {
+  // 4 prefill workers that share hot templates; the prefill pool's hit rate
+  // with a locality-aware router beats round robin's.
+  const char* yaml = R"(name: pd_locality
+seed: 9
+model: llama-3-8b
+hardware: h100-sxm
+cluster:
+  pools:
+    - {name: pre, role: prefill, workers: 4}
+    - {name: dec, role: decode, workers: 2}
+  pd: {link: rdma}
+batching: {memory_utilization: 0.3}
+policy: {local: lpm, global: round_robin}
+workload:
+  type: templates
+  requests: 600
+  block_size: 16
+  pools:
+    - {name: docs, count: 12, zipf: 0.6, tokens: {dist: uniform, min: 1500, max: 3000}}
+  clients:
+    - {name: a, rate: 30, pool: docs, prompt: {dist: uniform, min: 20, max: 200}, output: {dist: uniform, min: 2, max: 50}}
+report: {requests_csv: false, timeline_interval_s: 0}
+)";
+  auto hit_rate = [&](const std::vector<std::string>& sets, const std::string& name) {
+    ScenarioConfig c = load_scenario(write_temp(name + ".yaml", yaml), sets);
+    RunOutput out = execute_run(c, RunOptions{(testing::temp_dir() / name).string(), false});
+    CHECK(out.totals.finished == 600);
+    double prompt = 0, cached = 0;
+    for (std::size_t w = 0; w < 4; ++w) {  // the prefill pool
+      prompt += static_cast<double>(out.workers[w].prompt_tokens);
+      cached += static_cast<double>(out.workers[w].cached_tokens);
+    }
+    return cached / prompt;
+  };
+  const double rr = hit_rate({}, "loc_rr");
+  const double d2 = hit_rate({"policy.local=dlpm", "policy.global=d2lpm"}, "loc_d2lpm");
+  const double e2 = hit_rate({"policy.local=preble_local", "policy.global=preble_e2"}, "loc_e2");
+  MESSAGE("prefill-pool hit rate: round_robin " << rr << ", d2lpm " << d2 << ", preble_e2 " << e2);
+  CHECK(d2 > rr);
+  CHECK(e2 > rr);
+}

@@ -196,7 +196,8 @@ void Worker::schedule_prefill_chunks() {
 
 AdmitResult Worker::try_admit(const QueuedRequest& q) {
   if (budget_ <= 0) return AdmitResult::kBatchFull;
-  if (static_cast<std::int64_t>(running_.size()) >= opt_.max_running) return AdmitResult::kNoSlot;
+  // Requests whose KV is on its way here (PD) hold a running slot already.
+  if (static_cast<std::int64_t>(running_.size()) + incoming_ >= opt_.max_running) return AdmitResult::kNoSlot;
   LiveRequest& r = table_[q.handle];
   SIM_CHECK(r.phase == Phase::kQueued && r.worker == id_, "policy proposed request {} that is not queued here",
             r.spec.id);
