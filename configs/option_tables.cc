@@ -60,6 +60,19 @@ const OptionTable<HardwareSpec>& hardware_options() {
   return t;
 }
 
+const OptionTable<HardwareSpec>& interconnect_options() {
+  static const OptionTable<HardwareSpec> t = {
+      {"nvlink_gbps", &HardwareSpec::nvlink_gbps, R::kPositive, "NVLink bandwidth per GPU and direction, GB/s (PD KV transfer)",
+       kOptionMax, kMinHardware},
+      {"nvlink_latency_us", &HardwareSpec::nvlink_latency_us, R::kNonNegative, "fixed latency of one NVLink KV transfer, us",
+       1e6},
+      {"rdma_nic_gbps", &HardwareSpec::rdma_nic_gbps, R::kPositive, "RDMA NIC bandwidth per GPU and direction, GB/s (PD KV transfer)",
+       kOptionMax, kMinHardware},
+      {"rdma_latency_us", &HardwareSpec::rdma_latency_us, R::kNonNegative, "fixed latency of one RDMA KV transfer, us", 1e6},
+  };
+  return t;
+}
+
 const OptionTable<BatchingOptions>& batching_options() {
   static const OptionTable<BatchingOptions> t = {
       {"max_batch_tokens", &BatchingOptions::max_batch_tokens, R::kPositive,

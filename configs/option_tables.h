@@ -19,6 +19,7 @@ namespace servesim {
 
 const OptionTable<ModelSpec>& model_options();              // model: (after name)
 const OptionTable<HardwareSpec>& hardware_options();        // hardware: (after name)
+const OptionTable<HardwareSpec>& interconnect_options();    // hardware: interconnect: (PD KV transfer links)
 const OptionTable<BatchingOptions>& batching_options();     // batching: budgets
 const OptionTable<ScenarioConfig>& memory_options();        // batching: memory keys
 const OptionTable<RooflineOptions>& roofline_options();     // cost_model: (roofline, and auto)

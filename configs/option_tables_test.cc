@@ -294,6 +294,7 @@ TEST_CASE("docs/configuration.md lists every table key with the table's default"
   check_documented(kv_tier_options(), "kv_cache.ssd");
   check_listed(model_options(), "## Models");
   check_listed(hardware_options(), "## Hardware");
+  check_listed(interconnect_options(), "## Hardware");
 }
 
 TEST_CASE("a table reads what it writes, keeps absent keys and names the key of a range error") {

@@ -138,11 +138,48 @@ std::string policy_label(const YAML::Node& resolved) {
 
 std::shared_ptr<const CostModel> make_cost_model(const ScenarioConfig& c, const WorkerConfig& w) {
   if (c.cost_model.backend == "fixed") return std::make_shared<FixedCostModel>(c.cost_model.fixed);
-  if (c.cost_model.backend == "calibrated")
-    return std::make_shared<CalibratedCostModel>(c.cost_model.fits.at(w.profile), c.model, w.hardware, w.attention,
-                                                 c.cost_model.calibrated);
-  return std::make_shared<RooflineCostModel>(c.model, w.hardware, c.cost_model.roofline, w.attention);
+  if (c.cost_model.backend == "calibrated") {
+    CalibratedOptions o = c.cost_model.calibrated;
+    o.tp = w.tp;  // the worker's pool's
+    return std::make_shared<CalibratedCostModel>(c.cost_model.fits.at(w.profile), c.model, w.hardware, w.attention, o);
+  }
+  RooflineOptions o = c.cost_model.roofline;
+  o.tp = w.tp;
+  return std::make_shared<RooflineCostModel>(c.model, w.hardware, o, w.attention);
 }
+
+namespace {
+
+WorkerRole worker_role(PoolRole r) {
+  switch (r) {
+    case PoolRole::kPrefill: return WorkerRole::kPrefill;
+    case PoolRole::kDecode: return WorkerRole::kDecode;
+    case PoolRole::kMixed: break;
+  }
+  return WorkerRole::kMixed;
+}
+
+// PD: roles, links (tp NICs or NVLink ports per worker), KV bytes per token,
+// the decode policy and the decider (docs/simulation.md, "KV transfer").
+PdSetup make_pd_setup(const ScenarioConfig& c, const PolicyContext& decode_ctx) {
+  PdSetup pd;
+  const bool rdma = c.pd.link == "rdma";
+  for (const WorkerConfig& w : c.workers) {
+    pd.roles.push_back(worker_role(c.pools[w.pool].role));
+    const double link = (rdma ? w.hardware.rdma_nic_gbps : w.hardware.nvlink_gbps) * w.tp;
+    pd.egress_gbps.push_back(link);
+    pd.ingress_gbps.push_back(link);
+    const double latency_us = rdma ? w.hardware.rdma_latency_us : w.hardware.nvlink_latency_us;
+    pd.latency = std::max(pd.latency, seconds_to_time(latency_us * 1e-6));
+    pd.kv_bytes_per_token.push_back(static_cast<double>(c.model.kv_bytes_per_token()));
+  }
+  pd.decode_global = c.decode_global_policy.make(decode_ctx);
+  pd.decider = c.pd.decider == "prefix_aware" ? PdDecider::kPrefixAware : PdDecider::kAlways;
+  pd.threshold_tokens = c.pd.threshold_tokens;
+  return pd;
+}
+
+}  // namespace
 
 RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   RunOutput out;
@@ -160,6 +197,15 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   setup.max_context = c.model.max_context;
   setup.horizon = c.horizon;
   PolicyContext pctx{c.workers.size(), c.seed};
+  if (c.disaggregated()) {  // each routing policy sees its pool only (sim/pool_view.h)
+    std::size_t prefill = 0, decode = 0;
+    for (const WorkerConfig& w : c.workers) {
+      prefill += c.pools[w.pool].role != PoolRole::kDecode;
+      decode += c.pools[w.pool].role != PoolRole::kPrefill;
+    }
+    pctx.workers = prefill;
+    setup.pd = make_pd_setup(c, PolicyContext{decode, c.seed});
+  }
   setup.global = c.global_policy.make(pctx);
   // One cost model instance per distinct worker (equal by value: hardware,
   // attention, KV capacity, profile); workers equal to an earlier one share it.
@@ -169,7 +215,8 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   for (std::size_t i = 0; i < c.workers.size(); ++i) {
     const WorkerConfig& w = c.workers[i];
     WorkerSetup ws;
-    ws.policy = c.local_policy.make(pctx);
+    const PoolConfig* pool = c.pools.empty() ? nullptr : &c.pools[w.pool];
+    ws.policy = pool && pool->local_policy ? pool->local_policy->make(pctx) : c.local_policy.make(pctx);
     auto& cost = cost_of[first[i]];
     if (!cost) cost = make_cost_model(c, w);
     ws.cost = cost;
@@ -185,7 +232,7 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
       explainers.push_back(std::make_shared<ExplainingCostModel>(ws.cost));
       ws.cost = explainers.back();
     }
-    ws.batching = c.batching;
+    ws.batching = pool ? pool->batching : c.batching;
     ws.kv_capacity_pages = w.kv.pages;
     ws.page_size = c.page_size;
     ws.kv_eviction = make_kv_eviction(w.attention);  // null, or private KV shrinks after prefill
@@ -229,7 +276,14 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   Simulation sim(std::move(setup), *source, observers);
   out.totals = sim.run();
   if (o.progress) progress.update(out.totals.end_time, out.totals.requests, true);
-  for (const auto& w : sim.worker_list()) out.workers.push_back(w->stats());
+  for (const auto& w : sim.worker_list()) {
+    out.workers.push_back(w->stats());
+    if (!c.pools.empty()) {
+      const PoolConfig& p = c.pools[c.workers[w->id()].pool];
+      out.workers.back().pool = p.name;
+      out.workers.back().role = pool_role_name(p.role);
+    }
+  }
   if (timeline) timeline->close();
   if (recorder) recorder->close();
   if (o.explain) out.explain = write_explain(explainers, out.out_dir);

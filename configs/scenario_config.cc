@@ -83,6 +83,9 @@ HardwareSpec parse_hardware(YamlMap& m, const std::string& fallback_name) {
   h.name = m.get<std::string>("name", fallback_name.empty() ? "custom" : fallback_name);
   read_options(m, hardware_options(), h);
   m.get<std::string>("source", "");  // provenance note (datasheet), informational
+  YamlMap ic = m.map("interconnect");
+  read_options(ic, interconnect_options(), h);
+  ic.finish();
   m.finish();
   return h;
 }
@@ -285,7 +288,9 @@ void check_workers_priced(YamlMap& cm, const ScenarioConfig& c) {
       if (first[i] != i) continue;
       const WorkerConfig& w = c.workers[i];
       try {
-        CalibratedCostModel(cc.fits.at(w.profile), c.model, w.hardware, w.attention, cc.calibrated);
+        CalibratedOptions o = cc.calibrated;
+        o.tp = w.tp;
+        CalibratedCostModel(cc.fits.at(w.profile), c.model, w.hardware, w.attention, o);
       } catch (const InputError& e) {
         cm.fail(profile_key(cm), e.what());
       }
@@ -341,7 +346,132 @@ void parse_slo(YamlMap& m, ScenarioConfig& c) {
   sm.finish();
 }
 
+PoolRole parse_role(YamlMap& pm) {
+  const std::string role = pm.get<std::string>("role", "mixed");
+  if (role == "mixed") return PoolRole::kMixed;
+  if (role == "prefill") return PoolRole::kPrefill;
+  if (role == "decode") return PoolRole::kDecode;
+  pm.fail("role", fmt::format("unknown pool role '{}'; known: prefill, decode, mixed", role));
+}
+
+// cluster.pools: [{name, role, workers, tp, hardware, attention, batching, policy: {local}}];
+// every key but name defaults to the scenario's (role: mixed, workers: 1).
+// Workers are numbered pool by pool, in list order.
+void parse_pools(YamlMap& cl, ScenarioConfig& c) {
+  YAML::Node list = cl.raw("pools");
+  if (!list.IsSequence() || list.size() == 0)
+    cl.fail("pools", "expected a non-empty list of {name, role, workers, tp, hardware, attention, batching, policy}");
+  std::set<std::string> names;
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    YamlMap pm(list[i], c.file, cl.key_path(fmt::format("pools[{}]", i)));
+    PoolConfig p;
+    p.name = pm.require<std::string>("name");
+    if (p.name.empty() || !names.insert(p.name).second)
+      pm.fail("name", fmt::format("pool name '{}' is empty or used twice", p.name));
+    p.role = parse_role(pm);
+    p.workers = pm.positive_int("workers", 1);
+    total += p.workers;
+    if (total > 100000) pm.fail("workers", "at most 100000 workers in all pools");
+    p.tp = static_cast<int>(pm.positive_int("tp", 1));
+    if (c.model.heads % p.tp != 0)
+      pm.fail("tp", fmt::format("tp={} must divide the model's {} attention heads", p.tp, c.model.heads));
+    p.hardware = pm.has("hardware") ? load_hardware(pm, "hardware", "") : c.hardware;
+    p.attention = parse_attention(pm, c.attention);
+    p.batching = c.batching;
+    YamlMap b = pm.map("batching");
+    read_options(b, batching_options(), p.batching);
+    const std::string mode = b.get<std::string>("mode", c.batching.mode == BatchMode::kMixed ? "mixed" : "prefill_first");
+    if (mode == "mixed") p.batching.mode = BatchMode::kMixed;
+    else if (mode == "prefill_first") p.batching.mode = BatchMode::kPrefillFirst;
+    else b.fail("mode", fmt::format("unknown batching mode '{}'; expected mixed or prefill_first", mode));
+    b.finish();
+    YamlMap pol = pm.map("policy");
+    if (pol.has("local")) p.local_policy = parse_local_policy(pol, "local", "fcfs");
+    pol.finish();
+    p.kv_tiers = parse_kv_tiers(pm, c.kv_tiers);
+    KvCapacity kv;
+    try {
+      kv = compute_kv_capacity(c.model, p.hardware, p.tp, c.memory_utilization, c.activation_reserve_gb, c.page_size,
+                               kv_metadata_share(c.model, p.attention, c.page_size));
+    } catch (const InputError& e) {
+      pm.fail(pm.has("hardware") ? "hardware" : "name", e.what());
+    }
+    pm.finish();
+    for (std::int64_t k = 0; k < p.workers; ++k) c.workers.push_back(WorkerConfig{p.hardware, p.attention, kv, "", p.kv_tiers, p.tp, i});
+    c.pools.push_back(std::move(p));
+  }
+  c.tp = c.pools.front().tp;  // summary.csv's tp column: the first pool's
+  bool prefill = false, decode = false;
+  for (const PoolConfig& p : c.pools) {
+    prefill = prefill || p.role != PoolRole::kDecode;
+    decode = decode || p.role != PoolRole::kPrefill;
+  }
+  if (!prefill || !decode)
+    cl.fail("pools", "a cluster needs a pool that can prefill (role prefill or mixed) and one that can decode "
+                     "(role decode or mixed)");
+}
+
+// cluster.pd: {link, decider, threshold_tokens}; only with a prefill or decode pool.
+void parse_pd(YamlMap& cl, ScenarioConfig& c) {
+  if (!cl.has("pd")) return;
+  if (!c.disaggregated())
+    cl.fail("pd", "cluster.pd needs cluster.pools with a pool of role prefill or decode");
+  YamlMap pd = cl.map("pd");
+  c.pd.link = pd.get<std::string>("link", c.pd.link);
+  if (c.pd.link != "rdma" && c.pd.link != "nvlink")
+    pd.fail("link", fmt::format("unknown link '{}'; known: rdma, nvlink", c.pd.link));
+  c.pd.decider = pd.get<std::string>("decider", c.pd.decider);
+  if (c.pd.decider != "always" && c.pd.decider != "prefix_aware")
+    pd.fail("decider", fmt::format("unknown decider '{}'; known: always, prefix_aware", c.pd.decider));
+  c.pd.threshold_tokens = pd.get<std::int64_t>("threshold_tokens", c.pd.threshold_tokens);
+  if (c.pd.threshold_tokens < 0) pd.fail("threshold_tokens", "must be >= 0");
+  if (pd.has("threshold_tokens") && c.pd.decider != "prefix_aware")
+    pd.fail("threshold_tokens", "only the prefix_aware decider reads threshold_tokens");
+  pd.finish();
+}
+
+// policy.decode_global (PD only) and the pools' local policies against the
+// global policy's required local policy.
+void parse_pool_policies(YamlMap& pm, ScenarioConfig& c) {
+  if (pm.has("decode_global") && !c.disaggregated())
+    pm.fail("decode_global", "policy.decode_global needs cluster.pools with a pool of role prefill or decode");
+  c.decode_global_policy = parse_global_policy(pm, "decode_global", "least_outstanding");
+  if (!c.decode_global_policy.requires_local.empty())
+    pm.fail("decode_global", fmt::format("global policy '{}' needs local policy '{}' and cannot pick decode workers",
+                                         c.decode_global_policy.resolved["name"].as<std::string>(),
+                                         c.decode_global_policy.requires_local));
+  const std::string& need = c.global_policy.requires_local;
+  if (need.empty()) return;
+  for (const PoolConfig& p : c.pools)
+    if (p.local_policy && (*p.local_policy).resolved["name"].as<std::string>() != need)
+      pm.fail("global", fmt::format("global policy '{}' runs with local policy '{}' on every worker; pool '{}' sets "
+                                    "another", c.global_policy.resolved["name"].as<std::string>(), need, p.name));
+}
+
 }  // namespace
+
+std::string pool_role_name(PoolRole r) {
+  switch (r) {
+    case PoolRole::kPrefill: return "prefill";
+    case PoolRole::kDecode: return "decode";
+    case PoolRole::kMixed: break;
+  }
+  return "mixed";
+}
+
+bool ScenarioConfig::disaggregated() const {
+  return std::any_of(pools.begin(), pools.end(), [](const PoolConfig& p) { return p.role != PoolRole::kMixed; });
+}
+
+bool PoolConfig::operator==(const PoolConfig& o) const {
+  auto same = [](const std::optional<ParsedPolicy<LocalPolicy>>& a, const std::optional<ParsedPolicy<LocalPolicy>>& b) {
+    if (a.has_value() != b.has_value()) return false;
+    return !a || YAML::Dump(a->resolved) == YAML::Dump(b->resolved);
+  };
+  return name == o.name && role == o.role && workers == o.workers && tp == o.tp && hardware == o.hardware &&
+         attention == o.attention && batching == o.batching && same(local_policy, o.local_policy) && kv_tiers == o.kv_tiers;
+}
 
 HardwareSpec load_hardware_named(const std::string& name_or_path) {
   YAML::Node n;
@@ -376,37 +506,47 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   else b.fail("mode", fmt::format("unknown batching mode '{}'; expected mixed or prefill_first", mode));
   b.finish();
 
+  c.kv_tiers = parse_kv_tiers(m, c.kv_tiers);  // kv_cache: before the cluster (pools and overrides default to it)
   YamlMap cl = m.map("cluster");
-  const std::int64_t n_workers = cl.positive_int("workers", 1);
-  if (n_workers > 100000) cl.fail("workers", "at most 100000 workers");
-  c.tp = static_cast<int>(cl.positive_int("tp", 1));
-  if (c.model.heads % c.tp != 0)
-    cl.fail("tp", fmt::format("tp={} must divide the model's {} attention heads", c.tp, c.model.heads));
-  auto capacity = [&](const HardwareSpec& hw, const AttentionConfig& att, YamlMap& where, const std::string& key) {
-    try {
-      return compute_kv_capacity(c.model, hw, c.tp, c.memory_utilization, c.activation_reserve_gb, c.page_size,
-                                 kv_metadata_share(c.model, att, c.page_size));
-    } catch (const InputError& e) {
-      where.fail(key, e.what());
+  if (cl.has("pools")) {
+    for (const char* k : {"workers", "tp", "overrides"})
+      if (cl.has(k))
+        cl.fail(k, fmt::format("cluster.{} cannot be set together with cluster.pools (each pool sets its own "
+                               "workers, tp and hardware)", k));
+    parse_pools(cl, c);
+  } else {
+    const std::int64_t n_workers = cl.positive_int("workers", 1);
+    if (n_workers > 100000) cl.fail("workers", "at most 100000 workers");
+    c.tp = static_cast<int>(cl.positive_int("tp", 1));
+    if (c.model.heads % c.tp != 0)
+      cl.fail("tp", fmt::format("tp={} must divide the model's {} attention heads", c.tp, c.model.heads));
+    auto capacity = [&](const HardwareSpec& hw, const AttentionConfig& att, YamlMap& where, const std::string& key) {
+      try {
+        return compute_kv_capacity(c.model, hw, c.tp, c.memory_utilization, c.activation_reserve_gb, c.page_size,
+                                   kv_metadata_share(c.model, att, c.page_size));
+      } catch (const InputError& e) {
+        where.fail(key, e.what());
+      }
+    };
+    WorkerConfig base{c.hardware, c.attention, capacity(c.hardware, c.attention, m, "model"), "", c.kv_tiers};
+    c.workers.assign(static_cast<std::size_t>(n_workers), base);
+    YAML::Node overrides = cl.raw("overrides");
+    if (overrides.IsDefined() && !overrides.IsNull() && !overrides.IsSequence()) cl.fail("overrides", "expected a list of {worker: N, hardware: ..., attention: ...}");
+    for (std::size_t i = 0; overrides.IsSequence() && i < overrides.size(); ++i) {
+      YamlMap o(overrides[i], file, cl.key_path(fmt::format("overrides[{}]", i)));
+      std::int64_t w = o.require<std::int64_t>("worker");
+      if (w < 0 || w >= n_workers) o.fail("worker", fmt::format("worker index {} outside 0..{}", w, n_workers - 1));
+      WorkerConfig& wc = c.workers[static_cast<std::size_t>(w)];
+      if (o.has("hardware")) wc.hardware = load_hardware(o, "hardware", "");
+      wc.attention = parse_attention(o, wc.attention);
+      wc.kv_tiers = parse_kv_tiers(o, wc.kv_tiers);
+      if (o.has("hardware") || o.has("attention"))  // Quest's metadata changes capacity too
+        wc.kv = capacity(wc.hardware, wc.attention, o, o.has("hardware") ? "hardware" : "attention");
+      o.finish();
     }
-  };
-  c.kv_tiers = parse_kv_tiers(m, c.kv_tiers);
-  WorkerConfig base{c.hardware, c.attention, capacity(c.hardware, c.attention, m, "model"), "", c.kv_tiers};
-  c.workers.assign(static_cast<std::size_t>(n_workers), base);
-  YAML::Node overrides = cl.raw("overrides");
-  if (overrides.IsDefined() && !overrides.IsNull() && !overrides.IsSequence()) cl.fail("overrides", "expected a list of {worker: N, hardware: ..., attention: ...}");
-  for (std::size_t i = 0; overrides.IsSequence() && i < overrides.size(); ++i) {
-    YamlMap o(overrides[i], file, cl.key_path(fmt::format("overrides[{}]", i)));
-    std::int64_t w = o.require<std::int64_t>("worker");
-    if (w < 0 || w >= n_workers) o.fail("worker", fmt::format("worker index {} outside 0..{}", w, n_workers - 1));
-    WorkerConfig& wc = c.workers[static_cast<std::size_t>(w)];
-    if (o.has("hardware")) wc.hardware = load_hardware(o, "hardware", "");
-    wc.attention = parse_attention(o, wc.attention);
-    wc.kv_tiers = parse_kv_tiers(o, wc.kv_tiers);
-    if (o.has("hardware") || o.has("attention"))  // Quest's metadata changes capacity too
-      wc.kv = capacity(wc.hardware, wc.attention, o, o.has("hardware") ? "hardware" : "attention");
-    o.finish();
+    for (WorkerConfig& w : c.workers) w.tp = c.tp;
   }
+  parse_pd(cl, c);
   cl.finish();
 
   YamlMap pm = m.map("policy");
@@ -416,6 +556,7 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
       !need.empty() && c.local_policy.resolved["name"].as<std::string>() != need)
     pm.fail("local", fmt::format("global policy '{}' runs with local policy '{}' on every worker; set local: {}",
                                  c.global_policy.resolved["name"].as<std::string>(), need, need));
+  parse_pool_policies(pm, c);
   pm.finish();
 
   parse_cost_model(m, c);
@@ -469,7 +610,8 @@ bool ScenarioConfig::operator==(const ScenarioConfig& o) const {
          global_policy.oracle == o.global_policy.oracle && cost_model == o.cost_model &&
          same_yaml(workload->resolved(), o.workload->resolved()) && out_dir == o.out_dir && w_in == o.w_in &&
          w_out == o.w_out && write_requests == o.write_requests && timeline_interval == o.timeline_interval &&
-         window == o.window && slo == o.slo && kv_tiers == o.kv_tiers;
+         window == o.window && slo == o.slo && kv_tiers == o.kv_tiers && pools == o.pools && pd == o.pd &&
+         same_yaml(decode_global_policy.resolved, o.decode_global_policy.resolved);
 }
 
 ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& set_overrides) {
@@ -491,6 +633,9 @@ YAML::Node ScenarioConfig::resolved() const {
     YAML::Node x;
     x["name"] = h.name;
     write_options(x, hardware_options(), h);
+    YAML::Node ic;
+    write_options(ic, interconnect_options(), h);
+    x["interconnect"] = ic;
     return x;
   };
   n["hardware"] = hw_node(hardware);
@@ -500,21 +645,45 @@ YAML::Node ScenarioConfig::resolved() const {
   write_options(b, memory_options(), *this);
   b["mode"] = batching.mode == BatchMode::kMixed ? "mixed" : "prefill_first";
   n["batching"] = b;
-  n["cluster"]["workers"] = workers.size();
-  n["cluster"]["tp"] = tp;
-  for (std::size_t i = 0; i < workers.size(); ++i) {
-    const WorkerConfig& w = workers[i];
-    if (w.hardware == hardware && w.attention == attention && w.kv_tiers == kv_tiers) continue;
-    YAML::Node o;
-    o["worker"] = i;
-    o["hardware"] = hw_node(w.hardware);
-    o["attention"] = attention_node(w.attention);
-    if (w.kv_tiers != kv_tiers) o["kv_cache"] = kv_tiers_node(w.kv_tiers);
-    n["cluster"]["overrides"].push_back(o);
+  if (pools.empty()) {
+    n["cluster"]["workers"] = workers.size();
+    n["cluster"]["tp"] = tp;
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      const WorkerConfig& w = workers[i];
+      if (w.hardware == hardware && w.attention == attention && w.kv_tiers == kv_tiers) continue;
+      YAML::Node o;
+      o["worker"] = i;
+      o["hardware"] = hw_node(w.hardware);
+      o["attention"] = attention_node(w.attention);
+      if (w.kv_tiers != kv_tiers) o["kv_cache"] = kv_tiers_node(w.kv_tiers);
+      n["cluster"]["overrides"].push_back(o);
+    }
+  }
+  for (const PoolConfig& p : pools) {
+    YAML::Node x;
+    x["name"] = p.name;
+    x["role"] = pool_role_name(p.role);
+    x["workers"] = p.workers;
+    x["tp"] = p.tp;
+    x["hardware"] = hw_node(p.hardware);
+    x["attention"] = attention_node(p.attention);
+    YAML::Node pb;
+    write_options(pb, batching_options(), p.batching);
+    pb["mode"] = p.batching.mode == BatchMode::kMixed ? "mixed" : "prefill_first";
+    x["batching"] = pb;
+    if (p.local_policy) x["policy"]["local"] = p.local_policy->resolved;
+    if (p.kv_tiers != kv_tiers) x["kv_cache"] = kv_tiers_node(p.kv_tiers);
+    n["cluster"]["pools"].push_back(x);
+  }
+  if (disaggregated()) {
+    n["cluster"]["pd"]["link"] = pd.link;
+    n["cluster"]["pd"]["decider"] = pd.decider;
+    if (pd.decider == "prefix_aware") n["cluster"]["pd"]["threshold_tokens"] = pd.threshold_tokens;
   }
   if (kv_tiers != KvTiersConfig{}) n["kv_cache"] = kv_tiers_node(kv_tiers);  // only when set: resolves as before
   n["policy"]["local"] = local_policy.resolved;
   n["policy"]["global"] = global_policy.resolved;
+  if (disaggregated()) n["policy"]["decode_global"] = decode_global_policy.resolved;
   YAML::Node cm;
   cm["backend"] = cost_model.backend;
   if (cost_model.backend == "roofline") {

@@ -66,9 +66,37 @@ struct WorkerConfig {
   KvCapacity kv;
   std::string profile;  // calibrated backend: the resolved profile path of this worker
   KvTiersConfig kv_tiers;  // kv_cache: lower KV tiers (configs/kv_tiers_config.h)
+  int tp = 1;           // GPUs of this worker (its pool's tp)
+  std::size_t pool = 0; // index into ScenarioConfig::pools (0 without pools)
 
   // By value: workers that compare equal are priced and sized identically.
   bool operator==(const WorkerConfig&) const = default;
+};
+
+// cluster.pools (docs/configuration.md, "Pools and PD disaggregation"): a
+// named group of workers with a role; its keys default to the scenario's.
+enum class PoolRole : std::uint8_t { kMixed, kPrefill, kDecode };
+std::string pool_role_name(PoolRole r);
+
+struct PoolConfig {
+  std::string name;
+  PoolRole role = PoolRole::kMixed;
+  std::int64_t workers = 1;
+  int tp = 1;
+  HardwareSpec hardware;
+  AttentionConfig attention;
+  BatchingOptions batching;
+  std::optional<ParsedPolicy<LocalPolicy>> local_policy;  // none: the scenario's policy.local
+  KvTiersConfig kv_tiers;  // kv_cache: the pool's lower KV tiers (default: the scenario's)
+  bool operator==(const PoolConfig& o) const;
+};
+
+// cluster.pd: how requests move between prefill and decode pools.
+struct PdConfig {
+  std::string link = "rdma";        // rdma | nvlink: the links a KV transfer uses
+  std::string decider = "always";   // always | prefix_aware
+  std::int64_t threshold_tokens = 0;  // prefix_aware: prefill on the decode worker when uncached <= this
+  bool operator==(const PdConfig&) const = default;
 };
 
 // For each worker, the index of the first worker equal to it by value (its
@@ -96,8 +124,14 @@ struct ScenarioConfig {
   std::int64_t page_size = 16;
   std::vector<WorkerConfig> workers;
   KvTiersConfig kv_tiers;           // kv_cache: default for workers without an override
+  // cluster.pools; empty: cluster.workers/tp/overrides, one mixed pool (and no PD).
+  std::vector<PoolConfig> pools;
+  PdConfig pd;
   ParsedPolicy<LocalPolicy> local_policy;
   ParsedPolicy<GlobalPolicy> global_policy;
+  ParsedPolicy<GlobalPolicy> decode_global_policy;  // PD: picks the decode worker
+  // True when some pool has the prefill or decode role (requests are handed off).
+  bool disaggregated() const;
   CostModelConfig cost_model;
   std::shared_ptr<const Workload> workload;
   std::string out_dir = "runs/default";

@@ -27,6 +27,13 @@ struct HardwareSpec {
   int gemm_tile_m = 128, gemm_tile_n = 256;        // largest output tile of the GEMM library
   double min_kernel_us = 2;                        // GPU-side floor of one kernel (latency floor)
   double pcie_gbps = 64;  // per-direction host link (PCIe) per GPU, GB/s: the KV host tier's default bandwidth
+  // interconnect: links a PD KV transfer can use (docs/simulation.md, "KV
+  // transfer"), per GPU and direction; a worker of tp GPUs has tp of each.
+  // interconnect_gbps above stays the TP all-reduce bandwidth.
+  double nvlink_gbps = 450;          // NVLink, GB/s per direction
+  double nvlink_latency_us = 5;      // per transfer
+  double rdma_nic_gbps = 50;         // RDMA NIC (400 Gb/s), GB/s per direction
+  double rdma_latency_us = 10;       // per transfer
 
   // Identity is the value of every field, never the name alone: two GPUs
   // named alike but with different memory or bandwidth are different hardware.

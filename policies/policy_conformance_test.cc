@@ -136,6 +136,63 @@ TEST_CASE("every registered policy loses no request and stays within KV capacity
   for (const auto& t : global_policy_types()) CHECK_MESSAGE(globals_seen.count(t.name) == 1, t.name);
 }
 
+// The same suite on a PD cluster (docs/simulation.md, "Prefill/decode
+// disaggregation"): every global policy routes prefills over the prefill-capable
+// pool (2 prefill-role + 1 mixed worker) and, where it can, picks decode
+// workers over the decode-capable one (1 decode-role + the mixed worker), with
+// slow RDMA links so transfers contend and tight memory so back-pressure
+// happens. No request is lost across the hand-off, prefill-role workers never
+// decode, and the runs are byte-identical.
+TEST_CASE("every global policy loses no request across the PD hand-off and is deterministic") {
+  std::string pd = kWorkload;
+  pd.replace(pd.find("cluster: {workers: 3}"), 21,
+             "cluster:\n  pools:\n    - {name: p, role: prefill, workers: 2}\n    - {name: d, role: decode}\n"
+             "    - {name: m, role: mixed}\n  pd: {link: rdma}\nhardware: {name: slow_nic, interconnect: "
+             "{rdma_nic_gbps: 0.5, rdma_latency_us: 100}}");
+  pd.replace(pd.find("hardware: h100-sxm\n"), 18, "");
+  int n = 0;
+  for (const auto& t : global_policy_types()) {
+    for (const char* decider : {"always", "prefix_aware"}) {
+      Case c{"lpm", t.name};
+      c.local = global_with_local(c);
+      std::vector<std::string> sets = {"policy.local=" + c.local, "policy.global=" + c.global,
+                                       std::string("cluster.pd.decider=") + decider};
+      if (std::string(decider) == "prefix_aware") sets.push_back("cluster.pd.threshold_tokens=256");
+      // The decode side: the same policy where it can pick decode workers, else least_load.
+      YAML::Node g;
+      g["policy"]["global"] = t.name;
+      YamlMap m(g, "<case>");
+      YamlMap pm = m.map("policy");
+      const bool decode_ok = parse_global_policy(pm, "global", "").requires_local.empty();
+      sets.push_back("policy.decode_global=" + std::string(decode_ok ? t.name : "least_load"));
+      CAPTURE(t.name);
+      const std::string decider_name = decider;
+      CAPTURE(decider_name);
+      const std::string name = fmt::format("pd_conformance_{}", n++);
+      RunResult a = run_yaml(pd, sets, name + "_a");
+      RunResult b = run_yaml(pd, sets, name + "_b");
+      CHECK(a.out.totals.requests == 360);
+      CHECK(a.out.totals.finished == 360);
+      CHECK(read_csv(a.dir + "/requests.csv").size() == 360);
+      REQUIRE(a.out.workers.size() == 4);
+      std::int64_t handoffs = 0, received = 0;
+      for (const WorkerStats& w : a.out.workers) {
+        CHECK(w.peak_kv_pages <= w.kv_capacity_pages);
+        handoffs += w.handoffs;
+        received += w.received;
+      }
+      CHECK(a.out.workers[0].decode_tokens == 0);  // prefill-role workers never decode
+      CHECK(a.out.workers[1].decode_tokens == 0);
+      CHECK(handoffs == received);
+      CHECK(handoffs > 0);
+      for (const char* f : {"requests.csv", "clients.csv", "workers.csv", "summary.csv", "config.resolved.yaml"})
+        CHECK_MESSAGE(slurp(a.dir + "/" + f) == slurp(b.dir + "/" + f), f);
+      MESSAGE(fmt::format("PD {:<12} {:<13} e2e mean {:.2f} s  handoffs {}", t.name, decider, a.num("e2e_mean_s"),
+                          handoffs));
+    }
+  }
+}
+
 TEST_CASE("a global policy that needs a local policy rejects any other") {
   YAML::Node root = YAML::Load(kWorkload);
   apply_override(root, "policy.global=d2lpm");

@@ -160,6 +160,17 @@ const std::vector<Column<RequestRow>>& request_columns() {
       {"slo_tpot_met", [](CsvWriter& w, const Row& row) { write_verdict(w, row.slo->tpot); }},
       {"slo_e2e_met", [](CsvWriter& w, const Row& row) { write_verdict(w, row.slo->e2e); }},
       {"slo_met", [](CsvWriter& w, const Row& row) { write_verdict(w, row.slo->met); }},
+      // PD placement and hand-off (docs/reports.md); appended so earlier columns keep their positions.
+      {"prefill_worker", on([](CsvWriter& w, const R& r) {
+         r.prefill_worker ? w.field(static_cast<std::int64_t>(*r.prefill_worker)) : w.empty();
+       })},
+      {"decode_worker", on([](CsvWriter& w, const R& r) {
+         r.decode_worker ? w.field(static_cast<std::int64_t>(*r.decode_worker)) : w.empty();
+       })},
+      {"transfer_start_s", time(&R::transfer_start)},
+      {"transfer_end_s", time(&R::transfer_end)},
+      {"transfer_bytes", on([](CsvWriter& w, const R& r) { r.transfer_bytes ? w.field(*r.transfer_bytes) : w.empty(); })},
+      {"kv_wait_s", on([](CsvWriter& w, const R& r) { r.kv_wait ? w.seconds(time_to_seconds(*r.kv_wait)) : w.empty(); })},
   };
   return columns;
 }
@@ -260,6 +271,10 @@ const std::vector<Column<WorkerRow>>& worker_columns() {
       {"host_capacity_pages", [](CsvWriter& w, const R& r) { w.field(r.s->host.capacity_pages); }},
       {"ssd_peak_pages", [](CsvWriter& w, const R& r) { w.field(r.s->ssd.peak_pages); }},
       {"ssd_capacity_pages", [](CsvWriter& w, const R& r) { w.field(r.s->ssd.capacity_pages); }},
+      {"pool", [](CsvWriter& w, const R& r) { w.field(r.s->pool); }},
+      {"role", [](CsvWriter& w, const R& r) { w.field(r.s->role); }},
+      {"handoffs", [](CsvWriter& w, const R& r) { w.field(r.s->handoffs); }},
+      {"received", [](CsvWriter& w, const R& r) { w.field(r.s->received); }},
   };
   return columns;
 }

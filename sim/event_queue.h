@@ -16,6 +16,8 @@ enum class EventKind : std::uint8_t {
   kIterationEnd,  // a worker's iteration finishes (target = worker)
   kWake,          // an idle worker that received work starts an iteration (target = worker)
   kTimer,         // the global policy's periodic timer
+  kTransferLatency,   // PD: a KV transfer's latency passed; its bytes start moving (target = request handle)
+  kTransferProgress,  // PD: a KV transfer may have finished (target unused)
 };
 
 struct Event {

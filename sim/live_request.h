@@ -21,6 +21,7 @@ enum class Phase : std::uint8_t {
   kQueued,    // in a worker's waiting queue
   kPrefill,   // admitted; prompt (or recompute) chunks in progress
   kDecode,    // generating tokens
+  kHandoff,   // PD: prefilled, its KV held by the prefill worker until its transfer to the decode worker ends
   kFinished,
 };
 
@@ -51,6 +52,18 @@ struct LiveRequest {
   std::int32_t parents_left = 0;
   std::int32_t dependents_unseen = 0;  // dependents not yet pulled from the source
   Time ready_at = 0;                // max over finished parents of finish + think time
+  // PD disaggregation (docs/simulation.md, "Prefill/decode disaggregation"):
+  // the worker the global policy routed the prefill to and the worker that
+  // decodes (equal when colocated); the hand-off's times and bytes.
+  WorkerId prefill_worker = 0;
+  WorkerId decode_worker = 0;
+  std::optional<Time> prefill_end;     // the prefill worker produced the first token (hand-off asked)
+  std::optional<Time> transfer_start;  // the decode worker had room; the transfer began
+  std::optional<Time> transfer_end;    // the KV arrived; decoding may start
+  std::int64_t transfer_bytes = 0;
+  std::int64_t transfer_tokens = 0;    // KV tokens moved (the decode worker's cache held the rest)
+  bool routed_by_global = false;       // PD: the global policy chose prefill_worker (it hears on_finish)
+  bool routed_by_decode = false;       // PD: the decode policy chose a decode worker (it hears on_finish)
 };
 
 class RequestTable {

@@ -43,6 +43,13 @@ struct RequestOutcome {
   std::int64_t cached_tokens = 0;   // prompt tokens served from the prefix cache at first admission
   std::int64_t generated_tokens = 0;
   std::int32_t preemptions = 0;
+  // Prefill/decode placement (routed requests; equal when colocated) and the
+  // PD hand-off: transfer times and bytes, and the wait for room on the decode
+  // worker (transfer start − end of the prefill); empty without a transfer.
+  std::optional<WorkerId> prefill_worker, decode_worker;
+  std::optional<Time> transfer_start, transfer_end;
+  std::optional<std::int64_t> transfer_bytes;
+  std::optional<Time> kv_wait;
 };
 
 class RunObserver {

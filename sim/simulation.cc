@@ -21,13 +21,31 @@ Simulation::Simulation(SimulationSetup setup, RequestSource& source, RunObserver
     estimate_costs_.push_back(std::move(w.estimate_cost));
   }
   wake_pending_.assign(workers_.size(), false);
+  if (setup.pd) {
+    pd_ = std::move(setup.pd);
+    const std::size_t n = workers_.size();
+    SIM_CHECK(pd_->roles.size() == n && pd_->egress_gbps.size() == n && pd_->ingress_gbps.size() == n &&
+                  pd_->kv_bytes_per_token.size() == n && pd_->decode_global,
+              "PD setup does not describe all {} workers", n);
+    std::vector<WorkerId> pre, dec;
+    for (WorkerId w = 0; w < n; ++w) {
+      if (pd_->roles[w] != WorkerRole::kDecode) pre.push_back(w);
+      if (pd_->roles[w] != WorkerRole::kPrefill) dec.push_back(w);
+    }
+    SIM_CHECK(!pre.empty() && !dec.empty(), "a PD cluster needs a prefill-capable and a decode-capable worker");
+    prefill_view_ = std::make_unique<PoolView>(static_cast<const ClusterView&>(*this), std::move(pre));
+    decode_view_ = std::make_unique<PoolView>(static_cast<const ClusterView&>(*this), std::move(dec));
+    network_ = std::make_unique<TransferNetwork>(pd_->egress_gbps, pd_->ingress_gbps);
+    kv_wait_.resize(n);
+    decode_pending_.assign(n, 0);
+  }
 }
 
 WorkerLoad Simulation::load(WorkerId w) const {
   const Worker& wk = *workers_[w];
   WorkerLoad l;
   l.waiting = wk.waiting();
-  l.running = wk.running();
+  l.running = wk.running() + (pd_ ? decode_pending_[w] : 0);  // PD: decodes on their way count as running
   l.kv_used_pages = wk.kv().used();
   l.kv_capacity_pages = wk.kv().capacity();
   l.kv_evictable_pages = wk.cache().evictable_pages();
@@ -96,9 +114,15 @@ void Simulation::admit_to_cluster(RequestHandle h) {
     report(h, RequestStatus::kRejected, "prompt + output tokens exceed the model's max_context");
     return;
   }
+  if (pd_) {
+    route_pd(h);
+    return;
+  }
   WorkerId w = global_->route(r.spec, *this);
   SIM_CHECK(w < workers_.size(), "global policy routed request {} to worker {} of {}", r.spec.id, w, workers_.size());
   r.worker = w;
+  r.prefill_worker = w;
+  r.decode_worker = w;
   r.routed = true;
   if (!workers_[w]->fits_alone(r.spec)) {
     report(h, RequestStatus::kRejected, "prompt + output tokens exceed the worker's whole KV capacity");
@@ -106,6 +130,113 @@ void Simulation::admit_to_cluster(RequestHandle h) {
   }
   workers_[w]->enqueue(h, now_);
   wake(w);
+}
+
+// PD routing: the global policy sees only the prefill-capable workers, the
+// decode policy only the decode-capable ones (PoolView maps the indices).
+// A request prefilled on a mixed worker decodes there; only prefill-role
+// workers hand off (so no two workers can wait on each other's memory).
+void Simulation::route_pd(RequestHandle h) {
+  LiveRequest& r = table_[h];
+  auto pick_prefill = [&] { return prefill_view_->global(global_->route(r.spec, *prefill_view_)); };
+  auto pick_decode = [&] { return decode_view_->global(pd_->decode_global->route(r.spec, *decode_view_)); };
+  WorkerId p = 0, d = 0;
+  if (pd_->decider == PdDecider::kPrefixAware) {
+    d = pick_decode();
+    r.routed_by_decode = true;
+    const std::int64_t uncached = r.spec.prompt_tokens - workers_[d]->cached_prefix(r.spec);
+    if (uncached <= pd_->threshold_tokens) {
+      p = d;
+    } else {
+      p = pick_prefill();
+      r.routed_by_global = true;
+    }
+  } else {
+    p = pick_prefill();
+    r.routed_by_global = true;
+    if (pd_->roles[p] == WorkerRole::kPrefill) {
+      d = pick_decode();
+      r.routed_by_decode = true;
+    } else {
+      d = p;
+    }
+  }
+  // Prefilled on a decode-capable worker: decodes there. A first token that
+  // is the last: nothing to hand off.
+  if ((pd_->roles[p] != WorkerRole::kPrefill || r.spec.output_tokens <= 1) && d != p) {
+    d = p;
+    r.routed_by_decode = false;
+  }
+  r.worker = p;
+  r.prefill_worker = p;
+  r.decode_worker = d;
+  r.routed = true;
+  if (!workers_[p]->fits_alone(r.spec) || !workers_[d]->fits_alone(r.spec)) {
+    report(h, RequestStatus::kRejected, "prompt + output tokens exceed the worker's whole KV capacity");
+    return;
+  }
+  if (d != p) decode_pending_[d]++;
+  workers_[p]->enqueue(h, now_);
+  wake(p);
+}
+
+// The prefill worker produced the first token: the request waits for room on
+// its decode worker (FIFO per decode worker).
+void Simulation::queue_handoff(RequestHandle h) {
+  const WorkerId d = table_[h].decode_worker;
+  kv_wait_[d].push_back(h);
+  start_transfers(d);
+}
+
+void Simulation::start_transfers(WorkerId d) {
+  std::deque<RequestHandle>& q = kv_wait_[d];
+  while (!q.empty() && workers_[d]->reserve_incoming(q.front(), now_)) {
+    const RequestHandle h = q.front();
+    q.pop_front();
+    LiveRequest& r = table_[h];
+    r.transfer_start = now_;
+    r.transfer_bytes = static_cast<std::int64_t>(
+        std::llround(static_cast<double>(r.transfer_tokens) * pd_->kv_bytes_per_token[r.prefill_worker]));
+    if (r.transfer_bytes == 0) {  // the decode worker's cache held all of it
+      end_transfer(h);
+      continue;
+    }
+    events_.push(now_ + pd_->latency, EventKind::kTransferLatency, h);
+  }
+}
+
+void Simulation::on_transfer_latency(RequestHandle h) {
+  const LiveRequest& r = table_[h];
+  network_->start(h, r.prefill_worker, r.decode_worker, static_cast<double>(r.transfer_bytes), now_);
+  schedule_transfer_check();
+}
+
+void Simulation::schedule_transfer_check() {
+  const std::optional<Time> t = network_->next_finish();
+  if (!t || std::find(checks_.begin(), checks_.end(), *t) != checks_.end()) return;
+  checks_.push_back(*t);
+  events_.push(*t, EventKind::kTransferProgress);
+}
+
+void Simulation::on_transfer_progress() {
+  std::erase(checks_, now_);
+  transfers_done_.clear();
+  network_->complete(now_, transfers_done_);
+  for (std::uint32_t h : transfers_done_) end_transfer(h);
+  schedule_transfer_check();
+}
+
+// The KV arrived: the prefill worker frees its copy (and may admit again),
+// the decode worker starts decoding the request.
+void Simulation::end_transfer(RequestHandle h) {
+  LiveRequest& r = table_[h];
+  r.transfer_end = now_;
+  const WorkerId p = r.prefill_worker, d = r.decode_worker;
+  workers_[p]->release_handoff(h, now_);
+  wake(p);
+  decode_pending_[d]--;
+  workers_[d]->accept_incoming(h, now_);
+  wake(d);
 }
 
 void Simulation::wake(WorkerId w) {
@@ -127,6 +258,12 @@ void Simulation::on_iteration_end(WorkerId w) {
   done_.clear();
   workers_[w]->finish_iteration(now_, done_);
   for (RequestHandle h : done_) finish_request(h);
+  if (pd_) {
+    std::vector<RequestHandle>& out = workers_[w]->handoffs();
+    for (RequestHandle h : out) queue_handoff(h);
+    out.clear();
+    if (!kv_wait_[w].empty()) start_transfers(w);  // requests finished here may have made room
+  }
   start_iteration(w);
 }
 
@@ -138,7 +275,14 @@ void Simulation::retire_parent(LiveRequest& r, bool ok) {
 
 void Simulation::finish_request(RequestHandle h) {
   LiveRequest& r = table_[h];
-  global_->on_finish(r.spec, r.worker, now_);
+  if (!pd_) {
+    global_->on_finish(r.spec, r.worker, now_);
+  } else {
+    // Each policy hears of the requests it routed, by its pool's index.
+    if (prefill_view_->contains(r.prefill_worker) && r.routed_by_global)
+      global_->on_finish(r.spec, prefill_view_->local(r.prefill_worker), now_);
+    if (r.routed_by_decode) pd_->decode_global->on_finish(r.spec, decode_view_->local(r.decode_worker), now_);
+  }
   report(h, RequestStatus::kFinished, "");
 }
 
@@ -149,7 +293,17 @@ void Simulation::report(RequestHandle h, RequestStatus status, std::string_view 
   o.status = status;
   o.reason = reason;
   o.routed = r.routed;
-  o.worker = r.worker;
+  o.worker = r.prefill_worker;
+  if (r.routed) {
+    o.prefill_worker = r.prefill_worker;
+    o.decode_worker = r.decode_worker;
+  }
+  o.transfer_start = r.transfer_start;
+  o.transfer_end = r.transfer_end;
+  if (r.transfer_start) {
+    o.transfer_bytes = r.transfer_bytes;
+    o.kv_wait = *r.transfer_start - *r.prefill_end;
+  }
   if (r.routed || r.spec.parents.empty()) o.arrival = r.arrival;
   o.admitted = r.admitted;
   o.first_token = r.first_token;
@@ -223,7 +377,13 @@ SimulationTotals Simulation::run() {
   }
   if (auto period = global_->timer_period()) {
     SIM_CHECK(*period > 0, "global policy timer period must be > 0");
-    events_.push(totals_.first_arrival + *period, EventKind::kTimer);
+    events_.push(totals_.first_arrival + *period, EventKind::kTimer, 0);
+  }
+  if (pd_) {  // the decode policy's own timer (target 1)
+    if (auto period = pd_->decode_global->timer_period()) {
+      SIM_CHECK(*period > 0, "decode policy timer period must be > 0");
+      events_.push(totals_.first_arrival + *period, EventKind::kTimer, 1);
+    }
   }
   sample_interval_ = observer_.sample_interval();
   if (sample_interval_) SIM_CHECK(*sample_interval_ > 0, "sample interval must be > 0");
@@ -254,10 +414,18 @@ SimulationTotals Simulation::run() {
         break;
       }
       case EventKind::kIterationEnd: on_iteration_end(e.target); break;
-      case EventKind::kTimer:
-        global_->on_timer(*this);
-        if (work_left()) events_.push(now_ + *global_->timer_period(), EventKind::kTimer);
+      case EventKind::kTransferLatency: on_transfer_latency(e.target); break;
+      case EventKind::kTransferProgress: on_transfer_progress(); break;
+      case EventKind::kTimer: {
+        // Each routing policy's timer sees the workers it routes over.
+        GlobalPolicy& g = e.target == 0 ? *global_ : *pd_->decode_global;
+        const ClusterView& view = !pd_ ? static_cast<const ClusterView&>(*this)
+                                  : e.target == 0 ? static_cast<const ClusterView&>(*prefill_view_)
+                                                  : static_cast<const ClusterView&>(*decode_view_);
+        g.on_timer(view);
+        if (work_left()) events_.push(now_ + *g.timer_period(), EventKind::kTimer, e.target);
         break;
+      }
     }
     if ((totals_.events & 0xFFFF) == 0) observer_.on_progress(now_, totals_.requests, table_.live());
   }

@@ -16,7 +16,18 @@
 //  - kRelease: a dependent request whose parents finished (plus think time)
 //    arrives and is routed.
 //  - kTimer: the global policy's periodic hook.
+//  - kTransferLatency: PD: a KV transfer's fixed latency has passed; its
+//    bytes join the transfer network (target = request handle).
+//  - kTransferProgress: PD: some transfer may have finished (re-checked;
+//    stale ones find nothing).
+// PD disaggregation (SimulationSetup::pd; docs/simulation.md): prefills are
+// routed by the global policy over the prefill-capable workers, the decode
+// worker by pd.decode_global over the decode-capable ones; a request
+// prefilled on a prefill-role worker is handed off at its first token: it
+// waits (back-pressure, kv_wait) until the decode worker reserved pages for
+// its KV, then its missing KV moves over the transfer network, then it decodes.
 #pragma once
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +37,8 @@
 #include "policies/global_policy.h"
 #include "sim/dependency_tracker.h"
 #include "sim/event_queue.h"
+#include "sim/pool_view.h"
+#include "sim/transfer_network.h"
 #include "sim/live_request.h"
 #include "sim/core/request_source.h"
 #include "sim/run_observer.h"
@@ -49,8 +62,27 @@ struct WorkerSetup {
   double host_default_gbps = 0;  // host tier bandwidth when kv_tiers.host.bandwidth_gbps is 0
 };
 
+enum class WorkerRole : std::uint8_t { kMixed, kPrefill, kDecode };
+enum class PdDecider : std::uint8_t {
+  kAlways,       // prefill on the prefill pool, decode on the decode pool
+  kPrefixAware,  // decode worker first; prefill there when its uncached prompt <= threshold_tokens
+};
+
+// Prefill/decode disaggregation. Absent: every worker is mixed and routing is
+// the global policy's alone (today's behaviour).
+struct PdSetup {
+  std::vector<WorkerRole> roles;                 // per worker
+  std::unique_ptr<GlobalPolicy> decode_global;   // picks the decode worker (over the decode-capable pool)
+  std::vector<double> egress_gbps, ingress_gbps; // per worker: link bandwidth, GB/s (= bytes/ns)
+  Time latency = 0;                              // per transfer
+  std::vector<double> kv_bytes_per_token;        // per worker: KV bytes of one token (the sender's)
+  PdDecider decider = PdDecider::kAlways;
+  std::int64_t threshold_tokens = 0;
+};
+
 struct SimulationSetup {
   std::vector<WorkerSetup> workers;
+  std::optional<PdSetup> pd;
   std::unique_ptr<GlobalPolicy> global;
   std::int64_t max_context = 0;       // prompt + output beyond this is rejected (model limit)
   std::optional<Time> horizon;        // stop here; in-flight requests are reported unfinished
@@ -93,6 +125,14 @@ class Simulation final : private ClusterView {
   void report(RequestHandle h, RequestStatus status, std::string_view reason);
   void report_spec(const RequestSpec& spec, RequestStatus status, std::string_view reason);
   void drain_at_horizon();
+  // PD (see the header comment).
+  void route_pd(RequestHandle h);
+  void queue_handoff(RequestHandle h);
+  void start_transfers(WorkerId d);  // back-pressure queue of decode worker d, in order
+  void on_transfer_latency(RequestHandle h);
+  void on_transfer_progress();
+  void end_transfer(RequestHandle h);
+  void schedule_transfer_check();
   void register_dependent(RequestHandle h);
   void retire_parent(LiveRequest& r, bool ok);
   void schedule_release(RequestHandle h);
@@ -123,6 +163,14 @@ class Simulation final : private ClusterView {
   std::optional<Time> sample_interval_;
   Time next_sample_ = 0;
   SimulationTotals totals_;
+  // PD state (pd_ absent: colocated).
+  std::optional<PdSetup> pd_;
+  std::unique_ptr<PoolView> prefill_view_, decode_view_;
+  std::unique_ptr<TransferNetwork> network_;
+  std::vector<std::deque<RequestHandle>> kv_wait_;  // per decode worker: hand-offs without room yet
+  std::vector<std::int64_t> decode_pending_;        // per worker: assigned decodes not yet arrived
+  std::vector<Time> checks_;                        // times of pending kTransferProgress events
+  std::vector<std::uint32_t> transfers_done_;
 };
 
 }  // namespace servesim

@@ -251,7 +251,8 @@ void Worker::schedule_prefill_chunks() {
 
 AdmitResult Worker::try_admit(const QueuedRequest& q) {
   if (budget_ <= 0) return AdmitResult::kBatchFull;
-  if (static_cast<std::int64_t>(running_.size()) >= opt_.max_running) return AdmitResult::kNoSlot;
+  // Requests whose KV is on its way here (PD) hold a running slot already.
+  if (static_cast<std::int64_t>(running_.size()) + incoming_ >= opt_.max_running) return AdmitResult::kNoSlot;
   LiveRequest& r = table_[q.handle];
   SIM_CHECK(r.phase == Phase::kQueued && r.worker == id_, "policy proposed request {} that is not queued here",
             r.spec.id);
@@ -315,7 +316,7 @@ Time Worker::start_iteration(Time now) {
   SIM_CHECK(policy_->queued() == static_cast<std::size_t>(waiting_),
             "worker {}: local policy holds {} requests but {} are waiting (a request was lost or duplicated)", id_,
             policy_->queued(), waiting_);
-  SIM_CHECK(!(running_.empty() && waiting_ > 0),
+  SIM_CHECK(!(running_.empty() && waiting_ > 0 && parked() == 0),
             "worker {} would idle with {} waiting requests: the local policy admitted nothing to an empty worker "
             "(work conservation)",
             id_, waiting_);
@@ -392,10 +393,82 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
       policy_->on_finish(r.spec);
       done.push_back(it.h);
       any_finished = true;
+    } else if (it.prefill && r.decode_worker != id_) {
+      // PD hand-off: the KV stays here (held) until its transfer ends.
+      r.phase = Phase::kHandoff;
+      r.prefill_end = now;
+      context_tokens_ -= kv_tokens(r);
+      held_.push_back(Held{it.h, r.kv_pages, r.cache_node});
+      r.kv_pages = 0;
+      r.cache_node = kCacheRoot;
+      r.shared_tokens = 0;
+      r.shared_blocks = 0;
+      r.match = PrefixMatch{};
+      stats_.handoffs++;
+      handoffs_.push_back(it.h);
+      any_finished = true;
     }
   }
   if (any_finished)
-    std::erase_if(running_, [this](RequestHandle h) { return table_[h].phase == Phase::kFinished; });
+    std::erase_if(running_, [this](RequestHandle h) {
+      const Phase p = table_[h].phase;
+      return p == Phase::kFinished || p == Phase::kHandoff;
+    });
+}
+
+void Worker::release_handoff(RequestHandle h, Time now) {
+  now_ = now;
+  auto it = std::find_if(held_.begin(), held_.end(), [h](const Held& x) { return x.h == h; });
+  SIM_CHECK(it != held_.end(), "worker {}: request {} was not held for hand-off", id_, table_[h].spec.id);
+  kv_.release(it->pages);
+  private_pages_ -= it->pages;
+  cache_.unlock(it->node, now_);
+  held_.erase(it);
+}
+
+std::int64_t Worker::cached_prefix(const RequestSpec& spec) const {
+  PrefixMatch m;
+  cache_.refresh(m, spec, spec.prompt_tokens);
+  return m.tokens;
+}
+
+bool Worker::reserve_incoming(RequestHandle h, Time now) {
+  now_ = now;
+  LiveRequest& r = table_[h];
+  if (static_cast<std::int64_t>(running_.size()) + incoming_ >= opt_.max_running) return false;
+  // A compacted (KV eviction) copy has no block ids to match: all of it moves.
+  PrefixMatch m;
+  if (r.compressed == 0) cache_.refresh(m, r.spec, r.prefill_target);
+  const std::int64_t tokens = r.compressed > 0 ? r.compressed : r.prefill_target;
+  const std::int64_t need = kv_.pages_for(tokens - m.tokens);
+  cache_.lock(m.node, now_);
+  if (!alloc(need)) {
+    cache_.unlock(m.node, now_);
+    return false;
+  }
+  r.kv_pages = need;
+  r.cache_node = m.node;
+  r.shared_tokens = m.tokens;
+  r.shared_blocks = m.blocks;
+  r.transfer_tokens = tokens - m.tokens;
+  ++incoming_;
+  return true;
+}
+
+void Worker::accept_incoming(RequestHandle h, Time now) {
+  now_ = now;
+  LiveRequest& r = table_[h];
+  SIM_CHECK(r.phase == Phase::kHandoff && incoming_ > 0, "worker {}: request {} accepted without a reservation", id_,
+            r.spec.id);
+  --incoming_;
+  r.phase = Phase::kDecode;
+  r.worker = id_;
+  r.computed = r.prefill_target;
+  context_tokens_ += kv_tokens(r);
+  if (r.compressed == 0) cache_prompt(r);  // the prompt blocks join this worker's cache
+  stats_.received++;
+  running_.push_back(h);
+  stats_.peak_running = std::max<std::int64_t>(stats_.peak_running, static_cast<std::int64_t>(running_.size()));
 }
 
 void Worker::check_invariants() const {
@@ -410,7 +483,8 @@ void Worker::check_invariants() const {
     SIM_CHECK(host_->used_pages() <= host_->capacity_pages(), "worker {}: host tier over capacity", id_);
     SIM_CHECK(!ssd_ || ssd_->used_pages() <= ssd_->capacity_pages(), "worker {}: SSD tier over capacity", id_);
   }
-  SIM_CHECK(!running_.empty() || (context_tokens_ == 0 && private_pages_ == 0 && cache_.locked_pages() == 0),
+  SIM_CHECK(!running_.empty() || parked() > 0 ||
+                (context_tokens_ == 0 && private_pages_ == 0 && cache_.locked_pages() == 0),
             "worker {}: nothing runs but {} context tokens / {} private pages / {} locked cache pages remain", id_,
             context_tokens_, private_pages_, cache_.locked_pages());
 }

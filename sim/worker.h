@@ -38,8 +38,18 @@
 // the request's first chunk starts after them, and the iteration that admits
 // it takes max(compute, loads) with overlap on, compute + loads with it off
 // (loads of one iteration are summed: they share the PCIe link).
+// PD hand-off (docs/simulation.md, "Prefill/decode disaggregation"): a request
+// whose decode_worker is another worker leaves the running set when the
+// iteration completing its prefill ends (its first token is produced here);
+// its KV pages and cache lock stay here, held, until the engine reports its
+// transfer ended (release_handoff). The decode worker reserves pages for the
+// incoming KV before the transfer (reserve_incoming: its own prefix cache is
+// matched first, only the missing tokens are reserved and moved) and adds the
+// request to its running set in decode phase when the KV arrived
+// (accept_incoming); its prompt blocks then join that worker's cache.
 // Memory invariant (checked): pool use = private pages of running requests +
-// cache pages <= capacity; each tier's use <= its capacity.
+// pages held for hand-off + pages reserved for incoming KV + cache pages <= capacity;
+// each lower tier's use <= its capacity.
 #pragma once
 #include <memory>
 #include <optional>
@@ -95,6 +105,23 @@ class Worker final : private AdmissionContext {
   // Applies the iteration that just ended; appends finished handles to `done`.
   void finish_iteration(Time now, std::vector<RequestHandle>& done);
   const BatchShape& last_batch() const { return shape_; }
+
+  // PD hand-off (see the header comment). Requests handed off by the last
+  // finish_iteration(); the engine takes (and clears) them.
+  std::vector<RequestHandle>& handoffs() { return handoffs_; }
+  // The transfer of a held request ended: its pages here are freed.
+  void release_handoff(RequestHandle h, Time now);
+  // Decode side: reserves this worker's pages for the request's KV (matching
+  // its prompt against this worker's cache first); sets r.transfer_tokens to
+  // the tokens to move. False (nothing changed) when there is no room or no
+  // running slot: back-pressure.
+  bool reserve_incoming(RequestHandle h, Time now);
+  // The KV arrived: the request runs here in decode phase.
+  void accept_incoming(RequestHandle h, Time now);
+  // Requests held for hand-off plus requests whose KV is on its way here.
+  std::int64_t parked() const { return static_cast<std::int64_t>(held_.size()) + incoming_; }
+  // Prompt tokens of `spec` this worker's prefix cache holds now (PD decider).
+  std::int64_t cached_prefix(const RequestSpec& spec) const;
 
  private:
   struct Item {
@@ -160,6 +187,14 @@ class Worker final : private AdmissionContext {
   bool tier_overlap_ = true;
   Time iter_load_ns_ = 0;  // loads of the iteration being built
   std::vector<std::pair<KvTier*, std::uint64_t>> lower_hits_;  // of the last match_lower
+  struct Held {
+    RequestHandle h;
+    std::int64_t pages;
+    CacheNodeId node;
+  };
+  std::vector<Held> held_;            // KV kept for hand-off until the transfer ends
+  std::vector<RequestHandle> handoffs_;
+  std::int64_t incoming_ = 0;         // requests with pages reserved here, KV in transit
 };
 
 }  // namespace servesim

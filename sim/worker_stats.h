@@ -1,6 +1,7 @@
 // WorkerStats: per-worker counters reported in workers.csv.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "sim/core/time.h"
 #include "sim/kv_tier.h"
@@ -26,6 +27,11 @@ struct WorkerStats {
   KvTierStats host, ssd;
   Time kv_load_ns = 0;   // load time of lower-tier hits, summed over requests
   Time kv_stall_ns = 0;  // iteration time added by loads (beyond the cost model's compute time)
+  std::int64_t handoffs = 0;           // PD: requests prefilled here and handed to another worker
+  std::int64_t received = 0;           // PD: requests whose KV arrived here for decoding
+  // Set by the wiring (configs/run_builder.cc), not by the engine.
+  std::string pool = "default";        // cluster.pools name ("default": cluster.workers)
+  std::string role = "mixed";          // prefill | decode | mixed
 };
 
 }  // namespace servesim

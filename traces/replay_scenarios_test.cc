@@ -14,7 +14,8 @@ using namespace servesim;
 TEST_CASE("every shipped trace replay scenario reads its whole shared trace") {
   const std::map<std::string, std::size_t> expected = {
       {"mooncake_conversation", 12031}, {"mooncake_synthetic", 3993}, {"azure_code", 8819},
-      {"azure_conv", 19366},            {"lmsys_multitenant", 1500}};
+      {"azure_conv", 19366},            {"lmsys_multitenant", 1500},  {"mooncake_pd", 12031},
+      {"mooncake_colocated", 12031}};
   std::size_t found = 0;
   for (const auto& [name, rows] : expected) {
     std::string file = std::string(SERVESIM_SOURCE_DIR) + "/configs/scenarios/" + name + ".yaml";

@@ -12,6 +12,10 @@
 // prints a wall-time table relative to the first (fcfs/lpm/dlpm route with
 // least_outstanding; d2lpm = global d2lpm + local dlpm; preble_e2 = global
 // preble_e2 + local preble_local).
+// --pd: the same workload and worker count as prefill/decode pools (W/2
+// prefill-role + the rest decode-role workers, RDMA KV transfers with
+// contention and back-pressure; docs/simulation.md), to compare its wall time
+// with the colocated run.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -114,7 +118,25 @@ int main(int argc, char** argv) {
   std::string policies;
   app.add_flag("--templates", templates, "clients with shared-prefix templates (prefix caching at work)");
   app.add_option("--policies", policies, "comma-separated systems to compare, e.g. fcfs,lpm,dlpm,d2lpm,preble_e2");
+  bool pd = false;
+  app.add_flag("--pd", pd, "prefill/decode pools (W/2 prefill + W - W/2 decode workers) with KV transfers");
   CLI11_PARSE(app, argc, argv);
+  // --pd: cluster.workers becomes two pools of the same total.
+  auto to_pd = [&](YAML::Node& root) {
+    if (!pd) return;
+    if (workers < 2) throw InputError("--pd needs --workers >= 2");
+    root["cluster"].remove("workers");
+    YAML::Node pre, dec;
+    pre["name"] = "prefill";
+    pre["role"] = "prefill";
+    pre["workers"] = workers / 2;
+    dec["name"] = "decode";
+    dec["role"] = "decode";
+    dec["workers"] = workers - workers / 2;
+    root["cluster"]["pools"].push_back(pre);
+    root["cluster"]["pools"].push_back(dec);
+    root["cluster"]["pd"]["link"] = "rdma";
+  };
   try {
     std::vector<std::string> sets = {fmt::format("workload.requests={}", requests),
                                      fmt::format("cluster.workers={}", workers)};
@@ -136,6 +158,7 @@ int main(int argc, char** argv) {
         const auto [local, global] = system_policies(name);
         apply_override(root, "policy.local=" + local);
         apply_override(root, "policy.global=" + global);
+        to_pd(root);
         ScenarioConfig c = parse_scenario(root, "<engine_bench>");
         std::vector<double> walls;
         RunOutput r = timed_runs(c, out, repeat, walls);
@@ -150,12 +173,13 @@ int main(int argc, char** argv) {
     }
     YAML::Node root = YAML::Load(templates ? kTemplateScenario : kScenario);
     for (const auto& s : sets) apply_override(root, s);
+    to_pd(root);
     ScenarioConfig c = parse_scenario(root, "<engine_bench>");
     std::vector<double> walls;
     RunOutput r = timed_runs(c, out, repeat, walls);
     const double med = walls[walls.size() / 2];
-    fmt::print("engine_bench: {} requests, {} workers, {} finished, {:.0f} s simulated\n", r.totals.requests, workers,
-               r.totals.finished, time_to_seconds(r.totals.end_time));
+    fmt::print("engine_bench: {} requests, {} workers{}, {} finished, {:.0f} s simulated\n", r.totals.requests,
+               workers, pd ? " (PD pools)" : "", r.totals.finished, time_to_seconds(r.totals.end_time));
     fmt::print("  wall time  min {:.2f} s  median {:.2f} s  max {:.2f} s  ({} runs)\n", walls.front(), med,
                walls.back(), repeat);
     fmt::print("  events     {}  ({:.2f} M events/s, {:.0f} K requests/s)\n", r.totals.events,
