@@ -12,6 +12,9 @@
 // prints a wall-time table relative to the first (fcfs/lpm/dlpm route with
 // least_outstanding; d2lpm = global d2lpm + local dlpm; preble_e2 = global
 // preble_e2 + local preble_local).
+// --set KEY=VALUE (repeatable): a scenario override, e.g.
+// --set report.window.warmup_s=600 --set report.window.cooldown_requests=100000
+// (the measurement window's memory: docs/reports.md).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -114,10 +117,13 @@ int main(int argc, char** argv) {
   std::string policies;
   app.add_flag("--templates", templates, "clients with shared-prefix templates (prefix caching at work)");
   app.add_option("--policies", policies, "comma-separated systems to compare, e.g. fcfs,lpm,dlpm,d2lpm,preble_e2");
+  std::vector<std::string> overrides;
+  app.add_option("--set", overrides, "KEY=VALUE scenario override (repeatable)");
   CLI11_PARSE(app, argc, argv);
   try {
     std::vector<std::string> sets = {fmt::format("workload.requests={}", requests),
                                      fmt::format("cluster.workers={}", workers)};
+    sets.insert(sets.end(), overrides.begin(), overrides.end());
     if (!policies.empty()) {
       std::vector<std::string> names;
       for (std::size_t a = 0; a <= policies.size();) {
