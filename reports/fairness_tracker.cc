@@ -57,6 +57,12 @@ void FairnessTracker::advance(Time t) {
 }
 
 void FairnessTracker::step(Time t) {
+  // Pairs opened or closed at now_: one snapshot of the state they left, at
+  // most one per grid interval (when a grid point lies before the next hook).
+  if (wagg_dirty_ && (now_ + interval_ - 1) / interval_ * interval_ < t) {
+    hist_->aggregates(window_aggregates(now_), now_);
+    wagg_dirty_ = false;
+  }
   if (open_.empty()) {
     next_tick_ = t;
     dirty_ = false;
@@ -116,7 +122,7 @@ void FairnessTracker::set_backlogged(ClientId c, bool on, Time t) {
   if (win_on_) {
     if (open_.empty()) wslope_ = wslope_e_ = 0;  // exact when nothing is open
     mark(c);
-    hist_->aggregates(window_aggregates(t), t);
+    wagg_dirty_ = true;
   }
 }
 

@@ -132,6 +132,7 @@ class FairnessTracker {
   Time first_arrival_ = 0;
   double wmax_ = 0, wmax_e_ = 0, warea_ = 0, warea_e_ = 0, wslope_ = 0, wslope_e_ = 0;
   Time wjoint_ = 0, wlast_ = 0;
+  bool wagg_dirty_ = false;     // pairs opened or closed since the last snapshot
   std::vector<char> wchanged_;
   std::vector<ClientId> wchanged_list_;
 };

@@ -7,10 +7,13 @@
 // The window's START is causal: first arrival + warmup_s, or the arrival of
 // request warmup_requests + 1, so the tracker starts its window accounting
 // at that instant (begin()). From then on it appends:
-//   - aggregate snapshots (WindowAggregates) after every change of the
-//     windowed pair state (a sample tick, a pair opening or closing): the
-//     time integrals grow linearly between snapshots (slope, open pairs),
-//     so their value at any instant is exact;
+//   - aggregate snapshots (WindowAggregates) after every sample tick, and
+//     after pairs opened or closed when a grid point (multiple of the sample
+//     interval) lies before the next hook — at most about two per interval,
+//     whatever the number of backlog changes: the time integrals grow
+//     linearly between snapshots (slope, open pairs), so their value at an
+//     instant is exact unless pairs opened or closed less than one interval
+//     before it;
 //   - per-client states (service, extend service, backlog) at points of a
 //     fixed grid (multiples of the sample interval) where they changed:
 //     a state at grid point g is the state after every hook at or before g
@@ -24,10 +27,10 @@
 // client states are folded into a base row per client. Memory: O(clients +
 // cooldown_requests + changes during the cooldown's span), not O(requests).
 //
-// at(end) reads the history at the window's end: aggregates exactly
-// (snapshot + slope · elapsed); client states as of the last grid point at
-// or before `end` (at most one sample interval stale; exact at the run's
-// end, where finish() records every client).
+// at(end) reads the history at the window's end: aggregates from the last
+// snapshot at or before it (+ slope · elapsed); client states as of the last
+// grid point at or before `end`. Both are at most one sample interval stale
+// (exact at the run's end, where finish() records everything).
 #pragma once
 #include <cstdint>
 #include <deque>
