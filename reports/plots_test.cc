@@ -290,7 +290,7 @@ TEST_CASE("plotting a folder that is neither a run nor a sweep is an error") {
   CHECK_THROWS_AS(make_plots(d.string()), InputError);
 }
 
-TEST_CASE("all plots of a folder render in one gnuplot run; a failure names the failing plot and keeps the ones before") {
+TEST_CASE("all plots of a folder render in one gnuplot run, and a failure names the failing plot and keeps the ones before") {
   fs::path d = fs::temp_directory_path() / "servesim_plot_fail";
   fs::remove_all(d);
   write_run(d, 1.0);

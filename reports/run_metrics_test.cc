@@ -432,7 +432,7 @@ double num_cell(const CsvTable& t, std::size_t row, const char* column) { return
 
 }  // namespace
 
-TEST_CASE("fairness and per-client service follow the measurement window; run_* columns keep the whole run") {
+TEST_CASE("fairness and per-client service follow the measurement window, run_* columns keep the whole run") {
   ClientTable clients;
   clients.intern("a");
   clients.intern("b");
