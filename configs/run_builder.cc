@@ -28,6 +28,7 @@ class RunObservers final : public RunObserver {
   }
   void on_request(const RequestOutcome& r) override { report_.on_request(r); }
   void on_queued(ClientId c, Time t) override { report_.on_queued(c, t); }
+  void on_arrival(Time t) override { report_.on_arrival(t); }
   void on_admitted(const RequestSpec& s, Time t, std::int64_t cached, bool first) override {
     report_.on_admitted(s, t, cached, first);
   }

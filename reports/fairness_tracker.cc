@@ -32,9 +32,37 @@ void FairnessTracker::sample(Pair& p, ClientId i, ClientId j, Time t) {
   p.last_abs_e = std::abs(e - p.e0);
   max_ = std::max(max_, p.d_max - p.d_min);
   max_e_ = std::max(max_e_, p.e_max - p.e_min);
+  if (!win_on_) return;
+  p.wd_max = std::max(p.wd_max, d);
+  p.wd_min = std::min(p.wd_min, d);
+  p.we_max = std::max(p.we_max, e);
+  p.we_min = std::min(p.we_min, e);
+  const double a = std::abs(d - p.wd0), ae = std::abs(e - p.we0);
+  wslope_ += a - p.wabs;
+  wslope_e_ += ae - p.wabs_e;
+  p.wabs = a;
+  p.wabs_e = ae;
+  wmax_ = std::max(wmax_, p.wd_max - p.wd_min);
+  wmax_e_ = std::max(wmax_e_, p.we_max - p.we_min);
 }
 
 void FairnessTracker::advance(Time t) {
+  if (win_at_ && *win_at_ <= t) {
+    const Time start = *win_at_;
+    win_at_.reset();
+    step(start);
+    start_window(start);
+  }
+  step(t);
+}
+
+void FairnessTracker::step(Time t) {
+  // Pairs opened or closed at now_: one snapshot of the state they left, at
+  // most one per grid interval (when a grid point lies before the next hook).
+  if (wagg_dirty_ && (now_ + interval_ - 1) / interval_ * interval_ < t) {
+    hist_->aggregates(window_aggregates(now_), now_);
+    wagg_dirty_ = false;
+  }
   if (open_.empty()) {
     next_tick_ = t;
     dirty_ = false;
@@ -44,16 +72,31 @@ void FairnessTracker::advance(Time t) {
       next_tick_ += (t - next_tick_ + interval_ - 1) / interval_ * interval_;
       break;
     }
+    integrate(next_tick_);
     for (auto& [ij, p] : open_) sample(p, ij.first, ij.second, next_tick_);
+    if (win_on_) {  // exact sums again (no drift from the incremental updates)
+      wslope_ = wslope_e_ = 0;
+      for (const auto& [ij, p] : open_) {
+        wslope_ += p.wabs;
+        wslope_e_ += p.wabs_e;
+      }
+      hist_->aggregates(window_aggregates(next_tick_), next_tick_);
+    }
     dirty_ = false;
     next_tick_ += interval_;
   }
+  integrate(t);
+  record_clients(t);
   now_ = t;
 }
 
 void FairnessTracker::close(ClientId i, ClientId j, Time t) {
   auto it = open_.find({std::min(i, j), std::max(i, j)});
   sample(it->second, it->first.first, it->first.second, t);
+  if (win_on_) {
+    wslope_ -= it->second.wabs;
+    wslope_e_ -= it->second.wabs_e;
+  }
   open_.erase(it);
 }
 
@@ -64,6 +107,8 @@ void FairnessTracker::set_backlogged(ClientId c, bool on, Time t) {
       Pair p;
       p.d0 = p.d_max = p.d_min = s_[i] - s_[j];
       p.e0 = p.e_max = p.e_min = e_[i] - e_[j];
+      p.wd0 = p.wd_max = p.wd_min = p.d0;
+      p.we0 = p.we_max = p.we_min = p.e0;
       p.last_t = t;
       open_.emplace(std::make_pair(i, j), p);
     }
@@ -73,6 +118,11 @@ void FairnessTracker::set_backlogged(ClientId c, bool on, Time t) {
     backlogged_.erase(c);
     for (ClientId o : backlogged_) close(c, o, t);
     backlogged_ns_[c] += t - backlogged_since_[c];
+  }
+  if (win_on_) {
+    if (open_.empty()) wslope_ = wslope_e_ = 0;  // exact when nothing is open
+    mark(c);
+    wagg_dirty_ = true;
   }
 }
 
@@ -90,6 +140,7 @@ void FairnessTracker::on_admitted(const RequestSpec& spec, Time t, std::int64_t 
     s_[c] += w_in_ * static_cast<double>(spec.prompt_tokens);
     e_[c] += w_in_ * static_cast<double>(spec.prompt_tokens - cached);
     dirty_ = true;
+    if (win_on_) mark(c);
   }
   if (--waiting_[c] == 0) set_backlogged(c, false, t);
 }
@@ -100,12 +151,19 @@ void FairnessTracker::on_output_tokens(ClientId c, Time t, std::int64_t n) {
   s_[c] += w_out_ * static_cast<double>(n);
   e_[c] += w_out_ * static_cast<double>(n);
   dirty_ = true;
+  if (win_on_) mark(c);
 }
 
 void FairnessTracker::finish(Time end) {
   advance(std::max(end, now_));
   std::vector<ClientId> still(backlogged_.begin(), backlogged_.end());
   for (ClientId c : still) set_backlogged(c, false, now_);
+  if (win_on_) {  // every client's exact final state
+    hist_->aggregates(window_aggregates(now_), now_);
+    for (ClientId c = 0; c < s_.size(); ++c) hist_->client(now_, c, client_state(c));
+    wchanged_list_.clear();
+    std::fill(wchanged_.begin(), wchanged_.end(), 0);
+  }
 }
 
 FairnessTracker::Measures FairnessTracker::measures(std::size_t clients, double span_s) const {
@@ -129,6 +187,135 @@ FairnessTracker::Measures FairnessTracker::measures(std::size_t clients, double 
   m.jain = jain(s_);
   m.jain_extend = jain(e_);
   return m;
+}
+
+// ---- measurement window ------------------------------------------------
+
+void FairnessTracker::enable_window(const WindowOptions& w) { hist_ = std::make_unique<FairnessHistory>(w); }
+
+void FairnessTracker::on_arrival(Time t) {
+  if (!hist_) return;
+  hist_->on_arrival(t);
+  const WindowOptions& w = hist_->options();
+  if (arrivals_++ == 0) first_arrival_ = t;
+  if (win_on_ || win_at_) return;
+  if (w.warmup_requests > 0) {
+    if (arrivals_ == w.warmup_requests + 1) win_at_ = t;
+  } else {
+    win_at_ = first_arrival_ + w.warmup;
+  }
+  if (win_at_ && *win_at_ <= t) advance(t);
+}
+
+void FairnessTracker::start_window(Time t) {
+  win_on_ = true;
+  wmax_ = wmax_e_ = warea_ = warea_e_ = wslope_ = wslope_e_ = 0;
+  wjoint_ = 0;
+  wlast_ = t;
+  for (auto& [ij, p] : open_) {
+    p.wd0 = p.wd_max = p.wd_min = s_[ij.first] - s_[ij.second];
+    p.we0 = p.we_max = p.we_min = e_[ij.first] - e_[ij.second];
+    p.wabs = p.wabs_e = 0;
+  }
+  std::vector<ClientState> states(s_.size());
+  for (ClientId c = 0; c < s_.size(); ++c) states[c] = client_state(c);
+  hist_->begin(t, std::move(states), window_aggregates(t));
+}
+
+void FairnessTracker::integrate(Time t) {
+  if (!win_on_ || t <= wlast_) return;
+  const Time dt = t - wlast_;
+  warea_ += wslope_ * static_cast<double>(dt);
+  warea_e_ += wslope_e_ * static_cast<double>(dt);
+  wjoint_ += static_cast<Time>(open_.size()) * dt;
+  wlast_ = t;
+}
+
+WindowAggregates FairnessTracker::window_aggregates(Time t) const {
+  WindowAggregates a;
+  a.t = t;
+  a.max = wmax_;
+  a.max_e = wmax_e_;
+  a.area = warea_;
+  a.area_e = warea_e_;
+  a.slope = wslope_;
+  a.slope_e = wslope_e_;
+  a.joint = wjoint_;
+  a.open = static_cast<std::int64_t>(open_.size());
+  return a;
+}
+
+ClientState FairnessTracker::client_state(ClientId c) const {
+  ClientState st;
+  st.s = s_[c];
+  st.e = e_[c];
+  st.bl = backlogged_ns_[c];
+  st.since = backlogged_.count(c) ? backlogged_since_[c] : -1;
+  return st;
+}
+
+void FairnessTracker::mark(ClientId c) {
+  if (wchanged_.size() <= c) wchanged_.resize(c + 1, 0);
+  if (!wchanged_[c]) {
+    wchanged_[c] = 1;
+    wchanged_list_.push_back(c);
+  }
+}
+
+void FairnessTracker::record_clients(Time t) {
+  if (!win_on_ || t <= 0) return;
+  // The state after the hooks at now_ holds on [now_, t): record it at the
+  // first grid point in there, if any (later grid points see the same state).
+  const Time g = (now_ + interval_ - 1) / interval_ * interval_;
+  if (g >= t || wchanged_list_.empty()) return;
+  for (ClientId c : wchanged_list_) {
+    hist_->client(g, c, client_state(c));
+    wchanged_[c] = 0;
+  }
+  wchanged_list_.clear();
+  hist_->prune(g);
+}
+
+std::optional<FairnessTracker::WindowMeasures> FairnessTracker::window_measures(Time start, Time end,
+                                                                                std::size_t clients) const {
+  if (!hist_) return std::nullopt;
+  const std::size_t n = std::max(clients, s_.size());
+  WindowMeasures r;
+  r.service.assign(n, 0.0);
+  r.extend_service.assign(n, 0.0);
+  r.backlogged_s.assign(n, 0.0);
+  if (!hist_->begun()) {  // the window began at or after the run's end: an empty span
+    if (end <= start) return r;
+    return std::nullopt;
+  }
+  if (hist_->start() != start) return std::nullopt;
+  if (end <= start) return r;
+  const auto at = hist_->at(end);
+  if (!at) return std::nullopt;
+  r.m.diff_max = at->a.max;
+  r.m.extend_diff_max = at->a.max_e;
+  if (at->a.joint > 0) {
+    r.m.diff_mean = at->a.area / static_cast<double>(at->a.joint);
+    r.m.extend_diff_mean = at->a.area_e / static_cast<double>(at->a.joint);
+  }
+  const std::vector<ClientState>& from = hist_->at_start();
+  const double span = time_to_seconds(end - start);
+  double sum = 0, sq = 0, sum_e = 0, sq_e = 0;
+  for (std::size_t c = 0; c < n; ++c) {
+    const ClientState a = c < from.size() ? from[c] : ClientState{};
+    const ClientState b = c < at->clients.size() ? at->clients[c] : ClientState{};
+    r.service[c] = b.s - a.s;
+    r.extend_service[c] = b.e - a.e;
+    r.backlogged_s[c] = time_to_seconds(b.backlogged_ns(end) - a.backlogged_ns(start));
+    const double x = r.service[c] / span, xe = r.extend_service[c] / span;
+    sum += x;
+    sq += x * x;
+    sum_e += xe;
+    sq_e += xe * xe;
+  }
+  r.m.jain = sq > 0 ? sum * sum / (static_cast<double>(n) * sq) : 1.0;
+  r.m.jain_extend = sq_e > 0 ? sum_e * sum_e / (static_cast<double>(n) * sq_e) : 1.0;
+  return r;
 }
 
 }  // namespace servesim

@@ -23,13 +23,29 @@
 // be missed by at most the service delivered in it.
 // Jain's index of service rate: (Σ x_c)² / (n · Σ x_c²) over the n clients
 // with requests, x_c = service_c / run duration (1 = equal service).
+//
+// Over the measurement window [start, end] (reports/window.h; enable_window):
+// the same measures of the service DELIVERED during that time span, not of
+// the service of the window's requests: fairness is a property of the
+// schedule over time (who was served while both waited), and a request that
+// arrived in the warm-up is still served, fairly or not, inside the window.
+// Each jointly backlogged interval is clipped to [start, end] and D is
+// measured from its value at the clipped interval's start; Jain's index uses
+// x_c = (S_c(end) − S_c(start)) / (end − start); per client, the service and
+// backlogged time inside the span. The start is known when it happens (first
+// arrival + warmup_s, or the arrival of request warmup_requests + 1); the end
+// is read from a bounded history at finish (reports/fairness_window.h).
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
 
+#include "reports/fairness_window.h"
+#include "reports/window.h"
 #include "sim/core/request.h"
 #include "sim/core/time.h"
 
@@ -58,15 +74,39 @@ class FairnessTracker {
   std::size_t clients() const { return s_.size(); }  // highest client id seen + 1
   double backlogged_s(ClientId c) const { return c < backlogged_ns_.size() ? time_to_seconds(backlogged_ns_[c]) : 0.0; }
 
+  // The measurement window. enable_window: before any hook. on_arrival: every
+  // arrival (RunObserver::on_arrival), in time order with the other hooks.
+  void enable_window(const WindowOptions& w);
+  void on_arrival(Time t);
+  struct WindowMeasures {
+    Measures m;
+    std::vector<double> service, extend_service, backlogged_s;  // per client, inside [start, end]
+  };
+  // REQUIRES: finish() was called. The measures over [start, end] (an empty
+  // span: no difference, Jain 1, no service). nullopt when the window was not
+  // enabled or `start` is not where this tracker saw the window begin (an
+  // observer that does not report arrivals).
+  std::optional<WindowMeasures> window_measures(Time start, Time end, std::size_t clients) const;
+  std::size_t window_history_kept() const { return hist_ ? hist_->kept() : 0; }
+
  private:
   struct Pair {
     double d0 = 0, d_max = 0, d_min = 0;     // D = S_i - S_j: at start, extremes
     double e0 = 0, e_max = 0, e_min = 0;     // same for extend service
     double last_abs = 0, last_abs_e = 0;     // |D - D0| at the last sample
     Time last_t = 0;
+    // The same, from the window's start (or the pair's opening inside it).
+    double wd0 = 0, wd_max = 0, wd_min = 0, we0 = 0, we_max = 0, we_min = 0, wabs = 0, wabs_e = 0;
   };
   void grow(ClientId c);
-  void advance(Time t);                // samples every open pair at ticks up to t
+  void advance(Time t);                // starts the window when due, then step(t)
+  void step(Time t);                   // samples every open pair at ticks up to t
+  void start_window(Time t);
+  void integrate(Time t);              // windowed time integrals up to t
+  WindowAggregates window_aggregates(Time t) const;
+  ClientState client_state(ClientId c) const;
+  void mark(ClientId c);               // c's service or backlog changed (window running)
+  void record_clients(Time t);         // changed clients at the last grid point before t
   void sample(Pair& p, ClientId i, ClientId j, Time t);
   void close(ClientId i, ClientId j, Time t);
   void set_backlogged(ClientId c, bool on, Time t);
@@ -84,6 +124,17 @@ class FairnessTracker {
   double area_ = 0, area_e_ = 0;        // ∫ |D - D0| dt, in service·ns
   Time joint_ns_ = 0;
   Time now_ = 0;
+  // Measurement window (enable_window).
+  std::unique_ptr<FairnessHistory> hist_;
+  std::optional<Time> win_at_;  // the window's start, once known and not yet reached
+  bool win_on_ = false;         // the window has started
+  std::int64_t arrivals_ = 0;
+  Time first_arrival_ = 0;
+  double wmax_ = 0, wmax_e_ = 0, warea_ = 0, warea_e_ = 0, wslope_ = 0, wslope_e_ = 0;
+  Time wjoint_ = 0, wlast_ = 0;
+  bool wagg_dirty_ = false;     // pairs opened or closed since the last snapshot
+  std::vector<char> wchanged_;
+  std::vector<ClientId> wchanged_list_;
 };
 
 }  // namespace servesim

@@ -2,6 +2,9 @@
 // timeline (two clients, w_in = 1, w_out = 2, one sample per second).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "reports/fairness_tracker.h"
 
 using namespace servesim;
@@ -69,4 +72,132 @@ TEST_CASE("a re-admission after preemption adds no input service, and lone backl
   CHECK(m.diff_max == 0);
   CHECK(m.diff_mean == 0);
   CHECK(m.jain == doctest::Approx(1.0));
+}
+
+namespace {
+
+// Two clients, both backlogged from 0 s to the end (10 s), w_in = 1, w_out = 2,
+// one sample per second. Warm-up [0, 4): only client 0 is served (100 prompt
+// tokens at 0 s, 10 output tokens at 1, 2 and 3 s): S0 = 160, S1 = 0.
+// Window [4, 8]: both get 10 output tokens at 5 and 6 s (+40 each): D stays 160.
+// Cool-down (8, 10]: client 0 gets 50 output tokens at 9 s (+100): D = 260.
+void unfair_warmup_fair_window(FairnessTracker& f) {
+  for (ClientId c : {0u, 1u})
+    for (int i = 0; i < 3; ++i) {
+      f.on_arrival(0);
+      f.on_queued(c, 0);
+    }
+  f.on_admitted(request(0, 100), 0, 0, true);
+  for (int t = 1; t <= 3; ++t) f.on_output_tokens(0, t * kNsPerSec, 10);
+  for (int t = 5; t <= 6; ++t) {
+    f.on_output_tokens(0, t * kNsPerSec, 10);
+    f.on_output_tokens(1, t * kNsPerSec, 10);
+  }
+  f.on_output_tokens(0, 9 * kNsPerSec, 50);
+  f.finish(10 * kNsPerSec);
+}
+
+}  // namespace
+
+TEST_CASE("over the measurement window: fair inside it, unfair in the warm-up and cool-down") {
+  FairnessTracker f(1.0, 2.0, kNsPerSec);
+  WindowOptions w;
+  w.warmup = 4 * kNsPerSec;    // start: first arrival (0) + 4 s
+  w.cooldown = 2 * kNsPerSec;  // end: run end (10 s) - 2 s
+  f.enable_window(w);
+  unfair_warmup_fair_window(f);
+
+  // Whole run: D goes 0 -> 100 (t=0) -> 160 (t=3) -> 260 (t=9): max - min = 260.
+  const FairnessTracker::Measures run = f.measures(2, 10.0);
+  CHECK(run.diff_max == doctest::Approx(260));
+  CHECK(run.diff_mean > 100);
+  // Jain over 30 and 4 tokens/s: 34^2 / (2 (900 + 16)).
+  CHECK(run.jain == doctest::Approx(34.0 * 34 / (2 * 916.0)));
+
+  const auto win = f.window_measures(4 * kNsPerSec, 8 * kNsPerSec, 2);
+  REQUIRE(win.has_value());
+  CHECK(win->m.diff_max == 0);
+  CHECK(win->m.diff_mean == 0);
+  CHECK(win->m.extend_diff_max == 0);
+  CHECK(win->m.jain == doctest::Approx(1.0));
+  CHECK(win->m.jain_extend == doctest::Approx(1.0));
+  REQUIRE(win->service.size() == 2);
+  CHECK(win->service[0] == 40);
+  CHECK(win->service[1] == 40);
+  CHECK(win->extend_service[1] == 40);
+  CHECK(win->backlogged_s[0] == doctest::Approx(4.0));
+  CHECK(win->backlogged_s[1] == doctest::Approx(4.0));
+
+  // Another start than the one the tracker saw: not measurable.
+  CHECK_FALSE(f.window_measures(3 * kNsPerSec, 8 * kNsPerSec, 2).has_value());
+  // An empty window: no difference, equal (zero) service.
+  const auto empty = f.window_measures(4 * kNsPerSec, 4 * kNsPerSec, 2);
+  REQUIRE(empty.has_value());
+  CHECK(empty->m.diff_max == 0);
+  CHECK(empty->m.jain == 1.0);
+}
+
+TEST_CASE("over (nearly) the whole run the windowed measures are the whole-run ones, which a window leaves unchanged") {
+  FairnessTracker plain(1.0, 2.0, kNsPerSec);
+  unfair_warmup_fair_window(plain);
+  CHECK_FALSE(plain.window_measures(0, 10 * kNsPerSec, 2).has_value());  // no window enabled
+
+  FairnessTracker f(1.0, 2.0, kNsPerSec);
+  WindowOptions w;
+  w.cooldown = 1;  // 1 ns: the window is [first arrival, run end - 1 ns], nearly the whole run
+  f.enable_window(w);
+  unfair_warmup_fair_window(f);
+  const FairnessTracker::Measures a = plain.measures(2, 10.0), b = f.measures(2, 10.0);
+  CHECK(a.diff_max == b.diff_max);
+  CHECK(a.diff_mean == b.diff_mean);
+  CHECK(a.jain == b.jain);
+  // Over (nearly) the whole run the windowed measures are the whole-run ones.
+  const auto win = f.window_measures(0, 10 * kNsPerSec - 1, 2);
+  REQUIRE(win.has_value());
+  CHECK(win->m.diff_max == doctest::Approx(a.diff_max));
+  CHECK(win->m.diff_mean == doctest::Approx(a.diff_mean));
+  CHECK(win->m.jain == doctest::Approx(a.jain));
+  CHECK(win->service[0] == plain.service(0));
+  CHECK(win->service[1] == plain.service(1));
+  CHECK(win->backlogged_s[0] == doctest::Approx(plain.backlogged_s(0)));
+}
+
+TEST_CASE("the window history stays bounded on a long run (cool-down by time and by count)") {
+  // 20,000 s, two clients alternately served every 0.5 s, both always backlogged.
+  for (int by_count = 0; by_count < 2; ++by_count) {
+    FairnessTracker f(1.0, 2.0, kNsPerSec);
+    WindowOptions w;
+    w.warmup = 100 * kNsPerSec;
+    if (by_count) w.cooldown_requests = 10;
+    else w.cooldown = 10 * kNsPerSec;
+    f.enable_window(w);
+    f.on_arrival(0);
+    f.on_queued(0, 0);
+    f.on_arrival(0);
+    f.on_queued(1, 0);
+    std::size_t most = 0;
+    const int steps = 40000;
+    for (int i = 1; i <= steps; ++i) {
+      const Time t = i * kNsPerSec / 2;
+      if (i % 10 == 0) {  // an arrival every 5 s keeps the count-based end moving
+        f.on_arrival(t);
+        f.on_queued(i % 20 == 0 ? 0 : 1, t);
+      }
+      f.on_output_tokens(static_cast<ClientId>(i % 2), t, 1);
+      most = std::max(most, f.window_history_kept());
+    }
+    f.finish(static_cast<Time>(steps) * kNsPerSec / 2);
+    CAPTURE(by_count);
+    CHECK(most < 400);  // not growing with the 40,000 steps
+    // End 10 s before the run's end (by time) or at the 10th-last arrival (every 5 s: 50 s before).
+    const Time end = static_cast<Time>(steps) * kNsPerSec / 2 - (by_count ? 45 : 10) * kNsPerSec;
+    const auto win = f.window_measures(100 * kNsPerSec, end, 2);
+    REQUIRE(win.has_value());
+    // Each client got 1 output token (service 2) per second of the window (± the edges).
+    const double span = time_to_seconds(end - 100 * kNsPerSec);
+    CHECK(std::abs(win->service[0] - 2 * span) <= 4.0);  // w_out = 2
+    CHECK(std::abs(win->service[1] - 2 * span) <= 4.0);
+    CHECK(win->m.jain > 0.999);
+    CHECK(win->m.diff_max <= 2.0);
+  }
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <utility>
@@ -91,31 +92,67 @@ class Plotter {
   Plotter(fs::path dir, const PlotOptions& o) : dir_(std::move(dir)), o_(o) {
     ensure_output_dir((dir_ / "plots").string());
   }
-  // Writes plots/<name>.gp and runs it: plots/<name>.<format> for every format.
+  // Writes plots/<name>.gp; flush() runs it: plots/<name>.<format> for every format.
   void render(const std::string& name, const std::string& body) {
-    const fs::path script = dir_ / "plots" / (name + ".gp");
-    std::vector<std::string> images;
-    std::string text;
+    Pending job{name, (dir_ / "plots" / (name + ".gp")).string(), {}};
+    // Each script starts from gnuplot's defaults (reset): they run one after
+    // another in one gnuplot process, and each stands alone too.
+    std::string text = "reset\n";
     for (std::size_t i = 0; i < o_.formats.size(); ++i) {
-      images.push_back((dir_ / "plots" / (name + "." + o_.formats[i])).string());
-      text += terminal(o_.formats[i]) + "set output '" + images.back() + ".tmp'\n" + (i == 0 ? body : "replot\n") +
+      job.images.push_back((dir_ / "plots" / (name + "." + o_.formats[i])).string());
+      text += terminal(o_.formats[i]) + "set output '" + job.images.back() + ".tmp'\n" + (i == 0 ? body : "replot\n") +
               "set output\n";
     }
-    write_file(script.string(), text);
-    const std::string log = (dir_ / "plots" / (name + ".log")).string();
-    for (const auto& img : images) remove_outputs(fs::path(img).parent_path().string(), {fs::path(img).filename().string()});
-    const std::string cmd = fmt::format("{} '{}' 2>'{}.tmp'", o_.gnuplot, script.string(), log);
-    const int rc = std::system(cmd.c_str());
-    commit_rename(log + ".tmp", log);
-    if (rc != 0)
-      throw InputError(fmt::format("gnuplot failed on {} (see {}); is gnuplot installed (apt-get install gnuplot-nox)?",
-                                   script.string(), log));
-    for (const auto& img : images) {
-      std::error_code ec;
-      if (!fs::is_regular_file(img + ".tmp", ec) || fs::file_size(img + ".tmp", ec) == 0)
-        throw InputError(fmt::format("{}: gnuplot wrote no image (see {})", img, log));
-      commit_rename(img + ".tmp", img);
-      result.images.push_back(img);
+    write_file(job.script, text);
+    pending_.push_back(std::move(job));
+  }
+  // Runs every script written since the last flush in ONE gnuplot process
+  // (starting gnuplot costs more than drawing a plot), in order; a marker
+  // printed before each script splits gnuplot's messages into
+  // plots/<name>.log. gnuplot stops at the first failing script: the plots
+  // before it are kept, and the error names that script and its log.
+  void flush() {
+    if (pending_.empty()) return;
+    const fs::path plots = dir_ / "plots";
+    std::string cmd = o_.gnuplot;
+    for (const Pending& job : pending_) {
+      for (const auto& img : job.images)
+        remove_outputs(fs::path(img).parent_path().string(), {fs::path(img).filename().string()});
+      cmd += fmt::format(" -e \"print '{}{}'\" '{}'", kMarker, job.name, job.script);
+    }
+    const std::string all_log = (plots / "gnuplot.log.tmp").string();
+    const int rc = std::system(fmt::format("{} 2>'{}'", cmd, all_log).c_str());
+    std::map<std::string, std::string> logs;  // per plot: what gnuplot printed while running it
+    std::string current = pending_.front().name, seen;
+    {
+      std::ifstream in(all_log);
+      if (!in && rc == 0) throw InputError(fmt::format("{}: was not written", all_log));
+      for (std::string line; std::getline(in, line);) {
+        if (line.rfind(kMarker, 0) == 0) {
+          current = seen = line.substr(std::string_view(kMarker).size());
+          logs[current];
+        } else {
+          logs[current] += line + "\n";
+        }
+      }
+    }
+    std::error_code ec;
+    fs::remove(all_log, ec);
+    std::vector<Pending> jobs;
+    jobs.swap(pending_);
+    for (const Pending& job : jobs) {
+      const std::string log = (plots / (job.name + ".log")).string();
+      write_file(log, logs[job.name]);
+      const bool failed = rc != 0 && (job.name == seen || seen.empty());
+      if (failed)
+        throw InputError(fmt::format(
+            "gnuplot failed on {} (see {}); is gnuplot installed (apt-get install gnuplot-nox)?", job.script, log));
+      for (const auto& img : job.images) {
+        if (!fs::is_regular_file(img + ".tmp", ec) || fs::file_size(img + ".tmp", ec) == 0)
+          throw InputError(fmt::format("{}: gnuplot wrote no image (see {})", img, log));
+        commit_rename(img + ".tmp", img);
+        result.images.push_back(img);
+      }
     }
   }
   // Writes plots/<name> (data for a script) and returns its path.
@@ -133,8 +170,14 @@ class Plotter {
     fs::rename(from, to, ec);
     if (ec) throw InputError(fmt::format("{}: cannot rename {} into place: {}", to, from, ec.message()));
   }
+  static constexpr const char* kMarker = "@@@servesim-plot ";
+  struct Pending {
+    std::string name, script;
+    std::vector<std::string> images;
+  };
   fs::path dir_;
   const PlotOptions& o_;
+  std::vector<Pending> pending_;
 };
 
 // The run's service weights: report.w_in / report.w_out of its
@@ -682,6 +725,7 @@ PlotResult make_plots(const std::string& dir_s, const PlotOptions& o) {
     sweep_plots(dir, p, o);
   else
     run_plots(dir, p, o);
+  p.flush();
   return p.result;
 }
 

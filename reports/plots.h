@@ -1,7 +1,9 @@
 // Plots (gnuplot: PNG, PDF and/or SVG) from a run folder or a sweep folder.
 // Data and scripts are written beside the images under <dir>/plots/ so a
-// reader can restyle them. Every file (data, script, image, gnuplot's log)
-// is written to a temporary and renamed into place, every step checked
+// reader can restyle them; all the scripts of one make_plots call run in one
+// gnuplot process (its start costs more than a plot), each beginning with
+// `reset` so it also runs alone. Every file (data, script, image, gnuplot's
+// log) is written to a temporary and renamed into place, every step checked
 // (reports/output_dir.h): an unwritable folder or a full disk is an
 // InputError naming the file, never a missing or short plot.
 //

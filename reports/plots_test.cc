@@ -289,3 +289,41 @@ TEST_CASE("plotting a folder that is neither a run nor a sweep is an error") {
   fs::create_directories(d);
   CHECK_THROWS_AS(make_plots(d.string()), InputError);
 }
+
+TEST_CASE("all plots of a folder render in one gnuplot run, and a failure names the failing plot and keeps the ones before") {
+  fs::path d = fs::temp_directory_path() / "servesim_plot_fail";
+  fs::remove_all(d);
+  write_run(d, 1.0);
+  PlotOptions o;
+  o.gnuplot = (d / "no_such_gnuplot").string();  // not installed: the first plot names the cause
+  auto error_of = [&] {
+    try {
+      make_plots(d.string(), o);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string e = error_of();
+  CHECK(e.find("latency_cdf.gp") != std::string::npos);
+  CHECK(e.find("is gnuplot installed") != std::string::npos);
+  // A gnuplot that draws the first script, then fails on the second (as gnuplot
+  // stops at the first failing script, printing the marker before each).
+  const fs::path fake = d / "fake_gnuplot.sh";
+  std::ofstream(fake) << "#!/bin/sh\nn=0\nwhile [ $# -gt 0 ]; do\n"
+                         "  if [ \"$1\" = -e ]; then n=$((n+1)); echo \"$2\" | sed \"s/^print '\\(.*\\)'$/\\1/\" >&2\n"
+                         "    if [ $n -eq 2 ]; then echo 'boom: second script' >&2; exit 1; fi; shift 2\n"
+                         "  else gnuplot \"$1\" || exit 1; shift; fi\ndone\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  o.gnuplot = fake.string();
+  e = error_of();
+  CHECK(e.find("client_service.gp") != std::string::npos);
+  CHECK(e.find("client_service.log") != std::string::npos);
+  CHECK(is_png(d / "plots" / "latency_cdf.png"));  // drawn before the failure: kept
+  CHECK_FALSE(fs::exists(d / "plots" / "client_service.png"));
+  CHECK(slurp(d / "plots" / "client_service.log").find("boom: second script") != std::string::npos);
+  CHECK(slurp(d / "plots" / "latency_cdf.log").find("boom") == std::string::npos);
+  CHECK_FALSE(fs::exists(d / "plots" / "gnuplot.log.tmp"));
+  // Every script resets gnuplot's settings, so each also runs alone.
+  CHECK(slurp(d / "plots" / "kv_usage.gp").rfind("reset\n", 0) == 0);
+}

@@ -4,6 +4,7 @@
 // hand from the times in the test.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
@@ -88,6 +89,11 @@ Run run(const Requests& q, ReportOptions opt, ClientTable& clients, Time first_a
         std::vector<WorkerStats> workers = {WorkerStats{}}) {
   opt.clients = &clients;
   RunReport report(opt);
+  std::vector<Time> arrivals;  // the engine reports each arrival (in time order) before anything else of it
+  for (const RequestOutcome& o : q.outcomes)
+    if (o.arrival) arrivals.push_back(*o.arrival);
+  std::sort(arrivals.begin(), arrivals.end());
+  for (Time a : arrivals) report.on_arrival(a);
   for (const RequestOutcome& o : q.outcomes) report.on_request(o);
   SimulationTotals t;
   t.first_arrival = first_arrival;
@@ -354,4 +360,172 @@ TEST_CASE("summary.json parses back to summary.csv's values, typed") {
   }
   CHECK(!j["warnings"].as<std::string>().empty());
   CHECK(j["slo_attainment"].as<double>() == 0.5);
+}
+
+namespace {
+
+// Two clients, a and b (w_in 1, w_out 2), three requests each queued at 0 s,
+// both backlogged to the end (10 s); a fourth of b's arrives at 5 s.
+// Warm-up: a's first request admitted at 0 s (100 prompt tokens) and 10
+// output tokens at 1, 2, 3 s: S_a = 160, S_b = 0. From 4.5 s: a2 and b1
+// admitted (100 each), 10 output tokens each at 5 and 6 s (equal service),
+// then 50 more for a at 9 s. Whole run: S_a = 400, S_b = 140.
+RunSummary fairness_run(ReportOptions opt, ClientTable& clients) {
+  opt.clients = &clients;
+  std::deque<RequestSpec> specs;
+  auto spec = [&](ClientId c, std::int64_t out) -> const RequestSpec& {
+    RequestSpec& sp = specs.emplace_back();
+    sp.id = specs.size();
+    sp.client = c;
+    sp.prompt_tokens = 100;
+    sp.output_tokens = out;
+    return sp;
+  };
+  const RequestSpec &a1 = spec(0, 30), &a2 = spec(0, 200), &a3 = spec(0, 10);
+  const RequestSpec &b1 = spec(1, 200), &b2 = spec(1, 10), &b3 = spec(1, 10), &b4 = spec(1, 10);
+  RunReport r(opt);
+  for (ClientId c : {0u, 1u})
+    for (int i = 0; i < 3; ++i) {
+      r.on_arrival(0);
+      r.on_queued(c, 0);
+    }
+  r.on_admitted(a1, 0, 0, true);
+  for (int t = 1; t <= 3; ++t) r.on_output_tokens(0, s(t), 10);
+  r.on_admitted(a2, s(4.5), 0, true);
+  r.on_admitted(b1, s(4.5), 0, true);
+  for (int t = 5; t <= 6; ++t) {
+    if (t == 5) {
+      r.on_arrival(s(5));
+      r.on_queued(1, s(5));
+    }
+    r.on_output_tokens(0, s(t), 10);
+    r.on_output_tokens(1, s(t), 10);
+  }
+  r.on_output_tokens(0, s(9), 50);
+  auto outcome = [](const RequestSpec& sp, double arrival, std::optional<double> admitted, std::int64_t generated) {
+    RequestOutcome o;
+    o.spec = &sp;
+    o.status = RequestStatus::kUnfinished;
+    o.routed = true;
+    o.arrival = s(arrival);
+    if (admitted) o.admitted = s(*admitted);
+    o.generated_tokens = generated;
+    return o;
+  };
+  RequestOutcome o = outcome(a1, 0, 0.0, 30);
+  o.status = RequestStatus::kFinished;
+  o.first_token = s(1);
+  o.finish = s(3);
+  r.on_request(o);
+  for (const RequestOutcome& x :
+       {outcome(a2, 0, 4.5, 70), outcome(a3, 0, {}, 0), outcome(b1, 0, 4.5, 20), outcome(b2, 0, {}, 0),
+        outcome(b3, 0, {}, 0), outcome(b4, 5, {}, 0)})
+    r.on_request(x);
+  SimulationTotals t;
+  t.first_arrival = 0;
+  t.end_time = s(10);
+  t.requests = 7;
+  return r.finish(clients, t, {WorkerStats{}}, {{"scenario", "t"}, {"policy_global", "round_robin"}});
+}
+
+double num_cell(const CsvTable& t, std::size_t row, const char* column) { return std::stod(cell(t, row, column)); }
+
+}  // namespace
+
+TEST_CASE("fairness and per-client service follow the measurement window, run_* columns keep the whole run") {
+  ClientTable clients;
+  clients.intern("a");
+  clients.intern("b");
+  ReportOptions opt;
+  opt.out_dir = temp_dir("fair_window");
+  opt.window.warmup = s(4);    // [4 s, 8 s]: equal service inside, a served alone in the warm-up
+  opt.window.cooldown = s(2);  // and in the cool-down (9 s)
+  const RunSummary sum = fairness_run(opt, clients);
+  const SummaryValues& v = sum.values;
+  CHECK(v.window_start_s == doctest::Approx(4));
+  CHECK(v.window_end_s == doctest::Approx(8));
+  CHECK(v.fairness.diff_max == 0);
+  CHECK(v.fairness.diff_mean == 0);
+  CHECK(v.fairness.jain == doctest::Approx(1.0));
+  // Whole run: D = S_a - S_b goes 0 -> 260; Jain over 40 and 14 tokens/s.
+  CHECK(v.fairness_run.diff_max == doctest::Approx(260));
+  CHECK(v.fairness_run.jain == doctest::Approx(54.0 * 54 / (2 * (1600.0 + 196))));
+  for (const std::string& w : v.warnings) CHECK(w.find("fairness") == std::string::npos);
+
+  const CsvTable summary = read_csv(opt.out_dir + "/summary.csv");
+  CHECK(cell(summary, 0, "service_diff_max") == "0");
+  CHECK(cell(summary, 0, "jain_service_rate") == "1");
+  CHECK(cell(summary, 0, "run_service_diff_max") == "260");
+  CHECK(num_cell(summary, 0, "run_jain_service_rate") == doctest::Approx(0.811804));
+
+  const CsvTable cl = read_csv(opt.out_dir + "/clients.csv");
+  REQUIRE(cl.rows.size() == 2);
+  for (std::size_t c = 0; c < 2; ++c) {
+    CAPTURE(c);
+    CHECK(num_cell(cl, c, "service") == 140);  // 100 prompt at 4.5 s + 2 x 10 output tokens x 2
+    CHECK(num_cell(cl, c, "extend_service") == 140);
+    CHECK(num_cell(cl, c, "service_rate_per_s") == doctest::Approx(35));
+    CHECK(num_cell(cl, c, "backlogged_s") == doctest::Approx(4));
+    CHECK(num_cell(cl, c, "run_backlogged_s") == doctest::Approx(10));
+  }
+  CHECK(num_cell(cl, 0, "run_service") == 400);
+  CHECK(num_cell(cl, 1, "run_service") == 140);
+  CHECK(num_cell(cl, 0, "run_service_rate_per_s") == doctest::Approx(40));
+  // Per-request columns of a client: its requests in the window (b's fourth, unfinished).
+  CHECK(num_cell(cl, 1, "throughput_rps") == 0);
+  CHECK(num_cell(cl, 0, "requests") == 3);  // counts: the whole run
+}
+
+TEST_CASE("without a window the fairness columns are the whole run's, and equal their run_* copies") {
+  ClientTable clients;
+  clients.intern("a");
+  clients.intern("b");
+  ReportOptions opt;
+  opt.out_dir = temp_dir("fair_no_window");
+  const RunSummary sum = fairness_run(opt, clients);
+  const SummaryValues& v = sum.values;
+  CHECK(v.fairness.diff_max == doctest::Approx(260));
+  CHECK(v.fairness.diff_max == v.fairness_run.diff_max);
+  CHECK(v.fairness.diff_mean == v.fairness_run.diff_mean);
+  CHECK(v.fairness.extend_diff_max == v.fairness_run.extend_diff_max);
+  CHECK(v.fairness.jain == v.fairness_run.jain);
+  CHECK(v.fairness.jain_extend == v.fairness_run.jain_extend);
+  const CsvTable summary = read_csv(opt.out_dir + "/summary.csv");
+  for (const char* m : {"service_diff_max", "service_diff_mean", "extend_service_diff_max", "extend_service_diff_mean",
+                        "jain_service_rate", "jain_extend_service_rate"})
+    CHECK(cell(summary, 0, m) == cell(summary, 0, (std::string("run_") + m).c_str()));
+  const CsvTable cl = read_csv(opt.out_dir + "/clients.csv");
+  for (std::size_t c = 0; c < 2; ++c)
+    for (const char* m : {"service", "service_rate_per_s", "extend_service", "backlogged_s"})
+      CHECK(cell(cl, c, m) == cell(cl, c, (std::string("run_") + m).c_str()));
+  CHECK(num_cell(cl, 0, "service") == 400);
+  CHECK(num_cell(cl, 0, "throughput_rps") == doctest::Approx(0.1));  // 1 finished / 10 s
+}
+
+TEST_CASE("a report that sees no arrivals says its fairness columns cover the whole run") {
+  ClientTable clients;
+  clients.intern("a");
+  ReportOptions opt;
+  opt.out_dir = temp_dir("fair_no_arrivals");
+  opt.window.warmup = s(1);
+  opt.clients = &clients;
+  RunReport r(opt);
+  r.on_queued(0, 0);  // service hooks, but no on_arrival
+  RequestSpec sp;
+  sp.client = 0;
+  sp.prompt_tokens = 10;
+  r.on_admitted(sp, s(1), 0, true);
+  RequestOutcome o;
+  o.spec = &sp;
+  o.status = RequestStatus::kUnfinished;
+  o.arrival = s(0);
+  o.admitted = s(1);
+  r.on_request(o);
+  SimulationTotals t;
+  t.end_time = s(3);
+  const RunSummary sum = r.finish(clients, t, {WorkerStats{}}, {{"scenario", "t"}});
+  bool said = false;
+  for (const std::string& w : sum.values.warnings) said = said || w.find("cover the whole run") != std::string::npos;
+  CHECK(said);
+  CHECK(sum.values.fairness.jain == sum.values.fairness_run.jain);
 }

@@ -175,13 +175,18 @@ const std::vector<Column<RequestRow>>& request_columns() {
   return columns;
 }
 
-// clients.csv: one row per client.
+// clients.csv: one row per client. Counts and tokens: the whole run;
+// throughput and latencies: the window's requests; service and backlog: the
+// window's time span (the run_* copies: the whole run). Without a window the
+// window is the whole run.
 struct ClientRow {
   std::string name;
   const ClientAccumulator* a;
-  double service, extend_service, backlogged_s, span;
+  double service, extend_service, backlogged_s, service_span;  // the window's time span
+  double span;                      // the window's length (the run's without one)
   const ClientAccumulator* window;  // the client's requests in the measurement window
   bool has_slo;
+  double run_service, run_extend_service, run_backlogged_s, run_span;
 };
 
 const std::vector<Column<ClientRow>>& client_columns() {
@@ -198,19 +203,24 @@ const std::vector<Column<ClientRow>>& client_columns() {
         {"cached_tokens", [](CsvWriter& w, const R& r) { w.field(r.a->cached_tokens); }},
         {"output_tokens", [](CsvWriter& w, const R& r) { w.field(r.a->output_tokens); }},
         {"service", [](CsvWriter& w, const R& r) { w.amount(r.service); }},
-        {"service_rate_per_s", [](CsvWriter& w, const R& r) { w.field(r.service / r.span); }},
+        {"service_rate_per_s", [](CsvWriter& w, const R& r) { w.field(r.service / r.service_span); }},
         {"extend_service", [](CsvWriter& w, const R& r) { w.amount(r.extend_service); }},
         {"backlogged_s", [](CsvWriter& w, const R& r) { w.field(r.backlogged_s); }},
-        {"throughput_rps", [](CsvWriter& w, const R& r) { w.field(static_cast<double>(r.a->finished) / r.span); }},
+        {"throughput_rps", [](CsvWriter& w, const R& r) { w.field(static_cast<double>(r.window->finished) / r.span); }},
         {"preemptions", [](CsvWriter& w, const R& r) { w.field(r.a->preemptions); }},
     };
-    add_latency_columns<R>(c, [](const R& r) -> const LatencyStats& { return r.a->lat; });
+    add_latency_columns<R>(c, [](const R& r) -> const LatencyStats& { return r.window->lat; });
     c.push_back({"slo_met", [](CsvWriter& w, const R& r) { r.has_slo ? w.field(r.window->slo_met) : w.empty(); }});
     c.push_back({"slo_attainment", [](CsvWriter& w, const R& r) {
                    r.has_slo && r.window->slo_counted
                        ? w.field(static_cast<double>(r.window->slo_met) / static_cast<double>(r.window->slo_counted))
                        : w.empty();
                  }});
+    // Whole-run service (the columns above follow the measurement window).
+    c.push_back({"run_service", [](CsvWriter& w, const R& r) { w.amount(r.run_service); }});
+    c.push_back({"run_service_rate_per_s", [](CsvWriter& w, const R& r) { w.field(r.run_service / r.run_span); }});
+    c.push_back({"run_extend_service", [](CsvWriter& w, const R& r) { w.amount(r.run_extend_service); }});
+    c.push_back({"run_backlogged_s", [](CsvWriter& w, const R& r) { w.field(r.run_backlogged_s); }});
     return c;
   }();
   return columns;
@@ -321,6 +331,13 @@ const std::vector<std::pair<std::string, std::function<std::string(const Summary
         {"extend_service_diff_mean", [](const V& v) { return num(v.fairness.extend_diff_mean); }},
         {"jain_service_rate", [](const V& v) { return num(v.fairness.jain); }},
         {"jain_extend_service_rate", [](const V& v) { return num(v.fairness.jain_extend); }},
+        // The same over the whole run (the six above follow the measurement window).
+        {"run_service_diff_max", [](const V& v) { return num(v.fairness_run.diff_max); }},
+        {"run_service_diff_mean", [](const V& v) { return num(v.fairness_run.diff_mean); }},
+        {"run_extend_service_diff_max", [](const V& v) { return num(v.fairness_run.extend_diff_max); }},
+        {"run_extend_service_diff_mean", [](const V& v) { return num(v.fairness_run.extend_diff_mean); }},
+        {"run_jain_service_rate", [](const V& v) { return num(v.fairness_run.jain); }},
+        {"run_jain_extend_service_rate", [](const V& v) { return num(v.fairness_run.jain_extend); }},
         {"events", [](const V& v) { return std::to_string(v.events); }},
         {"slo_met", [](const V& v) { return v.slo_met ? std::to_string(*v.slo_met) : std::string(); }},
         {"slo_attainment", [](const V& v) { return opt_num(v.slo_attainment); }},
@@ -352,6 +369,7 @@ LatencySummary latency_summary(const QuantileSketch& q) {
 }  // namespace
 
 RunReport::RunReport(ReportOptions opt) : opt_(std::move(opt)), fairness_(opt_.w_in, opt_.w_out) {
+  if (opt_.window.set()) fairness_.enable_window(opt_.window);
   std::error_code ec;
   std::filesystem::create_directories(opt_.out_dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create output folder: {}", opt_.out_dir, ec.message()));
@@ -453,6 +471,8 @@ RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals&
   const ClientAccumulator* win = &overall_;
   const std::vector<ClientAccumulator>* win_clients = &clients_;
   double duration = span;
+  std::optional<FairnessTracker::WindowMeasures> fair_win;  // window set and measured
+  bool fair_win_missing = false;
   v.window_start_s = time_to_seconds(totals.first_arrival);
   v.window_end_s = time_to_seconds(run_end);
   v.window_requests = overall_.requests - overall_.not_arrived;
@@ -475,19 +495,32 @@ RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals&
     v.window_start_s = time_to_seconds(sel.start);
     v.window_end_s = time_to_seconds(sel.end);
     v.window_requests = window_all.requests;
+    fair_win = fairness_.window_measures(sel.start, sel.end, clients.size());
+    fair_win_missing = !fair_win;
   }
+  v.fairness_run = fairness_.measures(clients.size(), span);
+  v.fairness = fair_win ? fair_win->m : v.fairness_run;
 
   {
     CsvWriter w(opt_.out_dir + "/clients.csv");
     write_header(w, client_columns());
     for (ClientId c = 0; c < clients_.size(); ++c) {
       const ClientAccumulator& a = clients_[c];
-      const ClientRow row{
-          c < clients.size() ? clients.name(c) : fmt::format("client{}", c), &a,
-          opt_.w_in * static_cast<double>(a.input_tokens) + opt_.w_out * static_cast<double>(a.output_tokens),
-          opt_.w_in * static_cast<double>(a.input_tokens - a.cached_tokens) +
-              opt_.w_out * static_cast<double>(a.output_tokens),
-          fairness_.backlogged_s(c), span, &(*win_clients)[c], opt_.slo.any() && client_slo(c).any()};
+      const double run_service =
+          opt_.w_in * static_cast<double>(a.input_tokens) + opt_.w_out * static_cast<double>(a.output_tokens);
+      const double run_extend = opt_.w_in * static_cast<double>(a.input_tokens - a.cached_tokens) +
+                                opt_.w_out * static_cast<double>(a.output_tokens);
+      ClientRow row{c < clients.size() ? clients.name(c) : fmt::format("client{}", c), &a, run_service, run_extend,
+                    fairness_.backlogged_s(c), span, duration, &(*win_clients)[c],
+                    opt_.slo.any() && client_slo(c).any(),
+                    run_service, run_extend, fairness_.backlogged_s(c), span};
+      if (fair_win) {
+        auto at = [c](const std::vector<double>& x) { return c < x.size() ? x[c] : 0.0; };
+        row.service = at(fair_win->service);
+        row.extend_service = at(fair_win->extend_service);
+        row.backlogged_s = at(fair_win->backlogged_s);
+        row.service_span = duration;
+      }
       write_row(w, client_columns(), row);
     }
     w.close();
@@ -522,7 +555,6 @@ RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals&
     v.ssd_hit_rate = static_cast<double>(ssd) / static_cast<double>(prompt);
     v.recompute_rate = static_cast<double>(prompt - cached - host - ssd) / static_cast<double>(prompt);
   }
-  v.fairness = fairness_.measures(clients.size(), span);
   v.events = totals.events;
 
   WarningInputs warn;
@@ -538,6 +570,10 @@ RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals&
     if (std::find(clients.names().begin(), clients.names().end(), name) == clients.names().end())
       warn.unknown_slo_clients.push_back(name);
   v.warnings = run_warnings(warn, workers);
+  if (fair_win_missing)
+    v.warnings.push_back(
+        "the fairness columns and clients.csv's service columns cover the whole run, not the measurement window: "
+        "the engine reported no arrival at the window's start (RunObserver::on_arrival)");
 
   out.fields = identity;
   for (const auto& [name, text] : summary_columns()) out.fields.emplace_back(name, text(v));

@@ -9,10 +9,12 @@
 //   summary.json  summary.csv's row as typed JSON (reports/summary_json.h)
 // Measurement window (ReportOptions::window, reports/window.h): summary.csv's
 // per-request metrics (throughput, token rates, latencies, SLO attainment,
-// goodput) cover the requests that arrived inside it; counts by status,
-// fairness, cache and engine columns cover the whole run. With a window set,
-// a compact record of every request is kept until finish() (memory grows
-// with requests); without one nothing is kept. SLOs (ReportOptions::slo,
+// goodput) cover the requests that arrived inside it; the fairness columns
+// and clients.csv's service columns the service delivered during its time
+// span (FairnessTracker; whole-run copies in the run_* columns); counts by
+// status, cache and engine columns the whole run. With a window set, a
+// compact record of every request is kept until finish() (memory grows with
+// requests); without one nothing is kept. SLOs (ReportOptions::slo,
 // reports/slo.h): per-request verdicts in requests.csv, attainment per client
 // in clients.csv and overall in summary.csv, with goodput.
 // Each CSV's columns are defined once, as a table of (name, writer) in
@@ -67,7 +69,8 @@ struct SummaryValues {
   std::optional<double> normalized_latency_s_per_token;
   double cache_hit_rate = 0;
   std::int64_t preemptions = 0;
-  FairnessTracker::Measures fairness;
+  FairnessTracker::Measures fairness;      // over the window's time span
+  FairnessTracker::Measures fairness_run;  // over the whole run (= fairness without a window)
   std::uint64_t events = 0;
   // SLOs (over the window's requests whose client has a threshold); empty
   // when no SLO is set (per metric: when that threshold is set for no client).
@@ -138,6 +141,7 @@ class RunReport final : public RunObserver {
   explicit RunReport(ReportOptions opt);
   void on_request(const RequestOutcome& r) override;
   void on_queued(ClientId c, Time t) override { fairness_.on_queued(c, t); }
+  void on_arrival(Time t) override { fairness_.on_arrival(t); }
   void on_admitted(const RequestSpec& s, Time t, std::int64_t cached, bool first) override {
     fairness_.on_admitted(s, t, cached, first);
   }

@@ -74,6 +74,10 @@ class RunObserver {
   //  - `n` output tokens were generated for `client` (the token that ends a
   //    prefill included).
   virtual void on_queued(ClientId client, Time t) {}
+  // A request arrived: once per request whose RequestOutcome will carry an
+  // arrival, at that arrival (before its on_queued), in time order with the
+  // hooks above (the measurement window's start and end, reports/window.h).
+  virtual void on_arrival(Time t) {}
   virtual void on_admitted(const RequestSpec& spec, Time t, std::int64_t cached, bool first) {}
   virtual void on_output_tokens(ClientId client, Time t, std::int64_t n) {}
   // Called now and then (every few thousand events) and once at the end.

@@ -110,6 +110,8 @@ void Simulation::schedule_release(RequestHandle h) {
 
 void Simulation::admit_to_cluster(RequestHandle h) {
   LiveRequest& r = table_[h];
+  // on_arrival for exactly the requests whose outcome will carry an arrival (see report()).
+  if (r.spec.parents.empty()) observer_.on_arrival(now_);
   if (r.spec.prompt_tokens + r.spec.output_tokens > max_context_) {
     report(h, RequestStatus::kRejected, "prompt + output tokens exceed the model's max_context");
     return;
@@ -124,6 +126,7 @@ void Simulation::admit_to_cluster(RequestHandle h) {
   r.prefill_worker = w;
   r.decode_worker = w;
   r.routed = true;
+  if (!r.spec.parents.empty()) observer_.on_arrival(now_);
   if (!workers_[w]->fits_alone(r.spec)) {
     report(h, RequestStatus::kRejected, "prompt + output tokens exceed the worker's whole KV capacity");
     return;

@@ -16,6 +16,9 @@
 // prefill-role + the rest decode-role workers, RDMA KV transfers with
 // contention and back-pressure; docs/simulation.md), to compare its wall time
 // with the colocated run.
+// --set KEY=VALUE (repeatable): a scenario override, e.g.
+// --set report.window.warmup_s=600 --set report.window.cooldown_requests=100000
+// (the measurement window's memory: docs/reports.md).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -120,6 +123,8 @@ int main(int argc, char** argv) {
   app.add_option("--policies", policies, "comma-separated systems to compare, e.g. fcfs,lpm,dlpm,d2lpm,preble_e2");
   bool pd = false;
   app.add_flag("--pd", pd, "prefill/decode pools (W/2 prefill + W - W/2 decode workers) with KV transfers");
+  std::vector<std::string> overrides;
+  app.add_option("--set", overrides, "KEY=VALUE scenario override (repeatable)");
   CLI11_PARSE(app, argc, argv);
   // --pd: cluster.workers becomes two pools of the same total.
   auto to_pd = [&](YAML::Node& root) {
@@ -140,6 +145,7 @@ int main(int argc, char** argv) {
   try {
     std::vector<std::string> sets = {fmt::format("workload.requests={}", requests),
                                      fmt::format("cluster.workers={}", workers)};
+    sets.insert(sets.end(), overrides.begin(), overrides.end());
     if (!policies.empty()) {
       std::vector<std::string> names;
       for (std::size_t a = 0; a <= policies.size();) {
