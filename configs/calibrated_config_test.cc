@@ -121,6 +121,12 @@ TEST_CASE("attention methods and their parameters are parsed, resolved and check
   YAML::Node r = c.resolved();
   CHECK(r["attention"]["minference"]["patterns"]["bs_100"].as<double>() == 0.5);
   CHECK(r["attention"]["andpro"]["budget"].as<int>() == 1024);
+  CHECK(a.andpro.layer_topk);  // issue 20 item 4: the paper's allocation is the default
+  CHECK(r["attention"]["andpro"]["allocation"].as<std::string>() == "layer_topk");
+  CHECK(parse(scenario(calibrated("{kv: andpro, andpro: {allocation: equal}}"), kSmallWorkload))
+            .workers[0].attention.andpro.layer_topk == false);
+  CHECK(error_of(scenario(calibrated("{kv: andpro, andpro: {allocation: adaptive}}"), kSmallWorkload))
+            .find("allocation: expected layer_topk or equal, got 'adaptive'") != std::string::npos);
   CHECK(error_of(scenario(calibrated("{decode: sparse}"), kSmallWorkload))
             .find("attention.decode: unknown attention method 'sparse'; known: dense, quest") != std::string::npos);
   CHECK(error_of(scenario(calibrated("{minference: {patterns: {vs_30_2048: 0.5}}}"), kSmallWorkload))

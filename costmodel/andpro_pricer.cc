@@ -1,9 +1,16 @@
 // AnDPro (kv: andpro; attention_method.h): when a prompt of n tokens completes,
 // every layer pays score + select + compact (kept tokens as AndproParams
-// computes them); nothing when n <= budget + window. Its memory effect is the
-// engine's (KvEviction: kept_tokens() of AndproParams). Needs the profile's
-// andpro_* rows of the window. Registry entry (attention_registry.h):
-// andpro_method(), parameters under attention.andpro (andpro_options()).
+// computes them); nothing when n <= budget + window. allocation picks the
+// selection and compaction kernels: layer_topk (default) andpro_select_layer +
+// andpro_compact_ragged, equal andpro_select + andpro_compact. Its memory effect
+// is the engine's (KvEviction: kept_tokens() of AndproParams, with layer_topk's
+// worst-case per-head page rounding). The decode steps after it are priced by
+// the decode method over that compacted context: a ragged cache is decoded per
+// (sequence, KV head, 256-token split) work item, so its time follows the sum of
+// the heads' lengths (= the equal split's total), not the longest head
+// (docs/sparse_kernels.md, "AnDPro"). Needs the profile's andpro_* rows of the
+// window. Registry entry (attention_registry.h): andpro_method(), parameters
+// under attention.andpro (andpro_options()).
 #include <fmt/format.h>
 
 #include "costmodel/attention_pricer.h"
@@ -31,6 +38,11 @@ class AndproPricer final : public AttentionPricer {
                                    "measured windows: {}; run `servesim-kernels bench --family andpro`",
                                    file, p.window, windows_of(ctx.fits->andpro())));
     a_ = &it->second;
+    if (p.layer_topk && (a_->select_layer.empty() || a_->compact_ragged.empty()))
+      throw InputError(fmt::format("{}: attention.andpro allocation layer_topk needs andpro_select_layer and "
+                                   "andpro_compact_ragged rows of window {}, which this profile lacks (measured "
+                                   "before issue 20?); run `servesim-kernels bench --family andpro`, or set "
+                                   "attention.andpro.allocation: equal", file, p.window));
     if (a_->shape != ctx.shape) {
       if (!ctx.allow_scaling)
         throw InputError(fmt::format("{}: andpro was measured at head shape {}, the model needs {}; "
@@ -49,9 +61,13 @@ class AndproPricer final : public AttentionPricer {
       const std::int64_t n = c.context + c.new_tokens;  // the whole prompt is scored once, at its end
       if (n <= p_.budget + p_.window) continue;         // nothing to evict
       const auto nd = static_cast<double>(n);
-      t += a_->score.predict(andpro_scan_features(shape, nd, w)) +
-           a_->select.predict(andpro_scan_features(shape, nd, w)) +
-           a_->compact.predict(andpro_compact_features(shape, static_cast<double>(p_.kept_tokens(n))));
+      // kept_tokens: the rows compacted per KV head (layer_topk: on average, with the
+      // worst-case per-head page rounding; attention_method.h).
+      const double kept = static_cast<double>(p_.kept_tokens(n));
+      const FeatureFit& select = p_.layer_topk ? a_->select_layer : a_->select;
+      const FeatureFit& compact = p_.layer_topk ? a_->compact_ragged : a_->compact;
+      t += a_->score.predict(andpro_scan_features(shape, nd, w)) + select.predict(andpro_scan_features(shape, nd, w)) +
+           compact.predict(andpro_compact_features(shape, kept));
     }
     return static_cast<double>(ctx_.layers) * t;
   }
@@ -70,6 +86,8 @@ static const OptionTable<AndproParams>& andpro_options() {
       {"budget", &AndproParams::budget, R::kPositive, "tokens kept per KV head after prefill (a multiple of block)"},
       {"window", &AndproParams::window, R::kPositive, "observation window: the last prompt tokens, always kept"},
       {"block", &AndproParams::block, R::kPositive, "scoring block"},
+      {"allocation", choice(&AndproParams::layer_topk, "layer_topk", "equal"), R::kAny,
+       "layer_topk: one top-k over all KV heads of a layer (ragged per-head lengths, the paper); equal: budget per KV head"},
   };
   return t;
 }

@@ -8,7 +8,10 @@
 //                                metadata, top-k pages, sparse decode over
 //                                `budget` tokens; the first two layers dense.
 //   kv:      none  | andpro      AnDPro (seed 003): after prefill keep `budget`
-//                                tokens per KV head (+ the observation window).
+//                                tokens per KV head (+ the observation window),
+//                                on average: allocation layer_topk (default,
+//                                the paper's top-k across a layer's KV heads,
+//                                ragged per-head lengths) or equal.
 //
 // Time effects are priced by the calibrated cost model; memory effects by KV
 // accounting (kv_capacity.h for Quest's metadata, the engine for AnDPro).
@@ -72,15 +75,42 @@ struct AndproParams {
   std::int64_t budget = 2048;  // tokens kept per KV head after prefill (a multiple of block)
   std::int64_t window = 32;    // observation window: the last prompt tokens, always kept
   std::int64_t block = 16;     // scoring block (tokens merged per selection unit)
+  // allocation: layer_topk (true; the paper's Algorithm 1 line 9: one top-k of
+  // KV heads x budget/block blocks over all KV heads of a layer, ragged
+  // per-head lengths) | equal (false; budget/block blocks per KV head).
+  bool layer_topk = true;
   bool operator==(const AndproParams&) const = default;
 
-  // Tokens each KV head keeps of an n-token prompt: floor(budget/block) scored
-  // blocks (at most those that exist) + the tokens after the last whole block
-  // (window and remainder), as kernels/sparse/andpro_ref.h computes it.
-  std::int64_t kept_tokens(std::int64_t n) const {
+  // Tokens each KV head keeps of an n-token prompt under the equal split, and
+  // on average over the heads under layer_topk (same total): floor(budget/block)
+  // scored blocks (at most those that exist) + the tokens after the last whole
+  // block (window and remainder), as kernels/sparse/andpro_ref.h computes it.
+  std::int64_t average_kept_tokens(std::int64_t n) const {
     if (n <= window) return n;
     const std::int64_t region = (n - window) / block * block;
     return std::min(region / block, budget / block) * block + (n - region);
+  }
+
+  // What the engine holds per request (KvEviction::kept_tokens), in tokens of
+  // all KV heads. equal: average_kept_tokens(n). layer_topk: the ragged
+  // compaction pads each head's segment to whole 16-token page rows
+  // (andpro_ref.h, "Ragged layout"), so the worst case over the allocations
+  // adds the largest extra padding a head can get beyond the equal split's:
+  // max over m of pad(m*block + tail) - pad(average), pad(x) = (16 - x % 16) % 16,
+  // tail = the unscored tokens. Zero when block is a multiple of 16; at most 15.
+  // Both never exceed n (nothing is evicted then).
+  std::int64_t kept_tokens(std::int64_t n) const {
+    const std::int64_t avg = average_kept_tokens(n);
+    if (!layer_topk || n <= window) return avg;
+    const std::int64_t region = (n - window) / block * block;
+    const std::int64_t blocks = std::min(region / block, budget / block);
+    if (blocks == 0) return avg;
+    const std::int64_t tail = n - region;
+    auto pad = [](std::int64_t x) { return (16 - x % 16) % 16; };
+    std::int64_t worst = 0;
+    for (std::int64_t m = 0; m <= std::min<std::int64_t>(15, region / block); ++m)
+      worst = std::max(worst, pad(m * block + tail));
+    return std::min(n, avg + worst - pad(avg));
   }
 };
 

@@ -131,6 +131,40 @@ TEST_CASE("AnDPro charges scoring once, when a long prompt completes") {
   CHECK(andpro.andpro.kept_tokens(1000) == 1000);
 }
 
+TEST_CASE("AnDPro's allocation picks its selection and compaction kernels, and a profile without layer_topk rows is an error") {
+  AttentionMethods layer, equal;
+  layer.kv = equal.kv = KvMethod::kAndpro;
+  equal.andpro.layer_topk = false;
+  REQUIRE(layer.andpro.layer_topk);  // the default
+  const CalibratedCostModel l = model(layer), e = model(equal);
+  const SyntheticTruth truth;
+  // 65536 tokens, window 32, 8 KV heads: the select kernels differ by their per-candidate
+  // time; block 16 keeps the same rows in both compactions, priced alike here.
+  const double cand = static_cast<double>(65536 - 32) * 8;
+  const double want = 32 * (truth.andpro_select_layer_t0_us - truth.andpro_select_t0_us +
+                            (truth.andpro_select_layer_per_cand_us - truth.andpro_select_per_cand_us) * cand);
+  CHECK(l.breakdown(prompt(65536)).andpro - e.breakdown(prompt(65536)).andpro ==
+        doctest::Approx(want).epsilon(0.02));
+  CHECK(l.breakdown(prompt(1000)).andpro == 0);
+  // A profile measured before the layer_topk kernels existed.
+  SyntheticOptions quick;
+  quick.noise = 0;
+  quick.quick = true;
+  std::string csv = synthetic_profile_csv(quick);
+  std::string old;
+  for (std::size_t at = 0; at < csv.size();) {
+    const std::size_t end = csv.find('\n', at);
+    const std::string line = csv.substr(at, end - at + 1);
+    if (!line.starts_with("andpro_select_layer") && !line.starts_with("andpro_compact_ragged")) old += line;
+    at = end == std::string::npos ? csv.size() : end + 1;
+  }
+  const auto old_fits = std::make_shared<KernelFits>(KernelFits::fit(ProfileTable::parse(old, "old.csv")));
+  CHECK_THROWS_WITH_AS(CalibratedCostModel(old_fits, llama8b(), {}, layer, {}),
+                       doctest::Contains("old.csv: attention.andpro allocation layer_topk needs andpro_select_layer"),
+                       InputError);
+  CHECK_NOTHROW(CalibratedCostModel(old_fits, llama8b(), {}, equal, {}));
+}
+
 TEST_CASE("unmeasured shapes are scaled and reported, or rejected when scaling is off") {
   CalibratedOptions tp2;
   tp2.tp = 2;

@@ -13,7 +13,8 @@
 //             bs: a·n·H + b·(n/64)²·H), one fit for all patterns; attention:
 //             t0 + a·rows·H + c·tiles, one fit for all patterns (one kernel),
 //             area-proportional; tiles per head = a causal band of fitted width
-//   andpro    score, select: t0 + a·candidates·KV heads; compact: c·kept·KV heads
+//   andpro    score, select, select_layer: t0 + a·candidates·KV heads; compact,
+//             compact_ragged: c·kept·KV heads (kept: AndproParams::kept_tokens)
 #pragma once
 #include <array>
 #include <cmath>

@@ -71,8 +71,11 @@ std::int64_t andpro_window(const std::string& file, const ProfilePoint& p) {
   return static_cast<std::int64_t>(w);
 }
 
-double andpro_kept(const std::string& file, const ProfilePoint& p) {
+// Kept tokens per KV head of a row: the ragged compaction's rows (layer_topk,
+// worst-case rounding) or the equal split's.
+double andpro_kept(const std::string& file, const ProfilePoint& p, bool layer_topk = false) {
   AndproParams a;
+  a.layer_topk = layer_topk;
   a.budget = need(file, p, p.budget, "budget");
   a.window = andpro_window(file, p);
   a.block = static_cast<std::int64_t>(p.param_number("block", 16, file));
@@ -90,7 +93,10 @@ bool is_quest_part(const std::string& k) {
   return k == "quest_metadata" || k == "quest_estimate" || k == "quest_topk" || k == "quest_decode";
 }
 bool is_minf_stage(const std::string& k) { return k == "minf_estimate" || k == "minf_index" || k == "minf_attention"; }
-bool is_andpro_part(const std::string& k) { return k == "andpro_score" || k == "andpro_select" || k == "andpro_compact"; }
+bool is_andpro_part(const std::string& k) {
+  return k == "andpro_score" || k == "andpro_select" || k == "andpro_compact" || k == "andpro_select_layer" ||
+         k == "andpro_compact_ragged";
+}
 
 // Fits `s` (a reduced form when it has fewer rows than coefficients; see
 // feature_fit.h); notes a family with rows but nothing usable.
@@ -272,6 +278,7 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
       andpro_meta[w].block = static_cast<std::int64_t>(p.param_number("block", 16, file));
       const auto n = static_cast<double>(need(file, p, p.ctx, "ctx"));
       if (fam == "andpro_compact") andpro[w][fam].add(andpro_compact_features(h, andpro_kept(file, p)), t);
+      else if (fam == "andpro_compact_ragged") andpro[w][fam].add(andpro_compact_features(h, andpro_kept(file, p, true)), t);
       else andpro[w][fam].add(andpro_scan_features(h, n, static_cast<double>(w)), t);
     }
   }
@@ -356,6 +363,11 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     a.score = fit_or_note(kAndproScanNames, parts["andpro_score"], what + "score", f.problems_);
     a.select = fit_or_note(kAndproScanNames, parts["andpro_select"], what + "select", f.problems_);
     a.compact = fit_or_note(kAndproCompactNames, parts["andpro_compact"], what + "compact", f.problems_);
+    // layer_topk rows are optional (profiles measured before issue 20 lack them).
+    if (parts.contains("andpro_select_layer"))
+      a.select_layer = fit_or_note(kAndproScanNames, parts["andpro_select_layer"], what + "select_layer", f.problems_);
+    if (parts.contains("andpro_compact_ragged"))
+      a.compact_ragged = fit_or_note(kAndproCompactNames, parts["andpro_compact_ragged"], what + "compact_ragged", f.problems_);
     f.andpro_[w] = std::move(a);
   }
   return f;
@@ -442,6 +454,8 @@ std::optional<double> KernelFits::predict(const ProfilePoint& p) const {
     if (fam == "andpro_score") return have(a.score) ? std::optional(a.score.predict(andpro_scan_features(h, n, w))) : std::nullopt;
     if (fam == "andpro_select") return have(a.select) ? std::optional(a.select.predict(andpro_scan_features(h, n, w))) : std::nullopt;
     if (fam == "andpro_compact") return have(a.compact) ? std::optional(a.compact.predict(andpro_compact_features(h, andpro_kept(file, p)))) : std::nullopt;
+    if (fam == "andpro_select_layer") return have(a.select_layer) ? std::optional(a.select_layer.predict(andpro_scan_features(h, n, w))) : std::nullopt;
+    if (fam == "andpro_compact_ragged") return have(a.compact_ragged) ? std::optional(a.compact_ragged.predict(andpro_compact_features(h, andpro_kept(file, p, true)))) : std::nullopt;
     if (!have(a.score) || !have(a.select) || !have(a.compact)) return std::nullopt;  // andpro_e2e
     return a.score.predict(andpro_scan_features(h, n, w)) + a.select.predict(andpro_scan_features(h, n, w)) +
            a.compact.predict(andpro_compact_features(h, andpro_kept(file, p)));
@@ -492,6 +506,8 @@ std::vector<FitSummaryRow> KernelFits::summary() const {
     add("andpro_score", key, a.score);
     add("andpro_select", key, a.select);
     add("andpro_compact", key, a.compact);
+    if (!a.select_layer.empty()) add("andpro_select_layer", key, a.select_layer);
+    if (!a.compact_ragged.empty()) add("andpro_compact_ragged", key, a.compact_ragged);
   }
   return out;
 }

@@ -23,7 +23,8 @@
 //   minf_*                    area (tiles vs n) per pattern and data (vs_30_2048/structured);
 //                             estimate, index and attention: one fit each over all
 //                             patterns (per-type terms; kernel_features.h)
-//   andpro_*                  per window (16, 32, 64): score, select, compact
+//   andpro_*                  per window (16, 32, 64): score, select, compact (equal split),
+//                             select_layer, compact_ragged (layer_topk allocation)
 //   ceiling copy bandwidth    the best measured copy rate (elementwise kernels)
 // Rows of composite or baseline kernels (quest_e2e, minf_e2e, andpro_e2e, the
 // dense baselines inside the sparse families) are not fitted; predict() prices
@@ -74,7 +75,8 @@ struct MinfFits {
 struct AndproFits {
   HeadShape shape;
   std::int64_t budget = 0, block = 16;  // as measured
-  FeatureFit score, select, compact;
+  FeatureFit score, select, compact;                 // allocation: equal
+  FeatureFit select_layer, compact_ragged;           // allocation: layer_topk (issue 20 item 4)
 };
 
 // One fitted model, for `servesim calibrate fit` reports.

@@ -145,6 +145,8 @@ TEST_CASE("fits recover the formulas a noiseless generated profile was made from
   const AndproFits& a = f.andpro().at(32);
   CHECK(coef(a.score, "candidates") == doctest::Approx(truth.andpro_score_per_cand_us).epsilon(0.01));
   CHECK(coef(a.compact, "kept") == doctest::Approx(truth.andpro_compact_per_kept_us).epsilon(0.01));
+  CHECK(coef(a.select_layer, "candidates") == doctest::Approx(truth.andpro_select_layer_per_cand_us).epsilon(0.01));
+  CHECK(coef(a.compact_ragged, "kept") == doctest::Approx(truth.andpro_compact_ragged_per_kept_us).epsilon(0.01));
   CHECK(f.copy_gbps() == doctest::Approx(truth.copy_gbps).epsilon(0.001));
 }
 

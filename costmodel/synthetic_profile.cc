@@ -382,14 +382,20 @@ void andpro_family(Writer& out, const SyntheticTruth& t, bool quick) {
     for (auto w : windows) {
       AndproParams a;
       a.window = w;
+      a.layer_topk = false;
+      AndproParams layer = a;
+      layer.layer_topk = true;
       const double cand = andpro_scan_features(h, nd, static_cast<double>(w))[1];
       const double kept = andpro_compact_features(h, static_cast<double>(a.kept_tokens(n)))[0];
+      const double kept_ragged = andpro_compact_features(h, static_cast<double>(layer.kept_tokens(n)))[0];
       const double score = t.andpro_score_t0_us + t.andpro_score_per_cand_us * cand;
       const double select = t.andpro_select_t0_us + t.andpro_select_per_cand_us * cand;
       const double compact = t.andpro_compact_per_kept_us * kept;
-      const std::pair<const char*, double> stages[4] = {
+      const std::pair<const char*, double> stages[6] = {
           {"andpro_score", score}, {"andpro_select", select}, {"andpro_compact", compact},
-          {"andpro_e2e", score + select + compact}};
+          {"andpro_e2e", score + select + compact},
+          {"andpro_select_layer", t.andpro_select_layer_t0_us + t.andpro_select_layer_per_cand_us * cand},
+          {"andpro_compact_ragged", t.andpro_compact_ragged_per_kept_us * kept_ragged}};
       for (const auto& [kernel, us] : stages) {
         Row r = attention_row(kernel, "", h);
         r.variant = fmt::format("w{}", w);

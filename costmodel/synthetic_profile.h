@@ -39,6 +39,12 @@ struct SyntheticTruth {
   double andpro_score_t0_us = 5, andpro_score_per_cand_us = 2.56e-4;
   double andpro_select_t0_us = 6, andpro_select_per_cand_us = 4e-5;
   double andpro_compact_per_kept_us = 6.8e-4;
+  // layer_topk allocation: one thread block selects over all KV heads (8x the per-head
+  // select's per-candidate time at 8 KV heads: serial where the equal split runs 8
+  // blocks side by side); the ragged compaction moves the same rows as compact.
+  // Invented values, like every synthetic row: no GPU has measured either kernel.
+  double andpro_select_layer_t0_us = 6, andpro_select_layer_per_cand_us = 3.2e-4;
+  double andpro_compact_ragged_per_kept_us = 6.8e-4;
   double copy_gbps = 3000;  // ceiling rows
 };
 

@@ -273,6 +273,41 @@ void run_andpro_case(int n, int window, bool keep_first, int H, int G, uint64_t 
       for (int d = 0; d < kD; ++d) diff += (dk[off + d] != rk[off + d]) + (dv[off + d] != rv[off + d]);
     }
   CHECK_MESSAGE(diff == 0, "compacted values differing from the CPU compaction: ", diff);
+
+  // allocation: layer_topk (the default): one top-k over the layer, ragged compaction.
+  // Head 0's block scores are raised on half of the cases so the heads' lengths differ.
+  if (seed % 2 == 0)
+    for (int b = 0; b < blocks; ++b) block_scores[b] += 1e3f;
+  std::vector<int32_t> kept_layer(std::max(1, G * kept_blocks), -7);
+  std::vector<int32_t> dst_table_r(andpro_ragged_pages_bound(n, p));
+  for (size_t i = 0; i < dst_table_r.size(); ++i) dst_table_r[i] = static_cast<int32_t>(dst_table_r.size() - 1 - i);
+  std::vector<uint16_t> rdst_k = nan_bf16(dst_table_r.size() * G * kPageSize * kD), rdst_v = rdst_k;
+  AndproArgs l = a;
+  l.block_scores = block_scores.data();
+  l.kept = kept_layer.data();
+  l.dst_page_table = dst_table_r.data();
+  l.dst_k = bf16(rdst_k);
+  l.dst_v = bf16(rdst_v);
+  andpro_select_layer(l, nullptr);
+  kept_layer.resize(size_t(G) * kept_blocks);
+  CHECK(kept_layer == andpro_select_layer_ref(block_scores, G, n, p));
+  const AndproRagged rag = andpro_ragged(kept_layer, G, n, p);
+  if (seed % 2 == 0 && G > 1) CHECK(rag.tokens[0] > rag.tokens[1]);
+  CHECK(rag.pages <= static_cast<int64_t>(dst_table_r.size()));
+  andpro_compact_ragged(l, nullptr);
+  const std::vector<float> gk = from_bf16_bits(rdst_k), gv = from_bf16_bits(rdst_v);
+  std::vector<float> ck(gk.size(), NAN), cv(gv.size(), NAN);
+  andpro_compact_ragged_ref({kf.data(), vf.data(), G, kD}, table, kept_layer, n, p, dst_table_r, ck.data(), cv.data());
+  size_t rdiff = 0, rows = 0;
+  for (size_t i = 0; i < gk.size(); ++i) {  // written rows equal, padding untouched (NaN) in both
+    rdiff += !(gk[i] == ck[i] || (std::isnan(gk[i]) && std::isnan(ck[i])));
+    rdiff += !(gv[i] == cv[i] || (std::isnan(gv[i]) && std::isnan(cv[i])));
+    rows += !std::isnan(gk[i]);
+  }
+  CHECK_MESSAGE(rdiff == 0, "ragged compaction values differing from the CPU reference: ", rdiff);
+  int64_t want_rows = 0;
+  for (int64_t t : rag.tokens) want_rows += t;
+  CHECK(rows == static_cast<size_t>(want_rows) * kD);
 }
 
 void run_minference_case(int n, const std::vector<MInfHeadPattern>& patterns, int G, uint64_t seed) {
@@ -372,9 +407,10 @@ TEST_CASE("emulated Quest kernels select per query head and serve the largest GQ
   run_quest_case({90, 200}, 8, 1, {false, true}, {4}, 52);
 }
 
-TEST_CASE("emulated AnDPro kernels: scores, block merge, top-k keep and compaction match the references") {
+TEST_CASE("emulated AnDPro kernels: scores, block merge, top-k keep and compaction (equal and layer_topk) match the references") {
   run_andpro_case(300, 16, true, 4, 2, 61);
   run_andpro_case(260, 32, false, 4, 1, 62);
+  run_andpro_case(300, 16, true, 4, 2, 64);  // layer_topk: head 0 takes all but head 1's forced block
 }
 
 TEST_CASE("emulated MInference kernels: estimates, index and sparse attention (WMMA and mma variants) match the references per head") {

@@ -8,7 +8,12 @@
 // must equal the CPU compaction bit for bit.
 // bench: context x window (spec grid), budget 2048, block 16: scoring, selection (merge +
 // top-k), compaction and the three together, plus our dense prefill of the same prompt
-// length (andpro_dense_prefill) for the "scoring <= 5% of prefill" comparison.
+// length (andpro_dense_prefill) for the "scoring <= 5% of prefill" comparison; and the
+// layer_topk allocation's kernels: andpro_select_layer (merge + one layer-wide top-k) and
+// andpro_compact_ragged (over the ragged lengths the real scores of the row select).
+// check (layer_topk): the layer-wide kept blocks must equal the CPU layer top-k of the GPU
+// block scores (head 0 raised so the lengths differ); the ragged compaction must equal
+// the CPU one bit for bit, padding untouched.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -120,6 +125,7 @@ int check_andpro(const CheckOptions& opts) {
     andpro_merge(a, nullptr);
     SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
     const std::vector<float> blocks = andpro_merge_blocks_ref(tok, G, n, p);
+    const int n_blocks = (n - w) / p.block;
     std::vector<float> blocks_gpu = b.block_scores.download();
     blocks_gpu.resize(blocks.size());
     report.expect_close("merge" + shape, blocks_gpu, blocks, 1e-5);
@@ -145,6 +151,43 @@ int check_andpro(const CheckOptions& opts) {
       }
     }
     report.expect_true("compact" + shape, diff == 0, std::to_string(diff) + " values differ from the CPU compaction");
+
+    // allocation: layer_topk. Head 0's scores are raised so the heads' lengths differ.
+    for (int bi = 0; bi < n_blocks; ++bi) blocks_gpu[bi] += 1e3f;
+    b.block_scores.upload(blocks_gpu);
+    const int rpages = static_cast<int>(andpro_ragged_pages_bound(n, p));
+    std::vector<int32_t> rtable(rpages);
+    for (int i = 0; i < rpages; ++i) rtable[i] = rpages - 1 - i;
+    AndproBuffers rb;
+    rb.dst_table.upload(rtable);
+    rb.dst_k.resize(size_t(rpages) * G * kPageSize * D);
+    rb.dst_v.resize(rb.dst_k.size());
+    fill_nan_device(rb.dst_k.get(), rb.dst_k.size());
+    fill_nan_device(rb.dst_v.get(), rb.dst_v.size());
+    AndproArgs l = a;
+    l.dst_page_table = rb.dst_table.get();
+    l.dst_k = rb.dst_k.get();
+    l.dst_v = rb.dst_v.get();
+    andpro_select_layer(l, nullptr);
+    SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<int32_t> kept_layer = b.kept.download();
+    kept_layer.resize(size_t(G) * a.kept_blocks);
+    const bool same_layer = kept_layer == andpro_select_layer_ref(blocks_gpu, G, n, p);
+    report.expect_true("select_layer" + shape, same_layer,
+                       same_layer ? "kept blocks equal the CPU layer top-k" : "kept blocks differ");
+    andpro_compact_ragged(l, nullptr);
+    SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> gk = download_bf16_as_float(rb.dst_k.get(), rb.dst_k.size());
+    const std::vector<float> gv = download_bf16_as_float(rb.dst_v.get(), rb.dst_v.size());
+    std::vector<float> ck(gk.size(), NAN), cv(gv.size(), NAN);
+    andpro_compact_ragged_ref({kf.data(), vf.data(), G, D}, table, kept_layer, n, p, rtable, ck.data(), cv.data());
+    size_t rdiff = 0;
+    for (size_t i = 0; i < gk.size(); ++i) {
+      rdiff += !(gk[i] == ck[i] || (std::isnan(gk[i]) && std::isnan(ck[i])));
+      rdiff += !(gv[i] == cv[i] || (std::isnan(gv[i]) && std::isnan(cv[i])));
+    }
+    report.expect_true("compact_ragged" + shape, rdiff == 0,
+                       std::to_string(rdiff) + " values differ from the CPU ragged compaction");
   }
   return report.failures();
 }
@@ -197,13 +240,33 @@ void bench_andpro(const BenchOptions& opts, ProfileWriter& out) {
       const AndproArgs a = make_args(pool.k(), pool.v(), table.page_indices.get(), n, p, b);
       const double cand = n - w, group = double(H) / G;
       struct Stage { const char* kernel; double bytes, flops; };
-      const Stage stages[4] = {
+      const Stage stages[6] = {
           {"andpro_score", cand * G * D * 2 * 2, 4.0 * cand * G * group * w * D},
           {"andpro_select", cand * G * 4 * 2, 0},
           {"andpro_compact", double(kept_tokens) * G * D * 2 * 2 * 2, 0},
-          {"andpro_e2e", cand * G * D * 2 * 2 + double(kept_tokens) * G * D * 8, 4.0 * cand * G * group * w * D}};
-      double us[4] = {0, 0, 0, 0};
-      for (int si = 0; si < 4; ++si) {
+          {"andpro_e2e", cand * G * D * 2 * 2 + double(kept_tokens) * G * D * 8, 4.0 * cand * G * group * w * D},
+          // allocation: layer_topk (after andpro_merge, whose time andpro_select includes).
+          {"andpro_select_layer", cand * G * 4 * 2, 0},
+          {"andpro_compact_ragged", double(kept_tokens) * G * D * 2 * 2 * 2, 0}};
+      const int rpages = static_cast<int>(andpro_ragged_pages_bound(n, p));
+      AndproBuffers rb;
+      std::vector<int32_t> rdst(rpages);
+      for (int i = 0; i < rpages; ++i) rdst[i] = i;
+      rb.dst_table.upload(rdst);
+      rb.dst_k.resize(size_t(rpages) * G * kPageSize * D);
+      rb.dst_v.resize(rb.dst_k.size());
+      rb.kept.resize(std::max<size_t>(1, size_t(G) * a.kept_blocks));  // flat ids, apart from the equal split's
+      AndproArgs l = a;
+      l.kept = rb.kept.get();
+      l.dst_page_table = rb.dst_table.get();
+      l.dst_k = rb.dst_k.get();
+      l.dst_v = rb.dst_v.get();
+      andpro_score(a, nullptr);  // real scores for the layer selection's ragged lengths
+      andpro_merge(a, nullptr);
+      andpro_select_layer(l, nullptr);
+      SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
+      double us[6] = {0, 0, 0, 0, 0, 0};
+      for (int si = 0; si < 6; ++si) {
         ProfileRow row;
         row.kernel = stages[si].kernel;
         row.variant = "w" + std::to_string(w);
@@ -222,6 +285,11 @@ void bench_andpro(const BenchOptions& opts, ProfileWriter& out) {
             andpro_select(a, s);
           }
           if (si == 2 || si == 3) andpro_compact(a, s);
+          if (si == 4) {
+            andpro_merge(l, s);
+            andpro_select_layer(l, s);
+          }
+          if (si == 5) andpro_compact_ragged(l, s);
         }));
         row.bytes = stages[si].bytes;
         row.flops = stages[si].flops;
@@ -229,8 +297,8 @@ void bench_andpro(const BenchOptions& opts, ProfileWriter& out) {
         us[si] = row.median_us;
       }
       std::printf("  andpro n=%d w=%d: score %.1f + select %.1f + compact %.1f = %.1f us; dense prefill %.1f us"
-                  " (scoring %.2f%%)\n", n, w, us[0], us[1], us[2], us[3], dense_us,
-                  dense_us > 0 ? 100.0 * us[0] / dense_us : 0.0);
+                  " (scoring %.2f%%); layer_topk: select %.1f, compact %.1f us\n", n, w, us[0], us[1], us[2], us[3],
+                  dense_us, dense_us > 0 ? 100.0 * us[0] / dense_us : 0.0, us[4], us[5]);
       std::fflush(stdout);
     }
   }
@@ -240,7 +308,7 @@ void bench_andpro(const BenchOptions& opts, ProfileWriter& out) {
 }  // namespace servesim::kernels::sparse
 
 SERVESIM_REGISTER_KERNEL_FAMILY(andpro, {.name = "andpro",
-                                         .description = "AnDPro: projection scores over the observation window, block top-k, KV compaction",
+                                         .description = "AnDPro: projection scores over the observation window, block top-k (per head or layer-wide), KV compaction",
                                          .check = servesim::kernels::sparse::check_andpro,
                                          .bench = servesim::kernels::sparse::bench_andpro,
                                          .order = 120});

@@ -5,6 +5,7 @@
 // 0.2 %); the K/V it reads once are what the prefill just wrote.
 #include "kernels/sparse/andpro_kernels.cuh"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "kernels/common/cuda_util.cuh"
@@ -117,6 +118,61 @@ __global__ void andpro_compact_kernel(AndproArgs a) {
   }
 }
 
+// layer_topk: one thread block selects over the layer's concatenated block scores.
+__global__ void __launch_bounds__(kTopkThreads) andpro_select_layer_kernel(AndproArgs a) {
+  __shared__ TopkShared sm;
+  const int blocks = (a.n - a.window) / a.block;
+  block_topk(a.block_scores, a.num_kv_heads * blocks, a.num_kv_heads * a.kept_blocks, a.keep_first_block ? 1 : 0,
+             a.kept, sm, blocks);
+}
+
+// layer_topk compaction: one block per (slice j of head g, g); slices past the head's
+// length exit. Head g's kept ids and first slice come from the ascending flat ids.
+__global__ void andpro_compact_ragged_kernel(AndproArgs a) {
+  const int j_slice = blockIdx.x, g = blockIdx.y, G = a.num_kv_heads;
+  const int nblocks = (a.n - a.window) / a.block;
+  const int region = nblocks * a.block, tail = a.n - region;
+  const int total = G * a.kept_blocks;
+  __shared__ int head_begin, head_blocks, head_slice;
+  if (threadIdx.x == 0) {
+    auto lower = [&](int key) {  // first flat id >= key
+      int lo = 0, hi = total;
+      while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (a.kept[mid] < key) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    };
+    int begin = 0, slice = 0;
+    for (int h = 0; h < g; ++h) {
+      const int next = lower((h + 1) * nblocks);
+      slice += pages_for_tokens((next - begin) * a.block + tail);
+      begin = next;
+    }
+    head_begin = begin;
+    head_blocks = lower((g + 1) * nblocks) - begin;
+    head_slice = slice;
+  }
+  __syncthreads();
+  const int kb = head_blocks * a.block, len = kb + tail;
+  if (j_slice * kPageSize >= len) return;  // past this head's segment (block-uniform)
+  const int s = head_slice + j_slice;
+  const int32_t dst_page = a.dst_page_table[s / G];
+  const int dst_head = s % G;
+  for (int idx = threadIdx.x; idx < kPageSize * (kDim / 8); idx += blockDim.x) {
+    const int slot = idx / (kDim / 8), c = (idx % (kDim / 8)) * 8;
+    const int j = j_slice * kPageSize + slot;
+    if (j >= len) break;  // idx grows with slot
+    const int pos = j < kb ? (a.kept[head_begin + j / a.block] - g * nblocks) * a.block + j % a.block : region + (j - kb);
+    const int64_t dst = kv_cache_offset(dst_page, dst_head, slot, c, G, kDim);
+    *reinterpret_cast<uint4*>(a.dst_k + dst) =
+        *reinterpret_cast<const uint4*>(paged_row(a.k_cache, a.page_table, pos, g, G, kDim) + c);
+    *reinterpret_cast<uint4*>(a.dst_v + dst) =
+        *reinterpret_cast<const uint4*>(paged_row(a.v_cache, a.page_table, pos, g, G, kDim) + c);
+  }
+}
+
 void require_args(const AndproArgs& a) {
   if (a.head_dim != kDim || a.num_kv_heads <= 0 || a.num_q_heads % a.num_kv_heads != 0 || a.window % 16 != 0 ||
       a.window <= 0 || a.block <= 0 || 64 % a.block != 0 || a.n <= a.window) {
@@ -156,6 +212,22 @@ void andpro_compact(const AndproArgs& a, cudaStream_t stream) {
   const int region = (a.n - a.window) / a.block * a.block;
   const int total = a.kept_blocks * a.block + (a.n - region);
   SERVESIM_LAUNCH(andpro_compact_kernel, dim3(pages_for_tokens(total), a.num_kv_heads), 128, 0, stream, a);
+  SERVESIM_CUDA_CHECK_LAUNCH();
+}
+
+void andpro_select_layer(const AndproArgs& a, cudaStream_t stream) {
+  require_args(a);
+  if (a.kept_blocks == 0) return;
+  SERVESIM_LAUNCH(andpro_select_layer_kernel, 1, kTopkThreads, 0, stream, a);
+  SERVESIM_CUDA_CHECK_LAUNCH();
+}
+
+void andpro_compact_ragged(const AndproArgs& a, cudaStream_t stream) {
+  require_args(a);
+  const int nblocks = (a.n - a.window) / a.block;
+  // The longest a head can be: all of the layer's blocks, at most nblocks.
+  const int most = std::min(nblocks, a.num_kv_heads * a.kept_blocks) * a.block + (a.n - nblocks * a.block);
+  SERVESIM_LAUNCH(andpro_compact_ragged_kernel, dim3(pages_for_tokens(most), a.num_kv_heads), 128, 0, stream, a);
   SERVESIM_CUDA_CHECK_LAUNCH();
 }
 

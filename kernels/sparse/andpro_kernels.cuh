@@ -10,6 +10,14 @@
 //   andpro_compact  copies each head's kept tokens (kept blocks, then the remainder and
 //                   the window) into fresh pages; every head keeps the same count, so one
 //                   destination page table serves all heads.
+// allocation: layer_topk (the paper's; andpro_ref.h) replaces the last two with
+//   andpro_select_layer   one top-k of num_kv_heads * kept_blocks blocks over the whole
+//                         layer's block scores (one thread block; block 0 of every head
+//                         forced optionally); kept = ascending flat ids g * nblocks + b
+//   andpro_compact_ragged copies head g's kept tokens into its ragged segment of 16-token
+//                         slices (andpro_ref.h, "Ragged layout"); dst_page_table holds
+//                         andpro_ragged_pages_bound(n, params) pages, the selection decides
+//                         how many are used.
 // If a prefill kernel did not produce LSE, run it (or a chunked prefill of the w window
 // rows against the cache) with LSE output first; nothing here recomputes attention.
 // Launchers enqueue on `stream`, never synchronise, and throw on launch errors.
@@ -42,7 +50,8 @@ struct AndproArgs {
   // Outputs / scratch.
   float* token_scores = nullptr;  // [num_kv_heads][n - w]
   float* block_scores = nullptr;  // [num_kv_heads][floor((n - w) / C)]
-  int32_t* kept = nullptr;        // [num_kv_heads][kept_blocks] ascending block ids
+  int32_t* kept = nullptr;        // equal: [num_kv_heads][kept_blocks] ascending block ids;
+                                  // layer_topk: [num_kv_heads * kept_blocks] ascending flat ids
   // Compaction destination: andpro_kept_tokens(n, params) tokens per head.
   const int32_t* dst_page_table = nullptr;
   __nv_bfloat16* dst_k = nullptr;
@@ -54,5 +63,7 @@ void andpro_score(const AndproArgs& args, cudaStream_t stream);
 void andpro_merge(const AndproArgs& args, cudaStream_t stream);
 void andpro_select(const AndproArgs& args, cudaStream_t stream);
 void andpro_compact(const AndproArgs& args, cudaStream_t stream);
+void andpro_select_layer(const AndproArgs& args, cudaStream_t stream);
+void andpro_compact_ragged(const AndproArgs& args, cudaStream_t stream);
 
 }  // namespace servesim::kernels::sparse

@@ -114,4 +114,65 @@ void andpro_compact_ref(const KvCacheF32& src, std::span<const int32_t> src_page
   }
 }
 
+std::vector<int32_t> andpro_select_layer_ref(std::span<const float> block_scores, int num_kv_heads,
+                                             int64_t n, const AndproParams& p) {
+  const int64_t blocks = andpro_block_region(n, p) / p.block;
+  std::vector<float> all(block_scores.begin(), block_scores.begin() + num_kv_heads * blocks);
+  if (p.keep_first_block && blocks > 0) {
+    for (int g = 0; g < num_kv_heads; ++g) all[g * blocks] = std::numeric_limits<float>::infinity();
+  }
+  return topk_indices(all, static_cast<int>(andpro_layer_kept_blocks(n, p, num_kv_heads)));
+}
+
+AndproRagged andpro_ragged(std::span<const int32_t> kept_flat, int num_kv_heads, int64_t n,
+                           const AndproParams& p) {
+  const int64_t blocks = andpro_block_region(n, p) / p.block;
+  const int64_t tail = n - andpro_block_region(n, p);
+  AndproRagged r;
+  r.begin.assign(num_kv_heads + 1, 0);
+  r.tokens.assign(num_kv_heads, 0);
+  r.slice.assign(num_kv_heads + 1, 0);
+  for (int g = 0; g <= num_kv_heads; ++g) {
+    r.begin[g] = std::lower_bound(kept_flat.begin(), kept_flat.end(), static_cast<int32_t>(g * blocks)) -
+                 kept_flat.begin();
+  }
+  r.begin[num_kv_heads] = static_cast<int64_t>(kept_flat.size());
+  for (int g = 0; g < num_kv_heads; ++g) {
+    r.tokens[g] = (r.begin[g + 1] - r.begin[g]) * p.block + tail;
+    r.slice[g + 1] = r.slice[g] + pages_for_tokens(static_cast<int>(r.tokens[g]));
+  }
+  r.pages = (r.slice[num_kv_heads] + num_kv_heads - 1) / num_kv_heads;
+  return r;
+}
+
+int64_t andpro_ragged_pages_bound(int64_t n, const AndproParams& p) {
+  const int64_t avg = andpro_kept_tokens(n, p);
+  const int64_t region = andpro_block_region(n, p);
+  if (andpro_kept_blocks(n, p) == 0) return pages_for_tokens(static_cast<int>(avg));
+  auto pad = [](int64_t x) { return (kPageSize - x % kPageSize) % kPageSize; };
+  int64_t worst = 0;
+  for (int64_t m = 0; m <= std::min<int64_t>(kPageSize - 1, region / p.block); ++m) {
+    worst = std::max(worst, pad(m * p.block + (n - region)));
+  }
+  return (avg + worst + kPageSize - 1) / kPageSize;
+}
+
+void andpro_compact_ragged_ref(const KvCacheF32& src, std::span<const int32_t> src_page_table,
+                               std::span<const int32_t> kept_flat, int64_t n, const AndproParams& p,
+                               std::span<const int32_t> dst_page_table, float* dst_k, float* dst_v) {
+  const int G = src.num_kv_heads;
+  const AndproRagged r = andpro_ragged(kept_flat, G, n, p);
+  const KvCacheF32 dst{dst_k, dst_v, G, src.head_dim};
+  for (int g = 0; g < G; ++g) {
+    for (int64_t j = 0; j < r.tokens[g]; ++j) {
+      const int64_t pos = andpro_ragged_source_position(kept_flat, r, g, j, n, p);
+      const int64_t s = r.slice[g] + j / kPageSize;
+      const int64_t from = src.offset(src_page_table[pos / kPageSize], g, static_cast<int>(pos % kPageSize));
+      const int64_t to = dst.offset(dst_page_table[s / G], static_cast<int>(s % G), static_cast<int>(j % kPageSize));
+      std::copy_n(src.k + from, src.head_dim, dst_k + to);
+      std::copy_n(src.v + from, src.head_dim, dst_v + to);
+    }
+  }
+}
+
 }  // namespace servesim::kernels::sparse

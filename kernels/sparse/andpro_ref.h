@@ -17,12 +17,34 @@
 // Block merging (Appendix B.1): tokens are merged into blocks of C consecutive tokens;
 // the block score is the sum of its tokens' scores (the merged value is the a-weighted
 // sum of values, so <y, v_hat> is linear). Blocks tile [0, floor(L / C) * C); the
-// remainder tokens before the window are kept with the window. Each KV head keeps its
-// top floor(budget / C) blocks (topk_indices contract; optionally block 0 is forced, the
-// paper keeps the first token), so every head keeps the same number of tokens and the
-// compacted cache shares one page table across heads. Compaction copies the kept tokens
-// of each head, in ascending position order, into fresh pages (out of place: the source
-// pages are freed afterwards).
+// remainder tokens before the window are kept with the window (the "tail").
+//
+// Allocation (which blocks each KV head keeps; `allocation:` of kv: andpro):
+//  * equal: each KV head keeps its top floor(budget / C) blocks (topk_indices contract;
+//    optionally block 0 is forced, the paper keeps the first token), so every head keeps
+//    the same number of tokens and the compacted cache shares one page table across
+//    heads (andpro_select_blocks_ref, andpro_compact_ref).
+//  * layer_topk (the paper's Algorithm 1, line 9: TopK(s, k = |H| x B) over the scores of
+//    all heads of the layer, following Ada-KV): one top-k of G * floor(budget / C) blocks
+//    over the concatenated block scores of the layer's G KV heads, flat index
+//    g * nblocks + b (andpro_select_layer_ref). Same total as the equal split, ragged per
+//    head: a head whose blocks score highest may take all of them (at most nblocks), and
+//    a head may keep no scored block at all (it still keeps the tail). Tie-break: the
+//    topk_indices contract on the flat index, so among equal scores the lower KV head
+//    wins, then the earlier block. keep_first_block forces block 0 of every head (counted
+//    in the total). The result, ascending flat indices, is grouped by head.
+//    Ragged layout (andpro_ragged(), andpro_compact_ragged_ref): head g's kept tokens
+//    (its blocks in position order, then the tail) are a segment of
+//    ceil(len_g / 16) 16-token *slices*; slices are numbered head after head
+//    (slice[g] = sum over h < g of ceil(len_h / 16)), and slice s is KV-head row
+//    s % G of destination page dst_page_table[s / G] (the ordinary paged layout, so a
+//    page still holds 16 x G token rows). Pages: ceil(total slices / G); each head pads
+//    its last slice (the per-head page rounding). A decode over this cache reads head
+//    g's len_g tokens through its slices (decode work per (sequence, KV head, split) as
+//    in kernels/decode; cost follows the sum of the lengths, docs/sparse_kernels.md).
+//
+// Compaction copies the kept tokens of each head, in ascending position order, into
+// fresh pages (out of place: the source pages are freed afterwards).
 #pragma once
 
 #include <algorithm>
@@ -91,5 +113,46 @@ inline int64_t andpro_source_position(std::span<const int32_t> kept_blocks, int6
 void andpro_compact_ref(const KvCacheF32& src, std::span<const int32_t> src_page_table,
                         std::span<const int32_t> kept_blocks, int64_t n, const AndproParams& p,
                         std::span<const int32_t> dst_page_table, float* dst_k, float* dst_v);
+
+// ---- layer_topk allocation (ragged per-head lengths; header comment) ----
+
+// Blocks kept by the whole layer: num_kv_heads * andpro_kept_blocks(n, p).
+inline int64_t andpro_layer_kept_blocks(int64_t n, const AndproParams& p, int num_kv_heads) {
+  return int64_t{num_kv_heads} * andpro_kept_blocks(n, p);
+}
+
+// Kept flat block ids g * nblocks + b, ascending (andpro_layer_kept_blocks of them).
+std::vector<int32_t> andpro_select_layer_ref(std::span<const float> block_scores, int num_kv_heads,
+                                             int64_t n, const AndproParams& p);
+
+// The ragged layout of a layer_topk selection.
+struct AndproRagged {
+  std::vector<int64_t> begin;   // [G + 1]: head g's flat ids are kept[begin[g] .. begin[g + 1])
+  std::vector<int64_t> tokens;  // [G]: tokens head g keeps (its blocks x C + the tail)
+  std::vector<int64_t> slice;   // [G + 1]: first 16-token slice of head g; slice[G] = total
+  int64_t pages = 0;            // ceil(slice[G] / G)
+};
+AndproRagged andpro_ragged(std::span<const int32_t> kept_flat, int num_kv_heads, int64_t n,
+                           const AndproParams& p);
+
+// Pages to allocate before the selection is known (the worst case over allocations):
+// ceil((the same average per head + the largest extra per-head rounding) / 16), as
+// costmodel/attention_method.h AndproParams::kept_tokens() (layer_topk) counts it.
+int64_t andpro_ragged_pages_bound(int64_t n, const AndproParams& p);
+
+// Source position of compacted token j of head g (j < tokens[g]).
+inline int64_t andpro_ragged_source_position(std::span<const int32_t> kept_flat, const AndproRagged& r, int g,
+                                             int64_t j, int64_t n, const AndproParams& p) {
+  const int64_t nblocks = andpro_block_region(n, p) / p.block;
+  const int64_t kb = (r.begin[g + 1] - r.begin[g]) * p.block;
+  return j < kb ? (int64_t{kept_flat[r.begin[g] + j / p.block]} - g * nblocks) * p.block + j % p.block
+                : andpro_block_region(n, p) + (j - kb);
+}
+
+// Copies each head's kept tokens into its ragged segment (layout above); dst pages not
+// covered by a head's segment, and the padding after it, are left untouched.
+void andpro_compact_ragged_ref(const KvCacheF32& src, std::span<const int32_t> src_page_table,
+                               std::span<const int32_t> kept_flat, int64_t n, const AndproParams& p,
+                               std::span<const int32_t> dst_page_table, float* dst_k, float* dst_v);
 
 }  // namespace servesim::kernels::sparse

@@ -126,5 +126,125 @@ TEST_CASE("AnDPro compaction copies each head's kept tokens in position order, w
   }
 }
 
+// ---- layer_topk allocation (issue 20 item 4): hand-computed examples ----
+
+// Two KV heads, window 16, block 16, four whole blocks each and a 5-token remainder:
+// n = 16 + 64 + 5, tail 21; budget 32 = two blocks per head on average, four in total.
+constexpr int64_t kN = 16 + 64 + 5;
+AndproParams layer_params(bool keep_first) {
+  return {.window = 16, .block = 16, .budget = 32, .keep_first_block = keep_first};
+}
+
+TEST_CASE("layer top-k: a head with all the high scores gets all of the layer's budget") {
+  const std::vector<float> scores = {9, 8, 7, 6, /* head 1 */ 1, 2, 3, 4};
+  const AndproParams p = layer_params(false);
+  REQUIRE(andpro_layer_kept_blocks(kN, p, 2) == 4);
+  const std::vector<int32_t> kept = andpro_select_layer_ref(scores, 2, kN, p);
+  CHECK(kept == std::vector<int32_t>{0, 1, 2, 3});
+  const AndproRagged r = andpro_ragged(kept, 2, kN, p);
+  CHECK(r.begin == std::vector<int64_t>{0, 4, 4});
+  CHECK(r.tokens == std::vector<int64_t>{4 * 16 + 21, 21});  // head 1 keeps only the tail
+  CHECK(r.slice == std::vector<int64_t>{0, 6, 8});
+  CHECK(r.pages == 4);
+  // The equal split keeps two blocks per head: head 0 {0, 1}, head 1 {2, 3}.
+  CHECK(andpro_select_blocks_ref(scores, 2, kN, p) == std::vector<int32_t>{0, 1, 2, 3});
+  CHECK(andpro_kept_tokens(kN, p) == 2 * 16 + 21);
+}
+
+TEST_CASE("layer top-k: ties go to the lower KV head, then the earlier block, and keep_first forces every head's block 0") {
+  const std::vector<float> equal_scores(8, 1.0f);
+  CHECK(andpro_select_layer_ref(equal_scores, 2, kN, layer_params(false)) == std::vector<int32_t>{0, 1, 2, 3});
+  // Forced: flat 0 and 4 (block 0 of each head), then the two first of the ties: 1, 2.
+  CHECK(andpro_select_layer_ref(equal_scores, 2, kN, layer_params(true)) == std::vector<int32_t>{0, 1, 2, 4});
+  // Interleaved: 5 (h0 b0), 4 (h1 b0), 4 (h1 b1), then 1 at h0 b1 (smaller flat index).
+  const std::vector<float> mixed = {5, 1, 1, 1, /* head 1 */ 4, 4, 0, 0};
+  const std::vector<int32_t> kept = andpro_select_layer_ref(mixed, 2, kN, layer_params(false));
+  CHECK(kept == std::vector<int32_t>{0, 1, 4, 5});
+  const AndproRagged r = andpro_ragged(kept, 2, kN, layer_params(false));
+  CHECK(r.tokens == std::vector<int64_t>{53, 53});
+  // NaN counts as -inf: a head of NaN scores loses every block it is not forced to keep.
+  const std::vector<float> nan_head = {NAN, NAN, NAN, NAN, /* head 1 */ 0, 0, 0, 0};
+  CHECK(andpro_select_layer_ref(nan_head, 2, kN, layer_params(true)) == std::vector<int32_t>{0, 4, 5, 6});
+}
+
+TEST_CASE("layer top-k keeps the same total as the equal split and at least its total score") {
+  for (uint64_t seed : {5u, 6u, 7u}) {
+    const AndproParams p{.window = 32, .block = 16, .budget = 64, .keep_first_block = false};
+    const PrefilledPrompt pr(32 + 16 * 12 + 7, p.window, seed);
+    const std::vector<float> blocks = andpro_merge_blocks_ref(pr.token_scores(), kKvHeads, pr.n, p);
+    const std::vector<int32_t> layer = andpro_select_layer_ref(blocks, kKvHeads, pr.n, p);
+    const std::vector<int32_t> equal = andpro_select_blocks_ref(blocks, kKvHeads, pr.n, p);
+    REQUIRE(layer.size() == equal.size());
+    double layer_sum = 0, equal_sum = 0;
+    for (int32_t f : layer) layer_sum += blocks[f];
+    for (int g = 0; g < kKvHeads; ++g)
+      for (int i = 0; i < 4; ++i) equal_sum += blocks[g * 12 + equal[g * 4 + i]];
+    CHECK(layer_sum >= equal_sum);
+    const AndproRagged r = andpro_ragged(layer, kKvHeads, pr.n, p);
+    CHECK(r.tokens[0] + r.tokens[1] == 2 * andpro_kept_tokens(pr.n, p));
+    CHECK(r.pages <= andpro_ragged_pages_bound(pr.n, p));
+  }
+}
+
+TEST_CASE("ragged page rounding: block 4 heads pad their last slice and the bound covers the worst case") {
+  // n = 16 + 40, window 16: ten 4-token blocks, no remainder, tail 16; budget 8 = 2 blocks
+  // per head. Equal: 8 + 16 = 24 tokens per head, 2 slices each, 2 pages for G = 2.
+  const AndproParams p{.window = 16, .block = 4, .budget = 8, .keep_first_block = false};
+  const int64_t n = 16 + 40;
+  CHECK(andpro_kept_tokens(n, p) == 24);
+  // Head 0 takes 3 blocks (28 tokens, 2 slices), head 1 one block (20 tokens, 2 slices):
+  // 4 slices, 2 pages.
+  std::vector<float> s(20, 0.0f);
+  s[0] = s[1] = s[2] = 3;
+  s[10] = 2;
+  AndproRagged r = andpro_ragged(andpro_select_layer_ref(s, 2, n, p), 2, n, p);
+  CHECK(r.tokens == std::vector<int64_t>{28, 20});
+  CHECK(r.slice == std::vector<int64_t>{0, 2, 4});
+  CHECK(r.pages == 2);
+  // Pad of 4m + 16 is at most 12 (m = 1): the bound is ceil((24 + 12) / 16) = 3 pages.
+  CHECK(andpro_ragged_pages_bound(n, p) == 3);
+  // G = 3 heads of 1, 2, 3 blocks: 20, 24, 28 tokens -> 2 + 2 + 2 = 6 slices, 2 pages.
+  std::vector<float> t(30, 0.0f);
+  t[0] = t[10] = t[11] = t[20] = t[21] = t[22] = 1;
+  r = andpro_ragged(andpro_select_layer_ref(t, 3, n, p), 3, n, p);
+  CHECK(r.tokens == std::vector<int64_t>{20, 24, 28});
+  CHECK(r.pages == 2);
+}
+
+TEST_CASE("ragged compaction: each head's kept tokens in position order in its own slices, padding untouched") {
+  const AndproParams params{.window = 16, .block = 16, .budget = 32, .keep_first_block = true};
+  const PrefilledPrompt p(16 + 16 * 6 + 5, params.window, 29);
+  // Make head 0 win most blocks: its block scores are shifted up.
+  std::vector<float> blocks = andpro_merge_blocks_ref(p.token_scores(), kKvHeads, p.n, params);
+  for (int b = 0; b < 6; ++b) blocks[b] += 1e6f;
+  const std::vector<int32_t> kept = andpro_select_layer_ref(blocks, kKvHeads, p.n, params);
+  const AndproRagged r = andpro_ragged(kept, kKvHeads, p.n, params);
+  CHECK(r.tokens == std::vector<int64_t>{3 * 16 + 21, 16 + 21});  // 4 blocks: head 1 keeps only its forced block 0
+  const int pages = static_cast<int>(andpro_ragged_pages_bound(p.n, params));
+  REQUIRE(r.pages <= pages);
+  std::vector<int32_t> dst_table(pages);
+  for (int i = 0; i < pages; ++i) dst_table[i] = pages - 1 - i;
+  std::vector<float> dk(static_cast<size_t>(pages) * kKvHeads * kPageSize * kDim, NAN), dv = dk;
+  andpro_compact_ragged_ref(p.cache.view(), p.cache.page_table(0), kept, p.n, params, dst_table, dk.data(), dv.data());
+  const KvCacheF32 dst{dk.data(), dv.data(), kKvHeads, kDim};
+  size_t written = 0;
+  for (float x : dk) written += !std::isnan(x);
+  CHECK(written == static_cast<size_t>(r.tokens[0] + r.tokens[1]) * kDim);
+  for (int g = 0; g < kKvHeads; ++g) {
+    int64_t prev = -1;
+    for (int64_t j = 0; j < r.tokens[g]; ++j) {
+      const int64_t pos = andpro_ragged_source_position(kept, r, g, j, p.n, params);
+      CHECK(pos > prev);
+      prev = pos;
+      const int64_t sl = r.slice[g] + j / kPageSize;
+      const int64_t off = dst.offset(dst_table[sl / kKvHeads], static_cast<int>(sl % kKvHeads), j % kPageSize);
+      for (int d = 0; d < kDim; ++d) {
+        REQUIRE(dk[off + d] == p.k[(pos * kKvHeads + g) * kDim + d]);
+        REQUIRE(dv[off + d] == p.v[(pos * kKvHeads + g) * kDim + d]);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace servesim::kernels::sparse

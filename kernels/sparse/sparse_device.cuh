@@ -91,17 +91,21 @@ __device__ __forceinline__ int block_exclusive_count(bool flag, int* warp_counts
 }  // namespace detail
 
 // Writes the selected indices of scores[0 .. n) to out[0 .. min(k, n)) in ascending order.
-// Indices < forced score +inf (forced lines / sink blocks). REQUIRES: blockDim.x ==
-// kTopkThreads; all threads of the block call it with the same arguments.
+// Indices < forced score +inf (forced lines / sink blocks); with forced_period > 0, the
+// indices i with i % forced_period < forced do (AnDPro's layer-wide top-k over
+// concatenated heads: block 0 of every head). REQUIRES: blockDim.x == kTopkThreads; all
+// threads of the block call it with the same arguments.
 __device__ inline void block_topk(const float* __restrict__ scores, int n, int k, int forced,
-                           int32_t* __restrict__ out, TopkShared& sm) {
+                           int32_t* __restrict__ out, TopkShared& sm, int forced_period = 0) {
   const int tid = threadIdx.x;
   if (k <= 0 || n <= 0) return;
   if (k >= n) {
     for (int i = tid; i < n; i += blockDim.x) out[i] = i;
     return;
   }
-  auto key_of = [&](int i) { return i < forced ? topk_key(INFINITY) : topk_key(scores[i]); };
+  auto key_of = [&](int i) {
+    return (forced_period > 0 ? i % forced_period : i) < forced ? topk_key(INFINITY) : topk_key(scores[i]);
+  };
 
   uint32_t prefix = 0, mask = 0;
   int remaining = k;  // how many of the still-undecided elements must be taken
