@@ -23,5 +23,11 @@ cuda_flag=()
 if [ -n "${SERVESIM_CUDA:-}" ]; then
   cuda_flag=(-DSERVESIM_CUDA="${SERVESIM_CUDA}")
 fi
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cuda_flag[@]}" >&2
+# RelWithDebInfo with line tables only (-g1; nvcc passes it to the host compiler): the
+# same machine code as -g (debug options do not change code generation), backtraces
+# and profiles keep file:line, and it compiles ~22% faster (CI time, docs/ci.md).
+# For full debug info configure a build folder of your own without these two flags.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cuda_flag[@]}" \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+      -DCMAKE_CUDA_FLAGS_RELWITHDEBINFO="-O2 -Xcompiler=-g1 -DNDEBUG" --no-warn-unused-cli >&2
 cmake --build build -j "$(nproc)" >&2
