@@ -24,8 +24,17 @@ void print_summary(const ScenarioConfig& c, const RunOutput& r) {
   const SummaryValues& v = r.values;
   auto ms = [](const std::optional<double>& s) { return s ? fmt::format("{:.1f}", *s * 1e3) : std::string("-"); };
   fmt::print("servesim run: {}  (seed {})\n", c.name, c.seed);
-  fmt::print("  model      {} on {} x{} (tp={}), KV {:.1f} GB = {} tokens per worker\n", c.model.name,
-             c.hardware.name, c.workers.size(), c.tp, r.capacities.front().kv_gb, r.capacities.front().tokens());
+  if (c.pools.empty()) {
+    fmt::print("  model      {} on {} x{} (tp={}), KV {:.1f} GB = {} tokens per worker\n", c.model.name,
+               c.hardware.name, c.workers.size(), c.tp, r.capacities.front().kv_gb, r.capacities.front().tokens());
+  } else {
+    // One line per pool: pools differ in hardware, tp and so KV capacity.
+    fmt::print("  model      {} on {} workers in {} pools\n", c.model.name, c.workers.size(), c.pools.size());
+    for (std::size_t p = 0, first = 0; p < c.pools.size(); first += static_cast<std::size_t>(c.pools[p].workers), ++p)
+      fmt::print("  pool       {} ({}): {} x{} (tp={}), KV {:.1f} GB = {} tokens per worker\n", c.pools[p].name,
+                 pool_role_name(c.pools[p].role), c.pools[p].hardware.name, c.pools[p].workers, c.pools[p].tp,
+                 r.capacities[first].kv_gb, r.capacities[first].tokens());
+  }
   fmt::print("  policies   local={} global={}  batching={}\n", policy_label(c.local_policy.resolved),
              policy_label(c.global_policy.resolved),
              c.batching.mode == BatchMode::kMixed ? "mixed" : "prefill_first");
