@@ -100,6 +100,12 @@ TEST_CASE("cluster.pools errors name file, line and key") {
   CHECK(has(error_of(pd, {"cluster.pd.decider=coin"}), "unknown decider 'coin'"));
   CHECK(has(error_of(pd, {"cluster.pd.threshold_tokens=5"}), "only the prefix_aware decider"));
   CHECK(has(error_of(pd, {"cluster.pd.decider=prefix_aware", "cluster.pd.threshold_tokens=-1"}), "must be >= 0"));
+  std::string streaming = pd;
+  streaming.replace(streaming.find("pd: {link: rdma}"), 16, "pd: {link: rdma, streaming: per_layer}");
+  e = error_of(streaming);
+  CHECK(has(e, "bad_pd.yaml:9:"));  // the value's line
+  CHECK(has(e, "cluster.pd.streaming: unknown streaming 'per_layer'; known: none, layerwise"));
+  CHECK(has(error_of(pd, {"cluster.pd.streaming=1"}), "unknown streaming '1'"));
   CHECK(has(error_of(pd, {"cluster.pools=[{name: a, policy: {local: nope}}]"}), "unknown local policy 'nope'"));
   // pd and decode_global only with a prefill or decode pool.
   e = error_of(pd, {"cluster.pools=[{name: a, workers: 2}]"});
@@ -153,6 +159,36 @@ TEST_CASE("a PD run: config.resolved.yaml round-trips, requests.csv and workers.
   CHECK(cell(wk, 0, "decode_tokens") == "0");
   CHECK(cell(wk, 3, "pool") == "dec");
   CHECK(cell(wk, 3, "role") == "decode");
+}
+
+TEST_CASE("cluster.pd.streaming: layerwise round-trips through config.resolved.yaml, none is not written") {
+  ScenarioConfig none = load_scenario(write_temp("pd.yaml", kPd), {});
+  CHECK(none.pd.streaming == "none");
+  CHECK(!none.resolved()["cluster"]["pd"]["streaming"].IsDefined());  // resolves as before the key existed
+  ScenarioConfig c = load_scenario(write_temp("pd.yaml", kPd), {"cluster.pd.streaming=layerwise"});
+  CHECK(c.pd.streaming == "layerwise");
+  fs::path base = testing::temp_dir() / "pd_stream_run";
+  fs::remove_all(base);
+  execute_run(c, RunOptions{(base / "a").string(), false});
+  ScenarioConfig again = load_scenario((base / "a" / "config.resolved.yaml").string(), {});
+  CHECK(again == c);
+  CHECK(again.pd.streaming == "layerwise");
+  execute_run(again, RunOptions{(base / "b").string(), false});
+  for (const char* f : {"requests.csv", "workers.csv", "summary.csv", "config.resolved.yaml"}) {
+    CAPTURE(f);
+    CHECK(slurp(base / "a" / f) == slurp(base / "b" / f));
+  }
+  // Some transfers started before their request's first token (streamed), none ended before it.
+  CsvTable req = read_csv((base / "a" / "requests.csv").string());
+  int streamed = 0;
+  for (std::size_t i = 0; i < req.rows.size(); ++i) {
+    if (cell(req, i, "status") != "finished" || cell(req, i, "transfer_start_s").empty()) continue;
+    const double first = std::stod(cell(req, i, "first_token_s"));
+    if (std::stod(cell(req, i, "transfer_start_s")) < first) ++streamed;
+    CHECK(std::stod(cell(req, i, "transfer_end_s")) >= first);
+    CHECK(std::stod(cell(req, i, "kv_wait_s")) >= 0);
+  }
+  CHECK(streamed > 0);
 }
 
 TEST_CASE("without pools the cluster is one mixed pool: colocated columns, no PD keys written back") {

@@ -173,10 +173,12 @@ PdSetup make_pd_setup(const ScenarioConfig& c, const PolicyContext& decode_ctx) 
     const double latency_us = rdma ? w.hardware.rdma_latency_us : w.hardware.nvlink_latency_us;
     pd.latency = std::max(pd.latency, seconds_to_time(latency_us * 1e-6));
     pd.kv_bytes_per_token.push_back(static_cast<double>(c.model.kv_bytes_per_token()));
+    pd.layers.push_back(c.model.layers);
   }
   pd.decode_global = c.decode_global_policy.make(decode_ctx);
   pd.decider = c.pd.decider == "prefix_aware" ? PdDecider::kPrefixAware : PdDecider::kAlways;
   pd.threshold_tokens = c.pd.threshold_tokens;
+  pd.streaming = c.pd.streaming == "layerwise" ? PdStreaming::kLayerwise : PdStreaming::kNone;
   return pd;
 }
 

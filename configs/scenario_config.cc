@@ -412,7 +412,7 @@ void parse_pools(YamlMap& cl, ScenarioConfig& c) {
                      "(role decode or mixed)");
 }
 
-// cluster.pd: {link, decider, threshold_tokens}; only with a prefill or decode pool.
+// cluster.pd: {link, decider, threshold_tokens, streaming}; only with a prefill or decode pool.
 void parse_pd(YamlMap& cl, ScenarioConfig& c) {
   if (!cl.has("pd")) return;
   if (!c.disaggregated())
@@ -428,6 +428,9 @@ void parse_pd(YamlMap& cl, ScenarioConfig& c) {
   if (c.pd.threshold_tokens < 0) pd.fail("threshold_tokens", "must be >= 0");
   if (pd.has("threshold_tokens") && c.pd.decider != "prefix_aware")
     pd.fail("threshold_tokens", "only the prefix_aware decider reads threshold_tokens");
+  c.pd.streaming = pd.get<std::string>("streaming", c.pd.streaming);
+  if (c.pd.streaming != "none" && c.pd.streaming != "layerwise")
+    pd.fail("streaming", fmt::format("unknown streaming '{}'; known: none, layerwise", c.pd.streaming));
   pd.finish();
 }
 
@@ -679,6 +682,7 @@ YAML::Node ScenarioConfig::resolved() const {
     n["cluster"]["pd"]["link"] = pd.link;
     n["cluster"]["pd"]["decider"] = pd.decider;
     if (pd.decider == "prefix_aware") n["cluster"]["pd"]["threshold_tokens"] = pd.threshold_tokens;
+    if (pd.streaming != "none") n["cluster"]["pd"]["streaming"] = pd.streaming;  // none: resolves as before
   }
   if (kv_tiers != KvTiersConfig{}) n["kv_cache"] = kv_tiers_node(kv_tiers);  // only when set: resolves as before
   n["policy"]["local"] = local_policy.resolved;

@@ -96,6 +96,7 @@ struct PdConfig {
   std::string link = "rdma";        // rdma | nvlink: the links a KV transfer uses
   std::string decider = "always";   // always | prefix_aware
   std::int64_t threshold_tokens = 0;  // prefix_aware: prefill on the decode worker when uncached <= this
+  std::string streaming = "none";   // none | layerwise: the transfer overlaps the final prefill iteration
   bool operator==(const PdConfig&) const = default;
 };
 

@@ -141,8 +141,9 @@ TEST_CASE("every registered policy loses no request and stays within KV capacity
 // pool (2 prefill-role + 1 mixed worker) and, where it can, picks decode
 // workers over the decode-capable one (1 decode-role + the mixed worker), with
 // slow RDMA links so transfers contend and tight memory so back-pressure
-// happens. No request is lost across the hand-off, prefill-role workers never
-// decode, and the runs are byte-identical.
+// happens; every other policy runs with layer-wise streaming. No request is
+// lost across the hand-off, prefill-role workers never decode, and the runs
+// are byte-identical.
 TEST_CASE("every global policy loses no request across the PD hand-off and is deterministic") {
   std::string pd = kWorkload;
   pd.replace(pd.find("cluster: {workers: 3}"), 21,
@@ -158,6 +159,9 @@ TEST_CASE("every global policy loses no request across the PD hand-off and is de
       std::vector<std::string> sets = {"policy.local=" + c.local, "policy.global=" + c.global,
                                        std::string("cluster.pd.decider=") + decider};
       if (std::string(decider) == "prefix_aware") sets.push_back("cluster.pd.threshold_tokens=256");
+      // Every other policy (both deciders) with layer-wise streaming: covered at no extra runs.
+      const bool layerwise = (n / 2) % 2 == 1;
+      if (layerwise) sets.push_back("cluster.pd.streaming=layerwise");
       // The decode side: the same policy where it can pick decode workers, else least_load.
       YAML::Node g;
       g["policy"]["global"] = t.name;
@@ -168,6 +172,7 @@ TEST_CASE("every global policy loses no request across the PD hand-off and is de
       CAPTURE(t.name);
       const std::string decider_name = decider;
       CAPTURE(decider_name);
+      CAPTURE(layerwise);
       const std::string name = fmt::format("pd_conformance_{}", n++);
       RunResult a = run_yaml(pd, sets, name + "_a");
       RunResult b = run_yaml(pd, sets, name + "_b");
@@ -187,8 +192,8 @@ TEST_CASE("every global policy loses no request across the PD hand-off and is de
       CHECK(handoffs > 0);
       for (const char* f : {"requests.csv", "clients.csv", "workers.csv", "summary.csv", "config.resolved.yaml"})
         CHECK_MESSAGE(slurp(a.dir + "/" + f) == slurp(b.dir + "/" + f), f);
-      MESSAGE(fmt::format("PD {:<12} {:<13} e2e mean {:.2f} s  handoffs {}", t.name, decider, a.num("e2e_mean_s"),
-                          handoffs));
+      MESSAGE(fmt::format("PD {:<12} {:<13} {:<9} e2e mean {:.2f} s  handoffs {}", t.name, decider,
+                          layerwise ? "layerwise" : "none", a.num("e2e_mean_s"), handoffs));
     }
   }
 }

@@ -2,9 +2,12 @@
 // model (every iteration takes exactly `base`): the hand-off at the first
 // token, KV transfer time = latency + bytes / bandwidth with max-min fair
 // sharing of a link, back-pressure when the decode worker is full, the
-// prefix-aware decider and decode-side prefix caching, and conservation of
+// prefix-aware decider and decode-side prefix caching, layer-wise streaming
+// (the transfer overlapping the final prefill iteration), and conservation of
 // requests across the hand-off.
 #include <doctest/doctest.h>
+
+#include <utility>
 
 #include "sim/core/rng.h"
 #include "sim/test_harness.h"
@@ -25,6 +28,8 @@ struct PdCluster {
   double bytes_per_token = 1000;
   PdDecider decider = PdDecider::kAlways;
   std::int64_t threshold = 0;
+  PdStreaming streaming = PdStreaming::kNone;
+  std::int64_t layers = 8;
 };
 
 SimulationSetup make_pd(const PdCluster& c) {
@@ -42,12 +47,14 @@ SimulationSetup make_pd(const PdCluster& c) {
     pd.egress_gbps.push_back(c.gbps);
     pd.ingress_gbps.push_back(c.gbps);
     pd.kv_bytes_per_token.push_back(c.bytes_per_token);
+    pd.layers.push_back(c.layers);
   }
   pd.roles = c.roles;
   pd.latency = c.latency;
   pd.decode_global = std::make_unique<RoundRobinPolicy>();
   pd.decider = c.decider;
   pd.threshold_tokens = c.threshold;
+  pd.streaming = c.streaming;
   s.pd = std::move(pd);
   s.global = std::make_unique<RoundRobinPolicy>();
   s.max_context = 1 << 30;
@@ -223,8 +230,16 @@ TEST_CASE("PD: every request is reported exactly once across the hand-off under 
       blocks.push_back(static_cast<BlockHash>(b) + (b < 8 ? shared : static_cast<BlockHash>(i + 1) * 1000));
     v.push_back(with_blocks(r, blocks));
   }
-  for (PdDecider decider : {PdDecider::kAlways, PdDecider::kPrefixAware}) {
+  using Case = std::pair<PdStreaming, PdDecider>;
+  for (const Case& k :
+       {Case{PdStreaming::kNone, PdDecider::kAlways}, Case{PdStreaming::kNone, PdDecider::kPrefixAware},
+        Case{PdStreaming::kLayerwise, PdDecider::kAlways}, Case{PdStreaming::kLayerwise, PdDecider::kPrefixAware}}) {
+    const PdStreaming streaming = k.first;
+    const PdDecider decider = k.second;
+    const bool layerwise = streaming == PdStreaming::kLayerwise;
+    CAPTURE(layerwise);
     PdCluster c;
+    c.streaming = streaming;
     c.roles = {P, P, D, WorkerRole::kMixed};
     c.kv_pages = {400, 400, 200, 300};
     c.cost = FixedCostOptions{kNsPerMs, 2000, 20000};
@@ -241,21 +256,155 @@ TEST_CASE("PD: every request is reported exactly once across the hand-off under 
     CHECK(tot.finished > 1900);
     REQUIRE(obs.reports.size() == 2000);
     for (const auto& [id, n] : obs.reports) CHECK(n == 1);
+    int streamed = 0;
     for (const auto& [id, o] : obs.by_id) {
       if (o.status != RequestStatus::kFinished) continue;
+      if (o.transfer_start && *o.transfer_start < *o.first_token) ++streamed;
       CHECK(*o.finish >= *o.first_token);
       if (o.transfer_start) {
         CHECK(*o.transfer_end >= *o.transfer_start);
-        CHECK(*o.transfer_start >= *o.first_token);
+        // Layerwise: reserved at the start of the final prefill iteration (at most one before the first token).
+        if (!layerwise) CHECK(*o.transfer_start >= *o.first_token);
+        CHECK(*o.transfer_end >= *o.first_token);  // the tail leaves at the first token
         CHECK(*o.finish >= *o.transfer_end);
         CHECK(*o.prefill_worker != *o.decode_worker);
       } else {
         CHECK(o.prefill_worker == o.decode_worker);
       }
     }
+    CHECK(layerwise == (streamed > 0));
     // Prefill-role workers never decode.
     CHECK(obs.decode_tokens_on[0] == 0);
     CHECK(obs.decode_tokens_on[1] == 0);
     for (const auto& w : sim.worker_list()) CHECK(w->kv().used() == w->cache().pages());  // nothing private left
   }
+}
+
+// Layer-wise streaming (docs/simulation.md, "Layer-wise streaming"): 128
+// prompt tokens x 1024 B = 131072 B, 8 layers, so the last layer's share of
+// the final chunk is 128 x 1024 / 8 = 16384 B and the bulk 114688 B. Powers of
+// two keep every rate and byte count exact.
+namespace {
+PdOutcome run_one(PdCluster c, std::int64_t prompt = 128, std::int64_t output = 5) {
+  c.roles = {P, D};
+  c.bytes_per_token = 1024;
+  c.layers = 8;
+  VectorSource src({req(0, 0, prompt, output)});
+  PdObserver obs;
+  Simulation sim(make_pd(c), src, obs);
+  CHECK(sim.run().finished == 1);
+  CHECK(sim.worker_list()[0]->kv().used() == sim.worker_list()[0]->cache().pages());
+  return obs.by_id.at(0);
+}
+}  // namespace
+
+TEST_CASE("PD layerwise, fast link: E2E = prefill + one layer's share of the final chunk / bandwidth + latency + decode") {
+  PdCluster c;
+  c.latency = 5 * kNsPerUs;
+  c.gbps = 128;  // bytes per ns: the bulk (114688 B, 896 ns) is over long before the 1 ms prefill ends
+  c.streaming = PdStreaming::kLayerwise;
+  const PdOutcome o = run_one(c);
+  CHECK(*o.first_token == kNsPerMs);
+  CHECK(*o.transfer_start == 0);  // reserved when the prefill iteration started
+  CHECK(*o.kv_wait == 0);
+  CHECK(*o.transfer_bytes == 131072);
+  CHECK(*o.transfer_end == kNsPerMs + 5 * kNsPerUs + 16384 / 128);
+  CHECK(*o.finish == *o.transfer_end + 4 * kNsPerMs);
+  // Today's path for comparison: latency + all bytes after the prefill.
+  c.streaming = PdStreaming::kNone;
+  const PdOutcome n = run_one(c);
+  CHECK(*n.transfer_end == kNsPerMs + 5 * kNsPerUs + 131072 / 128);
+  CHECK(*n.finish - *o.finish == (131072 - 16384) / 128);
+}
+
+TEST_CASE("PD layerwise, slow link: the transfer is bandwidth-bound: start + latency + bytes / bandwidth") {
+  PdCluster c;
+  c.latency = 5 * kNsPerUs;
+  c.gbps = 1.0 / 64;  // 131072 B take 8388608 ns, far longer than the 1 ms prefill
+  c.streaming = PdStreaming::kLayerwise;
+  const PdOutcome o = run_one(c);
+  // Bulk alone from 5 us to 1.005 ms, then bulk and tail share the link, then the bulk alone:
+  // the link never idles, so all bytes are through at start + latency + bytes / bandwidth.
+  CHECK(*o.transfer_start == 0);
+  CHECK(*o.transfer_end == 5 * kNsPerUs + 131072 * 64);
+  CHECK(*o.finish == *o.transfer_end + 4 * kNsPerMs);
+}
+
+TEST_CASE("PD layerwise, chunked prefill: reserved at the final chunk's iteration, only its last layer waits") {
+  PdCluster c;
+  c.latency = 5 * kNsPerUs;
+  c.gbps = 128;
+  c.batching.chunk_size = 64;  // 128 tokens: two iterations
+  c.streaming = PdStreaming::kLayerwise;
+  const PdOutcome o = run_one(c);
+  CHECK(*o.first_token == 2 * kNsPerMs);
+  CHECK(*o.transfer_start == kNsPerMs);
+  CHECK(*o.kv_wait == 0);
+  // The final chunk: 64 tokens x 1024 B / 8 layers = 8192 B after the prefill.
+  CHECK(*o.transfer_end == 2 * kNsPerMs + 5 * kNsPerUs + 8192 / 128);
+}
+
+TEST_CASE("PD layerwise never makes a lone request slower than no streaming") {
+  for (double gbps : {1.0 / 256, 1.0 / 16, 1.0, 3.0, 100.0})
+    for (Time latency : {Time{0}, 10 * kNsPerUs, 2 * kNsPerMs})
+      for (std::int64_t chunk : {32, 100, 8192})
+        for (std::int64_t prompt : {1, 77, 300, 1000})
+          for (std::int64_t layers : {1, 3, 32}) {
+            CAPTURE(gbps);
+            CAPTURE(latency);
+            CAPTURE(chunk);
+            CAPTURE(prompt);
+            CAPTURE(layers);
+            PdCluster c;
+            c.gbps = gbps;
+            c.latency = latency;
+            c.batching.chunk_size = chunk;
+            c.cost = FixedCostOptions{kNsPerMs, 1000, 0};  // longer prompts take longer iterations
+            c.roles = {P, D};
+            c.layers = layers;
+            auto finish = [&](PdStreaming s) {
+              c.streaming = s;
+              VectorSource src({req(0, 0, prompt, 3)});
+              PdObserver obs;
+              Simulation(make_pd(c), src, obs).run();
+              return *obs.by_id.at(0).finish;
+            };
+            const Time none = finish(PdStreaming::kNone), layerwise = finish(PdStreaming::kLayerwise);
+            CHECK(layerwise <= none);
+            if (layers > 1) CHECK(layerwise < none);  // the bulk left early
+          }
+}
+
+TEST_CASE("PD layerwise: without room at the final iteration's start, today's path (hold, then transfer)") {
+  PdCluster c;
+  c.roles = {P, D};
+  c.kv_pages = {100, 10};  // the decode worker fits one of the two requests (as in the back-pressure case)
+  c.batching.reservation_ratio = 0;
+  c.streaming = PdStreaming::kLayerwise;
+  VectorSource src({req(0, 0, 100, 50), req(1, 0, 100, 50)});
+  PdObserver obs;
+  Simulation sim(make_pd(c), src, obs);
+  CHECK(sim.run().finished == 2);
+  const PdOutcome& a = obs.by_id.at(0);
+  const PdOutcome& b = obs.by_id.at(1);
+  CHECK(*a.transfer_start == 0);  // streamed
+  CHECK(*a.kv_wait == 0);
+  CHECK(*b.first_token == kNsPerMs);
+  CHECK(*b.transfer_start == *a.finish);  // held until the first request finished
+  CHECK(*b.kv_wait == *a.finish - kNsPerMs);
+  CHECK(*b.transfer_end == *b.transfer_start + 100 * 1000 / 100);  // all its bytes after the wait
+}
+
+TEST_CASE("PD layerwise with decode-side prefix caching streams only the missing tokens") {
+  PdCluster c;
+  c.roles = {P, D};
+  c.streaming = PdStreaming::kLayerwise;
+  c.layers = 4;
+  VectorSource src({with_blocks(req(0, 0, 64, 3), {1, 2, 3, 4}), with_blocks(req(1, 1.0, 80, 3), {1, 2, 3, 4, 5})});
+  PdObserver obs;
+  Simulation(make_pd(c), src, obs).run();
+  const PdOutcome& b = obs.by_id.at(1);
+  CHECK(*b.transfer_bytes == 16 * 1000);
+  // The final (only) chunk's missing 16 tokens: one layer's share, 4000 B at 100 B/ns, after the prefill.
+  CHECK(*b.transfer_end == *b.first_token + 4000 / 100);
 }

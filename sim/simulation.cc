@@ -36,6 +36,9 @@ Simulation::Simulation(SimulationSetup setup, RequestSource& source, RunObserver
     prefill_view_ = std::make_unique<PoolView>(static_cast<const ClusterView&>(*this), std::move(pre));
     decode_view_ = std::make_unique<PoolView>(static_cast<const ClusterView&>(*this), std::move(dec));
     network_ = std::make_unique<TransferNetwork>(pd_->egress_gbps, pd_->ingress_gbps);
+    SIM_CHECK(pd_->streaming == PdStreaming::kNone || pd_->layers.size() == n,
+              "PD layer-wise streaming needs the layers of all {} workers", n);
+    for (std::int64_t l : pd_->layers) SIM_CHECK(l >= 1, "PD layer-wise streaming: a model with {} layers", l);
     kv_wait_.resize(n);
     decode_pending_.assign(n, 0);
   }
@@ -187,6 +190,17 @@ void Simulation::route_pd(RequestHandle h) {
 // its decode worker (FIFO per decode worker).
 void Simulation::queue_handoff(RequestHandle h) {
   const WorkerId d = table_[h].decode_worker;
+  if (auto it = streams_.find(h); it != streams_.end()) {  // layerwise: reserved when this iteration started
+    workers_[d]->adopt_early(h);
+    it->second.handed_off = true;
+    if (it->second.flows_left == 0) {  // nothing to move: the decode worker's cache held it all
+      streams_.erase(it);
+      end_transfer(h);
+    } else {  // the last layer of the final chunk leaves now
+      events_.push(now_ + pd_->latency, EventKind::kTransferLatency, h | kTailFlow);
+    }
+    return;
+  }
   kv_wait_[d].push_back(h);
   start_transfers(d);
 }
@@ -208,7 +222,15 @@ void Simulation::start_transfers(WorkerId d) {
   }
 }
 
-void Simulation::on_transfer_latency(RequestHandle h) {
+void Simulation::on_transfer_latency(RequestHandle target) {
+  const RequestHandle h = target & ~kTailFlow;
+  if (auto it = streams_.find(h); it != streams_.end()) {
+    const LiveRequest& r = table_[h];
+    const double bytes = (target & kTailFlow) ? it->second.tail_bytes : it->second.bulk_bytes;
+    network_->start(target, r.prefill_worker, r.decode_worker, bytes, now_);
+    schedule_transfer_check();
+    return;
+  }
   const LiveRequest& r = table_[h];
   network_->start(h, r.prefill_worker, r.decode_worker, static_cast<double>(r.transfer_bytes), now_);
   schedule_transfer_check();
@@ -225,8 +247,55 @@ void Simulation::on_transfer_progress() {
   std::erase(checks_, now_);
   transfers_done_.clear();
   network_->complete(now_, transfers_done_);
-  for (std::uint32_t h : transfers_done_) end_transfer(h);
+  for (std::uint32_t id : transfers_done_) end_flow(id);
   schedule_transfer_check();
+}
+
+void Simulation::end_flow(std::uint32_t id) {
+  const RequestHandle h = id & ~kTailFlow;
+  auto it = streams_.find(h);
+  if (it == streams_.end()) {
+    end_transfer(h);
+    return;
+  }
+  if (--it->second.flows_left > 0) return;
+  // The tail starts only after the hand-off, so the request is no longer on the prefill worker's running set.
+  SIM_CHECK(it->second.handed_off, "request {}: streamed KV arrived before its prefill ended", table_[h].spec.id);
+  streams_.erase(it);
+  end_transfer(h);
+}
+
+// Layer-wise streaming (docs/simulation.md): for each request whose prefill
+// the iteration starting now on p completes and that p hands off, its decode
+// worker reserves now, unless others wait for it there (FIFO) or it has no
+// room (both: today's path at the hand-off). Of the B bytes to move, the last
+// layer's share of the final chunk (final chunk's moved tokens x bytes per
+// token / layers) leaves at the iteration end, the rest (bulk) now; each after
+// the link latency, as max-min fair flows.
+void Simulation::start_streams(WorkerId p) {
+  final_chunks_.clear();
+  workers_[p]->final_chunks(final_chunks_);
+  for (const auto& [h, chunk] : final_chunks_) {
+    LiveRequest& r = table_[h];
+    const WorkerId d = r.decode_worker;
+    SIM_CHECK(h < kTailFlow, "request handle {} too large for layer-wise streaming", h);
+    if (!kv_wait_[d].empty() || !workers_[d]->reserve_early(h, now_)) continue;
+    r.transfer_start = now_;
+    const double per_token = pd_->kv_bytes_per_token[p];
+    r.transfer_bytes = static_cast<std::int64_t>(std::llround(static_cast<double>(r.transfer_tokens) * per_token));
+    Stream s;
+    if (r.transfer_bytes > 0) {
+      const double final_tokens = static_cast<double>(std::min(chunk, r.transfer_tokens));
+      s.tail_bytes = final_tokens * per_token / static_cast<double>(pd_->layers[p]);
+      s.bulk_bytes = static_cast<double>(r.transfer_bytes) - s.tail_bytes;
+      s.flows_left = 1;
+      if (s.bulk_bytes > 0) {
+        s.flows_left = 2;
+        events_.push(now_ + pd_->latency, EventKind::kTransferLatency, h);
+      }
+    }
+    streams_.emplace(h, s);
+  }
 }
 
 // The KV arrived: the prefill worker frees its copy (and may admit again),
@@ -254,6 +323,7 @@ void Simulation::start_iteration(WorkerId w) {
   if (t > 0) {
     observer_.on_iteration(w, now_, t, wk.last_batch());
     events_.push(now_ + t, EventKind::kIterationEnd, w);
+    if (pd_ && pd_->streaming == PdStreaming::kLayerwise) start_streams(w);
   }
 }
 
@@ -305,7 +375,9 @@ void Simulation::report(RequestHandle h, RequestStatus status, std::string_view 
   o.transfer_end = r.transfer_end;
   if (r.transfer_start) {
     o.transfer_bytes = r.transfer_bytes;
-    o.kv_wait = *r.transfer_start - *r.prefill_end;
+    // Layerwise streaming reserves before the prefill ends (no wait), possibly
+    // even before a horizon cut it short (no prefill end).
+    if (r.prefill_end) o.kv_wait = std::max<Time>(0, *r.transfer_start - *r.prefill_end);
   }
   if (r.routed || r.spec.parents.empty()) o.arrival = r.arrival;
   o.admitted = r.admitted;

@@ -20,6 +20,12 @@
 //    bytes join the transfer network (target = request handle).
 //  - kTransferProgress: PD: some transfer may have finished (re-checked;
 //    stale ones find nothing).
+//  Layer-wise streaming (PdSetup::streaming): when an iteration that completes
+//  a hand-off request's prefill starts, its decode worker reserves at once
+//  (no room, or others queued there: today's path); the KV then moves as two
+//  flows, the bulk from latency after the iteration start and the last
+//  layer's share of the final chunk from latency after its end; the transfer
+//  ends when both have (docs/simulation.md, "Layer-wise streaming").
 // PD disaggregation (SimulationSetup::pd; docs/simulation.md): prefills are
 // routed by the global policy over the prefill-capable workers, the decode
 // worker by pd.decode_global over the decode-capable ones; a request
@@ -67,6 +73,10 @@ enum class PdDecider : std::uint8_t {
   kAlways,       // prefill on the prefill pool, decode on the decode pool
   kPrefixAware,  // decode worker first; prefill there when its uncached prompt <= threshold_tokens
 };
+enum class PdStreaming : std::uint8_t {
+  kNone,       // the transfer starts after the prefill (hand-off, then reservation)
+  kLayerwise,  // reserved when the final prefill iteration starts; the transfer overlaps it
+};
 
 // Prefill/decode disaggregation. Absent: every worker is mixed and routing is
 // the global policy's alone (today's behaviour).
@@ -78,6 +88,8 @@ struct PdSetup {
   std::vector<double> kv_bytes_per_token;        // per worker: KV bytes of one token (the sender's)
   PdDecider decider = PdDecider::kAlways;
   std::int64_t threshold_tokens = 0;
+  PdStreaming streaming = PdStreaming::kNone;
+  std::vector<std::int64_t> layers;              // per worker: model layers (layerwise streaming only)
 };
 
 struct SimulationSetup {
@@ -129,9 +141,11 @@ class Simulation final : private ClusterView {
   void route_pd(RequestHandle h);
   void queue_handoff(RequestHandle h);
   void start_transfers(WorkerId d);  // back-pressure queue of decode worker d, in order
-  void on_transfer_latency(RequestHandle h);
+  void on_transfer_latency(RequestHandle target);  // handle, or handle | kTailFlow
   void on_transfer_progress();
   void end_transfer(RequestHandle h);
+  void start_streams(WorkerId p);     // layerwise: early reservations for p's final prefill chunks
+  void end_flow(std::uint32_t id);    // one network flow finished
   void schedule_transfer_check();
   void register_dependent(RequestHandle h);
   void retire_parent(LiveRequest& r, bool ok);
@@ -171,6 +185,16 @@ class Simulation final : private ClusterView {
   std::vector<std::int64_t> decode_pending_;        // per worker: assigned decodes not yet arrived
   std::vector<Time> checks_;                        // times of pending kTransferProgress events
   std::vector<std::uint32_t> transfers_done_;
+  // Layer-wise streaming: per streamed request, its flows (network id = handle
+  // for the bulk, handle | kTailFlow for the last layer's share).
+  struct Stream {
+    double bulk_bytes = 0, tail_bytes = 0;
+    int flows_left = 0;       // bulk (if any) + tail, until each finished
+    bool handed_off = false;  // the prefill iteration ended
+  };
+  static constexpr std::uint32_t kTailFlow = 1u << 31;
+  std::unordered_map<RequestHandle, Stream> streams_;
+  std::vector<std::pair<RequestHandle, std::int64_t>> final_chunks_;  // scratch
 };
 
 }  // namespace servesim

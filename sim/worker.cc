@@ -471,6 +471,43 @@ void Worker::accept_incoming(RequestHandle h, Time now) {
   stats_.peak_running = std::max<std::int64_t>(stats_.peak_running, static_cast<std::int64_t>(running_.size()));
 }
 
+void Worker::final_chunks(std::vector<std::pair<RequestHandle, std::int64_t>>& out) const {
+  if (eviction_) return;
+  for (const Item& it : items_) {
+    const LiveRequest& r = table_[it.h];
+    if (it.prefill && r.computed + it.tokens >= r.prefill_target && r.decode_worker != id_ &&
+        r.generated + 1 < r.spec.output_tokens)
+      out.emplace_back(it.h, it.tokens);
+  }
+}
+
+// reserve_incoming writes the decode side's pages and cache path into the
+// request, whose fields still describe its prefill worker: they are moved
+// aside here and put back.
+bool Worker::reserve_early(RequestHandle h, Time now) {
+  LiveRequest& r = table_[h];
+  const Early prefill_side{h, r.kv_pages, r.cache_node, r.shared_tokens, r.shared_blocks};
+  if (!reserve_incoming(h, now)) return false;
+  early_.push_back(Early{h, r.kv_pages, r.cache_node, r.shared_tokens, r.shared_blocks});
+  r.kv_pages = prefill_side.pages;
+  r.cache_node = prefill_side.node;
+  r.shared_tokens = prefill_side.shared_tokens;
+  r.shared_blocks = prefill_side.shared_blocks;
+  return true;
+}
+
+void Worker::adopt_early(RequestHandle h) {
+  auto it = std::find_if(early_.begin(), early_.end(), [h](const Early& e) { return e.h == h; });
+  LiveRequest& r = table_[h];
+  SIM_CHECK(it != early_.end() && r.phase == Phase::kHandoff, "worker {}: request {} has no early reservation here",
+            id_, r.spec.id);
+  r.kv_pages = it->pages;
+  r.cache_node = it->node;
+  r.shared_tokens = it->shared_tokens;
+  r.shared_blocks = it->shared_blocks;
+  early_.erase(it);
+}
+
 void Worker::check_invariants() const {
   SIM_CHECK(kv_.used() <= kv_.capacity(), "worker {}: KV used {} > capacity {}", id_, kv_.used(), kv_.capacity());
   SIM_CHECK(kv_.used() == private_pages_ + cache_.pages(),

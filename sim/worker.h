@@ -53,6 +53,7 @@
 #pragma once
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "costmodel/kv_eviction.h"
@@ -118,6 +119,16 @@ class Worker final : private AdmissionContext {
   bool reserve_incoming(RequestHandle h, Time now);
   // The KV arrived: the request runs here in decode phase.
   void accept_incoming(RequestHandle h, Time now);
+  // Layer-wise streaming (docs/simulation.md). Prefill side: the requests whose
+  // prefill the iteration just started completes and that will be handed off,
+  // with their final chunk's tokens (none with KV eviction: the moved copy is
+  // only known at prefill completion). Decode side: reserve_incoming while the
+  // request still runs on its prefill worker; the reservation is kept here
+  // (counted like one in transit) and moved into the request at its hand-off
+  // (adopt_early; REQUIRES: reserve_early succeeded for h).
+  void final_chunks(std::vector<std::pair<RequestHandle, std::int64_t>>& out) const;
+  bool reserve_early(RequestHandle h, Time now);
+  void adopt_early(RequestHandle h);
   // Requests held for hand-off plus requests whose KV is on its way here.
   std::int64_t parked() const { return static_cast<std::int64_t>(held_.size()) + incoming_; }
   // Prompt tokens of `spec` this worker's prefix cache holds now (PD decider).
@@ -195,6 +206,14 @@ class Worker final : private AdmissionContext {
   std::vector<Held> held_;            // KV kept for hand-off until the transfer ends
   std::vector<RequestHandle> handoffs_;
   std::int64_t incoming_ = 0;         // requests with pages reserved here, KV in transit
+  struct Early {                      // layerwise: a reservation made before the hand-off
+    RequestHandle h;
+    std::int64_t pages;
+    CacheNodeId node;
+    std::int64_t shared_tokens;
+    std::int32_t shared_blocks;
+  };
+  std::vector<Early> early_;
 };
 
 }  // namespace servesim
