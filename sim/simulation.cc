@@ -205,6 +205,12 @@ void Simulation::queue_handoff(RequestHandle h) {
   start_transfers(d);
 }
 
+// Bytes of the KV a reservation set to move (r.transfer_tokens), at the prefill worker's KV size per token.
+std::int64_t Simulation::transfer_bytes(const LiveRequest& r) const {
+  return static_cast<std::int64_t>(
+      std::llround(static_cast<double>(r.transfer_tokens) * pd_->kv_bytes_per_token[r.prefill_worker]));
+}
+
 void Simulation::start_transfers(WorkerId d) {
   std::deque<RequestHandle>& q = kv_wait_[d];
   while (!q.empty() && workers_[d]->reserve_incoming(q.front(), now_)) {
@@ -212,8 +218,7 @@ void Simulation::start_transfers(WorkerId d) {
     q.pop_front();
     LiveRequest& r = table_[h];
     r.transfer_start = now_;
-    r.transfer_bytes = static_cast<std::int64_t>(
-        std::llround(static_cast<double>(r.transfer_tokens) * pd_->kv_bytes_per_token[r.prefill_worker]));
+    r.transfer_bytes = transfer_bytes(r);
     if (r.transfer_bytes == 0) {  // the decode worker's cache held all of it
       end_transfer(h);
       continue;
@@ -222,17 +227,15 @@ void Simulation::start_transfers(WorkerId d) {
   }
 }
 
+// target: the request's handle (a whole transfer, or a stream's bulk) or the
+// handle | kTailFlow (a stream's tail).
 void Simulation::on_transfer_latency(RequestHandle target) {
   const RequestHandle h = target & ~kTailFlow;
-  if (auto it = streams_.find(h); it != streams_.end()) {
-    const LiveRequest& r = table_[h];
-    const double bytes = (target & kTailFlow) ? it->second.tail_bytes : it->second.bulk_bytes;
-    network_->start(target, r.prefill_worker, r.decode_worker, bytes, now_);
-    schedule_transfer_check();
-    return;
-  }
   const LiveRequest& r = table_[h];
-  network_->start(h, r.prefill_worker, r.decode_worker, static_cast<double>(r.transfer_bytes), now_);
+  double bytes = static_cast<double>(r.transfer_bytes);
+  if (auto it = streams_.find(h); it != streams_.end())
+    bytes = (target & kTailFlow) ? it->second.tail_bytes : it->second.bulk_bytes;
+  network_->start(target, r.prefill_worker, r.decode_worker, bytes, now_);
   schedule_transfer_check();
 }
 
@@ -282,7 +285,7 @@ void Simulation::start_streams(WorkerId p) {
     if (!kv_wait_[d].empty() || !workers_[d]->reserve_early(h, now_)) continue;
     r.transfer_start = now_;
     const double per_token = pd_->kv_bytes_per_token[p];
-    r.transfer_bytes = static_cast<std::int64_t>(std::llround(static_cast<double>(r.transfer_tokens) * per_token));
+    r.transfer_bytes = transfer_bytes(r);
     Stream s;
     if (r.transfer_bytes > 0) {
       const double final_tokens = static_cast<double>(std::min(chunk, r.transfer_tokens));

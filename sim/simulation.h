@@ -140,6 +140,7 @@ class Simulation final : private ClusterView {
   // PD (see the header comment).
   void route_pd(RequestHandle h);
   void queue_handoff(RequestHandle h);
+  std::int64_t transfer_bytes(const LiveRequest& r) const;
   void start_transfers(WorkerId d);  // back-pressure queue of decode worker d, in order
   void on_transfer_latency(RequestHandle target);  // handle, or handle | kTailFlow
   void on_transfer_progress();

@@ -251,8 +251,7 @@ void Worker::schedule_prefill_chunks() {
 
 AdmitResult Worker::try_admit(const QueuedRequest& q) {
   if (budget_ <= 0) return AdmitResult::kBatchFull;
-  // Requests whose KV is on its way here (PD) hold a running slot already.
-  if (static_cast<std::int64_t>(running_.size()) + incoming_ >= opt_.max_running) return AdmitResult::kNoSlot;
+  if (slots_full()) return AdmitResult::kNoSlot;
   LiveRequest& r = table_[q.handle];
   SIM_CHECK(r.phase == Phase::kQueued && r.worker == id_, "policy proposed request {} that is not queued here",
             r.spec.id);
@@ -435,7 +434,7 @@ std::int64_t Worker::cached_prefix(const RequestSpec& spec) const {
 bool Worker::reserve_incoming(RequestHandle h, Time now) {
   now_ = now;
   LiveRequest& r = table_[h];
-  if (static_cast<std::int64_t>(running_.size()) + incoming_ >= opt_.max_running) return false;
+  if (slots_full()) return false;
   // A compacted (KV eviction) copy has no block ids to match: all of it moves.
   PrefixMatch m;
   if (r.compressed == 0) cache_.refresh(m, r.spec, r.prefill_target);

@@ -164,6 +164,8 @@ class Worker final : private AdmissionContext {
   std::int64_t kv_tokens(const LiveRequest& r) const;  // context held: computed (or compressed) + generated
   void evict_after_prefill(LiveRequest& r);             // KV eviction at prefill completion
   void check_invariants() const;
+  // Every running slot is taken; requests whose KV is on its way here (PD) hold one already.
+  bool slots_full() const { return static_cast<std::int64_t>(running_.size()) + incoming_ >= opt_.max_running; }
   // Tiered KV cache: the lower-tier continuation of HBM match m (kv_tier.h).
   struct LowerMatch {
     std::int64_t tokens = 0, host_tokens = 0, ssd_tokens = 0;
