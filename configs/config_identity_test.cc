@@ -62,7 +62,9 @@ void check_resolved_round_trip(const ScenarioConfig& c, const std::string& label
   run_into(again, second);
   const auto a = files_of(first), b = files_of(second);
   CHECK(a.size() >= 5);
-  for (const auto& [name, bytes] : a) {
+  for (const auto& file : a) {
+    const auto& name = file.first;  // not a structured binding: clang 14 cannot capture one in INFO
+    const auto& bytes = file.second;
     INFO("file: " << name);
     REQUIRE(b.count(name) == 1);
     CHECK(b.at(name) == bytes);

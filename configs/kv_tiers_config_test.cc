@@ -101,7 +101,9 @@ TEST_CASE("bad kv_cache settings are errors naming file, line and key") {
       {"kv_cache:\n  host: {size_gb: 10}\n", "size_gb"},
       {"kv_cache:\n  overlap: maybe\n", "overlap"},
   };
-  for (const auto& [yaml, key] : cases) {
+  for (const auto& bad : cases) {
+    const auto& yaml = bad.first;  // not a structured binding: clang 14 cannot capture one in CAPTURE
+    const auto& key = bad.second;
     CAPTURE(yaml);
     const std::string e = error_of(base + yaml);
     CHECK(e.find("bad.yaml:") != std::string::npos);

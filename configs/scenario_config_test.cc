@@ -254,7 +254,9 @@ TEST_CASE("bad slo and report.window settings are errors naming file, line and k
       {"slo:\n  clients: {a: 3}\n", "slo.clients.a"},
       {"slo:\n  clients: {a: {e2e_s: 1e12}}\n", "slo.clients.a.e2e_s"},
   };
-  for (const auto& [yaml, key] : cases) {
+  for (const auto& bad : cases) {
+    const auto& yaml = bad.first;  // not a structured binding: clang 14 cannot capture one in CAPTURE
+    const auto& key = bad.second;
     CAPTURE(yaml);
     const std::string e = error_of(base + yaml);
     CHECK(e.find("bad.yaml:") != std::string::npos);

@@ -145,9 +145,9 @@ class Worker final : private AdmissionContext {
   AdmitResult try_admit(const QueuedRequest& r) override;
   std::int64_t cached_tokens(const QueuedRequest& r) const override;
   std::uint64_t uncached_prefix_key(const QueuedRequest& r) const override;
-  bool has_room() const override {
-    return budget_ > 0 && static_cast<std::int64_t>(running_.size()) < opt_.max_running;
-  }
+  // Counts the slots reserved for KV in transit (PD), as try_admit does: otherwise DLPM
+  // would refill deficits for a slot try_admit then refuses.
+  bool has_room() const override { return budget_ > 0 && !slots_full(); }
   void running_requests(std::vector<RunningRequest>& out) const override;
   bool preempt(RequestHandle h) override;
 
