@@ -99,6 +99,8 @@ class LocalPolicy {
   // tokens are charged by the policy itself when try_admit succeeds (it can
   // ask cached_tokens() first to charge extend tokens only).
   virtual void on_decode_tokens(ClientId client, std::int64_t tokens) {}
+  // A request finished: on the worker where it finished and, after a PD hand-off, also
+  // on the worker whose policy scheduled its prefill (each hears it once).
   virtual void on_finish(const RequestSpec& spec) {}
   // Summary values (see PolicyMetric), asked once after the run.
   virtual void metrics(std::vector<PolicyMetric>& out) const {}

@@ -7,7 +7,9 @@
 // requests across the hand-off.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <deque>
+#include <numeric>
 #include <utility>
 
 #include "sim/core/rng.h"
@@ -469,4 +471,44 @@ TEST_CASE("PD: has_room() counts the running slots reserved for KV in transit, a
   CHECK(sim.run().finished == 40);
   CHECK(rec.slot_held_elsewhere > 0);  // the case arose
   CHECK(rec.room_but_no_slot == 0);
+}
+
+namespace {
+
+// FCFS that records the ids its on_finish hears.
+class FinishSpyPolicy final : public LocalPolicy {
+ public:
+  explicit FinishSpyPolicy(std::vector<RequestId>* heard) : heard_(heard) {}
+  void enqueue(const QueuedRequest& r) override { fcfs_.enqueue(r); }
+  void schedule(AdmissionContext& ctx) override { fcfs_.schedule(ctx); }
+  std::size_t queued() const override { return fcfs_.queued(); }
+  void on_finish(const RequestSpec& spec) override { heard_->push_back(spec.id); }
+
+ private:
+  FcfsPolicy fcfs_;
+  std::vector<RequestId>* heard_;
+};
+
+}  // namespace
+
+TEST_CASE("PD: the prefill worker's local policy hears on_finish once for each request it handed off") {
+  // LTR keeps per-request state until on_finish and learns output lengths from it: a
+  // prefill worker that never heard of its handed-off requests' finishes kept them all.
+  PdCluster c;
+  c.roles = {P, D};
+  std::vector<RequestSpec> reqs;
+  for (RequestId i = 0; i < 12; ++i) reqs.push_back(req(i, 0.002 * static_cast<double>(i), 64, 5));
+  VectorSource src(reqs);
+  SimulationSetup s = make_pd(c);
+  std::vector<RequestId> heard_p, heard_d;
+  s.workers[0].policy = std::make_unique<FinishSpyPolicy>(&heard_p);
+  s.workers[1].policy = std::make_unique<FinishSpyPolicy>(&heard_d);
+  PdObserver obs;
+  CHECK(Simulation(std::move(s), src, obs).run().finished == 12);
+  std::sort(heard_p.begin(), heard_p.end());
+  std::sort(heard_d.begin(), heard_d.end());
+  std::vector<RequestId> all(12);
+  std::iota(all.begin(), all.end(), RequestId{0});
+  CHECK(heard_p == all);  // each once, on the prefill side
+  CHECK(heard_d == all);  // and where it finished
 }

@@ -358,6 +358,8 @@ void Simulation::finish_request(RequestHandle h) {
     if (prefill_view_->contains(r.prefill_worker) && r.routed_by_global)
       global_->on_finish(r.spec, prefill_view_->local(r.prefill_worker), now_);
     if (r.routed_by_decode) pd_->decode_global->on_finish(r.spec, decode_view_->local(r.decode_worker), now_);
+    // The local policy that scheduled the prefill hears of the finish too.
+    if (r.prefill_worker != r.decode_worker) workers_[r.prefill_worker]->finished_elsewhere(r.spec);
   }
   report(h, RequestStatus::kFinished, "");
 }

@@ -119,6 +119,10 @@ class Worker final : private AdmissionContext {
   bool reserve_incoming(RequestHandle h, Time now);
   // The KV arrived: the request runs here in decode phase.
   void accept_incoming(RequestHandle h, Time now);
+  // A request whose prefill ran here finished on its decode worker: this worker's
+  // local policy hears LocalPolicy::on_finish once, as it would for a request that
+  // finished here (LTR frees its entry and learns the true output length).
+  void finished_elsewhere(const RequestSpec& spec) { policy_->on_finish(spec); }
   // Layer-wise streaming (docs/simulation.md). Prefill side: the requests whose
   // prefill the iteration just started completes and that will be handed off,
   // with their final chunk's tokens (none with KV eviction: the moved copy is

@@ -118,6 +118,19 @@ TEST_CASE("an empty JSONL trace is an error like an empty CSV") {
   native.format = "native_jsonl";
   CHECK(contains(input_error([&] { count_rows(dir.write("c.jsonl", "# clients: [\"a\"]\n"), native); }),
                  "empty file"));
+  // The same with the format left to detection (it used to say "cannot tell the trace
+  // format from the first line '# ...'").
+  TraceReadOptions automatic;
+  automatic.format = "auto";
+  for (const char* name : {"c.jsonl", "c.csv"}) {
+    CAPTURE(name);
+    for (const char* text : {"", "\n\n", "# clients: [\"a\"]\n", "# one\n\n# two\n"}) {
+      CAPTURE(text);
+      const std::string e = input_error([&] { count_rows(dir.write(name, text), automatic); });
+      CHECK(contains(e, std::string(name) + ": empty file"));
+      CHECK(contains(input_error([&] { compute_trace_stats(dir.write(name, text), automatic); }), "empty file"));
+    }
+  }
 }
 
 TEST_CASE("trace stats warns about epoch-like arrivals, huge spans and an outlier gap, naming the row") {

@@ -220,10 +220,19 @@ bool TraceReader::next(TraceRow& row) {
 std::string detect_format(const std::string& path) {
   LineReader lines(path, 1 << 16);
   std::string_view first;
+  bool data = false;
   while (lines.next(first)) {
     if (first.substr(0, 3) == "\xEF\xBB\xBF") first.remove_prefix(3);
-    if (!is_blank(first) && first.front() != '#') break;  // '#' comments: native formats
+    if (!is_blank(first) && first.front() != '#') {  // '#' comments: native formats
+      data = true;
+      break;
+    }
   }
+  // Nothing but blank lines and comments: as empty as an empty file (what the readers
+  // say when the format is given), not a first line to guess a format from.
+  if (!data)
+    throw InputError(
+        located(path, 0, "empty file: no data line (only blank lines or '#' comments), so no trace to read"));
   const bool json = is_jsonl_path(path) || (!first.empty() && first.front() == '{');
   for (const TraceFormatType& f : trace_formats())
     if (f.detect(first, json)) return f.name;
