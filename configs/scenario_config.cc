@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -623,6 +624,39 @@ ScenarioConfig load_scenario(const std::string& path, const std::vector<std::str
   return parse_scenario(root, path);
 }
 
+namespace {
+
+// yaml-cpp writes a double with 17 significant digits (0.9 -> 0.90000000000000002): exact,
+// but it reads like a rounding error. A scalar of 16 or more significant digits that is
+// a number is rewritten with the shortest digits that read back as the same double (fmt's
+// "{}"), so config.resolved.yaml says 0.9. Nothing else changes (names, short numbers).
+void shorten_doubles(YAML::Node n) {
+  if (n.IsMap()) {
+    for (auto kv : n) shorten_doubles(kv.second);
+    return;
+  }
+  if (n.IsSequence()) {
+    for (auto x : n) shorten_doubles(x);
+    return;
+  }
+  if (!n.IsScalar()) return;
+  const std::string s = n.Scalar();
+  const auto mantissa_end = s.find_first_of("eE");
+  const auto digits = std::count_if(s.begin(), mantissa_end == std::string::npos ? s.end() : s.begin() + mantissa_end,
+                                    [](char ch) { return ch >= '0' && ch <= '9'; });
+  if (digits < 16) return;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return;
+  const std::string t = fmt::format("{}", v);
+  double back = 0;
+  const auto [tend, tec] = std::from_chars(t.data(), t.data() + t.size(), back);
+  if (tec != std::errc() || tend != t.data() + t.size() || back != v || t.size() >= s.size()) return;
+  n = t;
+}
+
+}  // namespace
+
 YAML::Node ScenarioConfig::resolved() const {
   YAML::Node n;
   n["name"] = name;
@@ -723,7 +757,10 @@ YAML::Node ScenarioConfig::resolved() const {
     }
     n["slo"] = sn;
   }
-  return n;
+  // A deep copy first: n shares nodes with members (the policies' resolved options).
+  YAML::Node out = YAML::Clone(n);
+  shorten_doubles(out);
+  return out;
 }
 
 }  // namespace servesim

@@ -158,6 +158,21 @@ TEST_CASE("requests.csv has one row per input request and the resolved config re
   CHECK(slurp(base / "a" / "requests.csv") == slurp(base / "b" / "requests.csv"));
 }
 
+TEST_CASE("the resolved config writes each double with the shortest digits that read back exactly") {
+  // yaml-cpp alone writes 0.9 as 0.90000000000000002.
+  ScenarioConfig c = load_scenario(write_temp("ok.yaml", kBase), {"batching.memory_utilization=0.9"});
+  const std::string text = YAML::Dump(c.resolved());
+  CHECK(text.find("memory_utilization: 0.9\n") != std::string::npos);
+  CHECK(text.find("gemm_flops_fraction: 0.8\n") != std::string::npos);  // from the hardware file
+  CHECK(text.find("00000000") == std::string::npos);
+  // Exact: the re-read config equals the original, and asking twice gives the same text
+  // (the members resolved() copies from are not shortened in place).
+  const fs::path p = testing::temp_dir() / "shortest_digits.yaml";
+  { std::ofstream(p) << text; }
+  CHECK(load_scenario(p.string(), {}) == c);
+  CHECK(YAML::Dump(c.resolved()) == text);
+}
+
 TEST_CASE("client_service.csv follows each client's service as the fairness measures count it") {
   // Input credited at first admission, output per token: the series is
   // non-decreasing, rows appear only on change, and the last row of each client
