@@ -4,6 +4,10 @@
 // end in InputError; anything else is a finding.
 #include <cstdint>
 
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
 #include "configs/scenario_config.h"
 #include "fuzz/fuzz_input_file.h"
 #include "sim/core/error.h"
@@ -12,7 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string& path = servesim::fuzz::write_input(data, size, ".yaml");
   try {
     servesim::ScenarioConfig c = servesim::load_scenario(path, {});
-    (void)c;
+    // What `run` writes as config.resolved.yaml (the comment above promised it; until
+    // 2026-11-23 only load_scenario ran).
+    const std::string text = YAML::Dump(c.resolved());
+    (void)text;
   } catch (const servesim::InputError&) {
   }
   return 0;
