@@ -3,7 +3,6 @@
 // table and range check), then resolved() as `run` writes it. Bad input must
 // end in InputError; anything else is a finding.
 #include <cstdint>
-
 #include <string>
 
 #include <yaml-cpp/yaml.h>
