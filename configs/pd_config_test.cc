@@ -159,6 +159,14 @@ TEST_CASE("a PD run: config.resolved.yaml round-trips, requests.csv and workers.
   CHECK(cell(wk, 0, "decode_tokens") == "0");
   CHECK(cell(wk, 3, "pool") == "dec");
   CHECK(cell(wk, 3, "role") == "decode");
+  // A decode worker admits no prompt: its prompt-share rates are empty, not 0 (which
+  // would read as "no cache hits"); the prefill workers' are numbers.
+  CHECK(cell(wk, 3, "prompt_tokens") == "0");
+  for (const char* rate : {"cache_hit_rate", "host_hit_rate", "ssd_hit_rate", "recompute_rate"}) {
+    CAPTURE(rate);
+    CHECK(cell(wk, 3, rate).empty());
+    CHECK(!cell(wk, 0, rate).empty());
+  }
 }
 
 TEST_CASE("cluster.pd.streaming: layerwise round-trips through config.resolved.yaml, none is not written") {

@@ -231,8 +231,13 @@ const std::vector<Column<ClientRow>>& client_columns() {
 std::int64_t recomputed_tokens(const WorkerStats& s) {
   return s.prompt_tokens - s.cached_tokens - s.host.hit_tokens - s.ssd.hit_tokens;
 }
-double prompt_share(const WorkerStats& s, std::int64_t tokens) {
-  return s.prompt_tokens ? static_cast<double>(tokens) / static_cast<double>(s.prompt_tokens) : 0.0;
+// tokens / prompt_tokens; an empty field when the worker admitted no prompt (a decode-role
+// worker, or one no request reached): there is no rate to give, and 0 would read as "no hits".
+void write_prompt_share(CsvWriter& w, const WorkerStats& s, std::int64_t tokens) {
+  if (s.prompt_tokens == 0)
+    w.field(std::string_view{});
+  else
+    w.field(static_cast<double>(tokens) / static_cast<double>(s.prompt_tokens));
 }
 
 struct WorkerRow {
@@ -252,10 +257,7 @@ const std::vector<Column<WorkerRow>>& worker_columns() {
       {"decode_tokens", [](CsvWriter& w, const R& r) { w.field(r.s->decode_tokens); }},
       {"prompt_tokens", [](CsvWriter& w, const R& r) { w.field(r.s->prompt_tokens); }},
       {"cached_tokens", [](CsvWriter& w, const R& r) { w.field(r.s->cached_tokens); }},
-      {"cache_hit_rate", [](CsvWriter& w, const R& r) {
-         w.field(r.s->prompt_tokens ? static_cast<double>(r.s->cached_tokens) / static_cast<double>(r.s->prompt_tokens)
-                                    : 0.0);
-       }},
+      {"cache_hit_rate", [](CsvWriter& w, const R& r) { write_prompt_share(w, *r.s, r.s->cached_tokens); }},
       {"admitted", [](CsvWriter& w, const R& r) { w.field(r.s->admitted); }},
       {"finished", [](CsvWriter& w, const R& r) { w.field(r.s->finished); }},
       {"preemptions", [](CsvWriter& w, const R& r) { w.field(r.s->preemptions); }},
@@ -270,11 +272,9 @@ const std::vector<Column<WorkerRow>>& worker_columns() {
       // Tiered KV cache (zeros without kv_cache tiers; docs/reports.md).
       {"host_hit_tokens", [](CsvWriter& w, const R& r) { w.field(r.s->host.hit_tokens); }},
       {"ssd_hit_tokens", [](CsvWriter& w, const R& r) { w.field(r.s->ssd.hit_tokens); }},
-      {"host_hit_rate", [](CsvWriter& w, const R& r) { w.field(prompt_share(*r.s, r.s->host.hit_tokens)); }},
-      {"ssd_hit_rate", [](CsvWriter& w, const R& r) { w.field(prompt_share(*r.s, r.s->ssd.hit_tokens)); }},
-      {"recompute_rate", [](CsvWriter& w, const R& r) {
-         w.field(r.s->prompt_tokens ? prompt_share(*r.s, recomputed_tokens(*r.s)) : 0.0);
-       }},
+      {"host_hit_rate", [](CsvWriter& w, const R& r) { write_prompt_share(w, *r.s, r.s->host.hit_tokens); }},
+      {"ssd_hit_rate", [](CsvWriter& w, const R& r) { write_prompt_share(w, *r.s, r.s->ssd.hit_tokens); }},
+      {"recompute_rate", [](CsvWriter& w, const R& r) { write_prompt_share(w, *r.s, recomputed_tokens(*r.s)); }},
       {"kv_load_s", [](CsvWriter& w, const R& r) { w.seconds(time_to_seconds(r.s->kv_load_ns)); }},
       {"kv_stall_s", [](CsvWriter& w, const R& r) { w.seconds(time_to_seconds(r.s->kv_stall_ns)); }},
       {"host_peak_pages", [](CsvWriter& w, const R& r) { w.field(r.s->host.peak_pages); }},
