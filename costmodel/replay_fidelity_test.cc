@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "costmodel/fixed_cost_model.h"
 #include "sim/core/error.h"
 
@@ -16,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path write(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / "servesim_replay_fidelity_test";
+  const fs::path dir = fs::temp_directory_path() / ("servesim_replay_fidelity_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / name, std::ios::binary) << text;
   return dir / name;

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <functional>
 
+#include <unistd.h>
+
 #include "policies/ltr_policy.h"
 #include "policies/policy_test_util.h"
 #include "policies/sjf_policy.h"
@@ -236,7 +238,9 @@ report: {requests_csv: false}
   std::vector<RequestSpec> reqs;
   RequestSpec r;
   while (src->next(r)) reqs.push_back(r);
-  const std::string model = (std::filesystem::temp_directory_path() / "servesim_ltr_wiring_model.yaml").string();
+  const std::string model = (std::filesystem::temp_directory_path() /
+                            ("servesim_ltr_wiring_model_" + std::to_string(::getpid()) + ".yaml"))
+                               .string();
   save_ltr_model(train_ltr_model(reqs, LtrTrainOptions{}), LtrModelInfo{}, model);
   const RunResult m = run_yaml(yaml, {"policy.local={name: ltr, model: " + model + "}"}, "ltr_wiring_model");
   CHECK(m.summary.at("oracle") == "false");

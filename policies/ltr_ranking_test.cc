@@ -160,7 +160,9 @@ TEST_CASE("a model file round-trips and bad model files are errors naming the fi
   LtrTrainOptions o;
   o.steps = 50;
   const LtrModel m = train_ltr_model(all, o);
-  const std::string path = (std::filesystem::temp_directory_path() / "servesim_ltr_model_test.yaml").string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                           ("servesim_ltr_model_test_" + std::to_string(::getpid()) + ".yaml"))
+                              .string();
   LtrModelInfo info;
   info.trained_on = "synthetic";
   info.train_requests = 2000;

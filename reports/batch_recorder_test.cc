@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "costmodel/cost_model.h"
 #include "kernels/replay/batch_record.h"
 #include "sim/core/error.h"
@@ -46,7 +48,7 @@ std::vector<BatchShape> shapes() {
 }
 
 fs::path record(const std::string& name, std::int64_t every) {
-  const fs::path dir = fs::temp_directory_path() / "servesim_batch_recorder_test";
+  const fs::path dir = fs::temp_directory_path() / ("servesim_batch_recorder_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path path = dir / name;
   auto cost = std::make_shared<SplitCost>();
@@ -113,7 +115,7 @@ TEST_CASE("batch record is byte-identical on rerun and --record-every keeps iter
 
 TEST_CASE("bad batch records are errors naming file, line and field") {
   const std::string good = slurp(record("src.csv", 1));
-  const fs::path dir = fs::temp_directory_path() / "servesim_batch_recorder_test";
+  const fs::path dir = fs::temp_directory_path() / ("servesim_batch_recorder_test_" + std::to_string(::getpid()));
   auto expect = [&](const std::string& text, const std::string& needle) {
     const fs::path p = dir / "broken.csv";
     std::ofstream(p, std::ios::binary) << text;

@@ -56,8 +56,7 @@ void write_run(const fs::path& d, double scale) {
 }  // namespace
 
 TEST_CASE("plotting a run folder makes latency, service, KV and queue PNGs") {
-  fs::path d = fs::temp_directory_path() / "servesim_plot_run";
-  fs::remove_all(d);
+  fs::path d = testing::fresh_temp_dir("servesim_plots_test", "run");
   write_run(d, 1.0);
   PlotResult r = make_plots(d.string());
   CHECK(r.images.size() == 4);
@@ -68,8 +67,7 @@ TEST_CASE("plotting a run folder makes latency, service, KV and queue PNGs") {
 }
 
 TEST_CASE("the service plot uses the engine's client_service.csv when the run has one") {
-  fs::path d = fs::temp_directory_path() / "servesim_plot_service";
-  fs::remove_all(d);
+  fs::path d = testing::fresh_temp_dir("servesim_plots_test", "service");
   write_run(d, 1.0);
   auto data = [&] {
     std::ifstream in(d / "plots" / "client_service.dat");
@@ -93,8 +91,7 @@ TEST_CASE("the service plot uses the engine's client_service.csv when the run ha
 }
 
 TEST_CASE("without client_service.csv the service plot weighs tokens with the run's report.w_in / w_out") {
-  fs::path d = fs::temp_directory_path() / "servesim_plot_weights";
-  fs::remove_all(d);
+  fs::path d = testing::fresh_temp_dir("servesim_plots_test", "weights");
   write_run(d, 1.0);
   std::ofstream(d / "config.resolved.yaml") << "name: t\nreport: {w_in: 0.5, w_out: 3}\n";
   make_plots(d.string());
@@ -107,9 +104,7 @@ TEST_CASE("without client_service.csv the service plot weighs tokens with the ru
 }
 
 TEST_CASE("plotting a sweep folder makes per-point CDFs and labelled scatter plots") {
-  fs::path d = fs::temp_directory_path() / "servesim_plot_sweep";
-  fs::remove_all(d);
-  fs::create_directories(d);
+  fs::path d = testing::fresh_temp_dir("servesim_plots_test", "sweep");
   CsvWriter s((d.string() + "/sweep.csv"));
   for (const char* h : {"point", "policy.local.quantum", "scenario", "throughput_rps", "e2e_p99_s", "service_diff_max"})
     s.field(std::string_view(h));
@@ -148,8 +143,7 @@ void write_sweep_csv(const fs::path& d, const std::vector<std::vector<std::strin
 }  // namespace
 
 TEST_CASE("sweep plots: numeric x sorted numerically on a log axis, labels from the value, repetitions as mean + CI") {
-  fs::path d = fs::temp_directory_path() / "servesim_plot_qu";
-  fs::remove_all(d);
+  fs::path d = testing::fresh_temp_dir("servesim_plots_test", "servesim_plot_qu");
   std::vector<std::vector<std::string>> rows;
   int k = 0;
   // Quanta in the string order that used to be drawn (1024 < 128 < 16 < 524288), two seeds each.
@@ -192,9 +186,7 @@ TEST_CASE("sweep plots: numeric x sorted numerically on a log axis, labels from 
 TEST_CASE("with an SLO, a load sweep gets SLO attainment and goodput against the load, without one it does not") {
   for (const bool with_slo : {true, false}) {
     CAPTURE(with_slo);
-    fs::path d = fs::temp_directory_path() / (with_slo ? "servesim_plot_slo" : "servesim_plot_noslo");
-    fs::remove_all(d);
-    fs::create_directories(d);
+    fs::path d = testing::fresh_temp_dir("servesim_plots_test", with_slo ? "slo" : "noslo");
     CsvWriter w((d / "sweep.csv").string());
     for (const char* h : {"point", "repetition", "seed", "run", "workload_rate_scale", "scenario", "throughput_rps",
                           "e2e_p99_s", "service_diff_max", "slo_attainment", "goodput_rps"})
@@ -222,8 +214,7 @@ TEST_CASE("with an SLO, a load sweep gets SLO attainment and goodput against the
 }
 
 TEST_CASE("a seven-policy comparison draws every point: own series, colour and marker each, legend outside") {
-  fs::path d = fs::temp_directory_path() / "servesim_plot_seven";
-  fs::remove_all(d);
+  fs::path d = testing::fresh_temp_dir("servesim_plots_test", "seven");
   std::vector<std::vector<std::string>> rows;
   const char* policies[] = {"fcfs", "sjf", "ltr", "lpm", "vtc", "dlpm", "dlpm2"};
   for (int i = 0; i < 7; ++i)  // the two DLPM points sit top left, where the legend box used to be
@@ -242,8 +233,7 @@ TEST_CASE("a seven-policy comparison draws every point: own series, colour and m
   }
   CHECK(slurp(d / "plots" / "throughput_latency.dat").find("10 9.1") != std::string::npos);
   // Coincident points of one series share one label listing their x values.
-  fs::path c = fs::temp_directory_path() / "servesim_plot_coincident";
-  fs::remove_all(c);
+  fs::path c = testing::fresh_temp_dir("servesim_plots_test", "coincident");
   write_sweep_csv(c, {{"p0", "0", "1", "p0", "dlpm", "512", "x", "5", "1", "2"},
                       {"p1", "0", "1", "p1", "dlpm", "8192", "x", "7", "1", "2"},
                       {"p2", "0", "1", "p2", "dlpm", "131072", "x", "7", "1", "2"}});
@@ -256,8 +246,7 @@ TEST_CASE("a seven-policy comparison draws every point: own series, colour and m
 }
 
 TEST_CASE("plot formats: png, pdf and svg side by side, and a bad format or metric is an input error") {
-  fs::path d = fs::temp_directory_path() / "servesim_plot_formats";
-  fs::remove_all(d);
+  fs::path d = testing::fresh_temp_dir("servesim_plots_test", "formats");
   write_run(d, 1.0);
   PlotOptions o;
   o.formats = parse_plot_formats("png,pdf,svg");
@@ -274,8 +263,7 @@ TEST_CASE("plot formats: png, pdf and svg side by side, and a bad format or metr
 }
 
 TEST_CASE("plot files go through the checked writer: an unwritable plots folder or file is an input error") {
-  fs::path d = fs::temp_directory_path() / "servesim_plot_unwritable";
-  fs::remove_all(d);
+  fs::path d = testing::fresh_temp_dir("servesim_plots_test", "unwritable");
   write_run(d, 1.0);
   std::ofstream(d / "plots") << "a file where the plots folder goes";
   CHECK_THROWS_WITH_AS(make_plots(d.string()), doctest::Contains((d / "plots").string().c_str()), InputError);
@@ -285,14 +273,12 @@ TEST_CASE("plot files go through the checked writer: an unwritable plots folder 
 }
 
 TEST_CASE("plotting a folder that is neither a run nor a sweep is an error") {
-  fs::path d = fs::temp_directory_path() / "servesim_plot_empty";
-  fs::create_directories(d);
+  fs::path d = testing::fresh_temp_dir("servesim_plots_test", "empty");
   CHECK_THROWS_AS(make_plots(d.string()), InputError);
 }
 
 TEST_CASE("all plots of a folder render in one gnuplot run, and a failure names the failing plot and keeps the ones before") {
-  fs::path d = fs::temp_directory_path() / "servesim_plot_fail";
-  fs::remove_all(d);
+  fs::path d = testing::fresh_temp_dir("servesim_plots_test", "fail");
   write_run(d, 1.0);
   PlotOptions o;
   o.gnuplot = (d / "no_such_gnuplot").string();  // not installed: the first plot names the cause

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <set>
 
+#include <unistd.h>
+
 #include "costmodel/operation_list.h"
 #include "costmodel/replay_fidelity.h"
 #include "kernels/replay/replay_csv.h"
@@ -96,7 +98,7 @@ TEST_CASE("calibrate fidelity reads the replay.csv the GPU replay writes: shapes
                            kernels::replay_csv_row(a, {1234.5, {3.0f, 1.0f, 2.0f}, 291, false}) +
                            kernels::replay_csv_row(b, {20.25, {0.5f, 0.25f}, 290, true});
   CHECK(text.find("# tp > 1: one GPU's shard ran") != std::string::npos);
-  const auto path = std::filesystem::temp_directory_path() / "servesim_replay_csv_test.csv";
+  const auto path = std::filesystem::temp_directory_path() / ("servesim_replay_csv_test_" + std::to_string(::getpid()) + ".csv");
   std::ofstream(path, std::ios::binary) << text;
   const ReplayTable t = read_replay_csv(path.string());
   CHECK(t.backends == std::vector<std::string>{"recorded"});

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include <unistd.h>
+
 namespace servesim::testing {
 
 // The bytes of the file at `p` ("" if it cannot be opened).
@@ -19,9 +21,11 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// <temp>/<suite>/<name>, emptied and created.
+// <temp>/<suite>_<pid>/<name>, emptied and created: the pid keeps test runs of two
+// checkouts (or two build folders) at the same time out of each other's folders.
 inline std::filesystem::path fresh_temp_dir(const std::string& suite, const std::string& name) {
-  const std::filesystem::path d = std::filesystem::temp_directory_path() / suite / name;
+  const std::filesystem::path d =
+      std::filesystem::temp_directory_path() / (suite + "_" + std::to_string(::getpid())) / name;
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;
