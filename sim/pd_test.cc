@@ -95,6 +95,18 @@ RequestSpec with_blocks(RequestSpec r, std::vector<BlockHash> blocks) {
   return r;
 }
 
+// Back-pressure: P then D; the decode worker has 10 pages of 16 tokens, so of two
+// requests of 100 + 50 tokens (10 pages each) one fits, two do not. The prefill
+// worker has room for both.
+PdCluster one_fits_decode_worker(PdStreaming streaming) {
+  PdCluster c;
+  c.roles = {P, D};
+  c.kv_pages = {100, 10};
+  c.batching.reservation_ratio = 0;
+  c.streaming = streaming;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("PD: one request's E2E = prefill + latency + bytes / bandwidth + decode steps, to the nanosecond") {
@@ -163,12 +175,7 @@ TEST_CASE("PD: max-min fair shares are re-divided when a transfer ends") {
 }
 
 TEST_CASE("PD: back-pressure: the prefill worker holds the KV until the decode worker has room") {
-  PdCluster c;
-  c.roles = {P, D};
-  // Decode worker: 10 pages of 16 tokens; one request (100 + 50 tokens = 10
-  // pages) fits, two do not. The prefill worker has room for both.
-  c.kv_pages = {100, 10};
-  c.batching.reservation_ratio = 0;
+  const PdCluster c = one_fits_decode_worker(PdStreaming::kNone);
   VectorSource src({req(0, 0, 100, 50), req(1, 0, 100, 50)});
   PdObserver obs;
   Simulation sim(make_pd(c), src, obs);
@@ -378,11 +385,7 @@ TEST_CASE("PD layerwise never makes a lone request slower than no streaming") {
 }
 
 TEST_CASE("PD layerwise: without room at the final iteration's start, today's path (hold, then transfer)") {
-  PdCluster c;
-  c.roles = {P, D};
-  c.kv_pages = {100, 10};  // the decode worker fits one of the two requests (as in the back-pressure case)
-  c.batching.reservation_ratio = 0;
-  c.streaming = PdStreaming::kLayerwise;
+  const PdCluster c = one_fits_decode_worker(PdStreaming::kLayerwise);
   VectorSource src({req(0, 0, 100, 50), req(1, 0, 100, 50)});
   PdObserver obs;
   Simulation sim(make_pd(c), src, obs);

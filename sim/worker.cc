@@ -485,13 +485,10 @@ void Worker::final_chunks(std::vector<std::pair<RequestHandle, std::int64_t>>& o
 // aside here and put back.
 bool Worker::reserve_early(RequestHandle h, Time now) {
   LiveRequest& r = table_[h];
-  const Early prefill_side{h, r.kv_pages, r.cache_node, r.shared_tokens, r.shared_blocks};
+  const KvPlacement prefill_side = placement_of(r);
   if (!reserve_incoming(h, now)) return false;
-  early_.push_back(Early{h, r.kv_pages, r.cache_node, r.shared_tokens, r.shared_blocks});
-  r.kv_pages = prefill_side.pages;
-  r.cache_node = prefill_side.node;
-  r.shared_tokens = prefill_side.shared_tokens;
-  r.shared_blocks = prefill_side.shared_blocks;
+  early_.push_back(Early{h, placement_of(r)});
+  place(r, prefill_side);
   return true;
 }
 
@@ -500,10 +497,7 @@ void Worker::adopt_early(RequestHandle h) {
   LiveRequest& r = table_[h];
   SIM_CHECK(it != early_.end() && r.phase == Phase::kHandoff, "worker {}: request {} has no early reservation here",
             id_, r.spec.id);
-  r.kv_pages = it->pages;
-  r.cache_node = it->node;
-  r.shared_tokens = it->shared_tokens;
-  r.shared_blocks = it->shared_blocks;
+  place(r, it->kv);
   early_.erase(it);
 }
 

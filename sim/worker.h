@@ -212,12 +212,25 @@ class Worker final : private AdmissionContext {
   std::vector<Held> held_;            // KV kept for hand-off until the transfer ends
   std::vector<RequestHandle> handoffs_;
   std::int64_t incoming_ = 0;         // requests with pages reserved here, KV in transit
-  struct Early {                      // layerwise: a reservation made before the hand-off
-    RequestHandle h;
+  // The fields of a LiveRequest that say where its KV lives on one worker.
+  struct KvPlacement {
     std::int64_t pages;
     CacheNodeId node;
     std::int64_t shared_tokens;
     std::int32_t shared_blocks;
+  };
+  static KvPlacement placement_of(const LiveRequest& r) {
+    return {r.kv_pages, r.cache_node, r.shared_tokens, r.shared_blocks};
+  }
+  static void place(LiveRequest& r, const KvPlacement& p) {
+    r.kv_pages = p.pages;
+    r.cache_node = p.node;
+    r.shared_tokens = p.shared_tokens;
+    r.shared_blocks = p.shared_blocks;
+  }
+  struct Early {  // layerwise: a reservation made before the hand-off (the decode side's placement)
+    RequestHandle h;
+    KvPlacement kv;
   };
   std::vector<Early> early_;
 };

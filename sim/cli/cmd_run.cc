@@ -30,10 +30,13 @@ void print_summary(const ScenarioConfig& c, const RunOutput& r) {
   } else {
     // One line per pool: pools differ in hardware, tp and so KV capacity.
     fmt::print("  model      {} on {} workers in {} pools\n", c.model.name, c.workers.size(), c.pools.size());
-    for (std::size_t p = 0, first = 0; p < c.pools.size(); first += static_cast<std::size_t>(c.pools[p].workers), ++p)
-      fmt::print("  pool       {} ({}): {} x{} (tp={}), KV {:.1f} GB = {} tokens per worker\n", c.pools[p].name,
-                 pool_role_name(c.pools[p].role), c.pools[p].hardware.name, c.pools[p].workers, c.pools[p].tp,
-                 r.capacities[first].kv_gb, r.capacities[first].tokens());
+    for (std::size_t i = 0; i < c.workers.size(); ++i) {
+      if (i > 0 && c.workers[i].pool == c.workers[i - 1].pool) continue;  // a pool's first worker speaks for it
+      const auto& pool = c.pools[c.workers[i].pool];
+      fmt::print("  pool       {} ({}): {} x{} (tp={}), KV {:.1f} GB = {} tokens per worker\n", pool.name,
+                 pool_role_name(pool.role), pool.hardware.name, pool.workers, pool.tp, r.capacities[i].kv_gb,
+                 r.capacities[i].tokens());
+    }
   }
   fmt::print("  policies   local={} global={}  batching={}\n", policy_label(c.local_policy.resolved),
              policy_label(c.global_policy.resolved),
