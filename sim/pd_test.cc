@@ -95,16 +95,26 @@ RequestSpec with_blocks(RequestSpec r, std::vector<BlockHash> blocks) {
   return r;
 }
 
-// Back-pressure: P then D; the decode worker has 10 pages of 16 tokens, so of two
-// requests of 100 + 50 tokens (10 pages each) one fits, two do not. The prefill
-// worker has room for both.
-PdCluster one_fits_decode_worker(PdStreaming streaming) {
+// Back-pressure: two requests of 100 + 50 tokens (10 pages of 16 each) at t=0 on P
+// then D. The decode worker has 10 pages: one fits, two do not. The prefill worker
+// has room for both. Runs it with the given streaming.
+struct OneFitsRun {
+  PdObserver obs;
+  std::int64_t finished = 0;
+  std::int64_t prefill_peak_kv_pages = 0;
+};
+OneFitsRun run_one_fits_decode_worker(PdStreaming streaming) {
   PdCluster c;
   c.roles = {P, D};
   c.kv_pages = {100, 10};
   c.batching.reservation_ratio = 0;
   c.streaming = streaming;
-  return c;
+  VectorSource src({req(0, 0, 100, 50), req(1, 0, 100, 50)});
+  OneFitsRun out;
+  Simulation sim(make_pd(c), src, out.obs);
+  out.finished = sim.run().finished;
+  out.prefill_peak_kv_pages = sim.worker_list()[0]->stats().peak_kv_pages;
+  return out;
 }
 
 }  // namespace
@@ -175,20 +185,17 @@ TEST_CASE("PD: max-min fair shares are re-divided when a transfer ends") {
 }
 
 TEST_CASE("PD: back-pressure: the prefill worker holds the KV until the decode worker has room") {
-  const PdCluster c = one_fits_decode_worker(PdStreaming::kNone);
-  VectorSource src({req(0, 0, 100, 50), req(1, 0, 100, 50)});
-  PdObserver obs;
-  Simulation sim(make_pd(c), src, obs);
-  CHECK(sim.run().finished == 2);
-  const PdOutcome& a = obs.by_id.at(0);
-  const PdOutcome& b = obs.by_id.at(1);
+  const OneFitsRun run = run_one_fits_decode_worker(PdStreaming::kNone);
+  CHECK(run.finished == 2);
+  const PdOutcome& a = run.obs.by_id.at(0);
+  const PdOutcome& b = run.obs.by_id.at(1);
   CHECK(*a.kv_wait == 0);
   CHECK(*b.first_token == kNsPerMs);
   CHECK(*b.transfer_start == *a.finish);  // room only once the first request finished
   CHECK(*b.kv_wait == *a.finish - kNsPerMs);
   CHECK(*b.kv_wait > 0);
   // While waiting, both prompts' KV stayed on the prefill worker (7 pages each).
-  CHECK(sim.worker_list()[0]->stats().peak_kv_pages == 14);
+  CHECK(run.prefill_peak_kv_pages == 14);
 }
 
 TEST_CASE("PD: decode-side prefix caching moves only the tokens the decode worker lacks") {
@@ -385,13 +392,10 @@ TEST_CASE("PD layerwise never makes a lone request slower than no streaming") {
 }
 
 TEST_CASE("PD layerwise: without room at the final iteration's start, today's path (hold, then transfer)") {
-  const PdCluster c = one_fits_decode_worker(PdStreaming::kLayerwise);
-  VectorSource src({req(0, 0, 100, 50), req(1, 0, 100, 50)});
-  PdObserver obs;
-  Simulation sim(make_pd(c), src, obs);
-  CHECK(sim.run().finished == 2);
-  const PdOutcome& a = obs.by_id.at(0);
-  const PdOutcome& b = obs.by_id.at(1);
+  const OneFitsRun run = run_one_fits_decode_worker(PdStreaming::kLayerwise);
+  CHECK(run.finished == 2);
+  const PdOutcome& a = run.obs.by_id.at(0);
+  const PdOutcome& b = run.obs.by_id.at(1);
   CHECK(*a.transfer_start == 0);  // streamed
   CHECK(*a.kv_wait == 0);
   CHECK(*b.first_token == kNsPerMs);
