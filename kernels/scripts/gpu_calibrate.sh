@@ -35,7 +35,10 @@
 # grid; a family that finishes early leaves its time to the next). A family stops starting
 # grid points when its share is spent; summary.txt lists every skipped point.
 #
-# Environment: OUT, SERVESIM_GPU_BUILD_DIR (build-gpu), SERVESIM_CUDA_ARCH (90; the kernels
+# Environment: OUT, SERVESIM_KERNELS_BIN (a servesim-kernels built elsewhere, e.g. on the CPU
+# machine with the same nvcc and carried with the call: configure and build are skipped, which
+# saves the device minutes a fresh machine spends compiling), SERVESIM_GPU_BUILD_DIR
+# (build-gpu), SERVESIM_CUDA_ARCH (90; the kernels
 # need 80+), SERVESIM_GPU_DEADLINE_S (570: half a minute of the 10 for copying results),
 # CUDA_HOME (where to look for nvcc, libcublasLt and compute-sanitizer when they are not on
 # PATH; default /usr/local/cuda).
@@ -223,17 +226,24 @@ note "preflight: nvcc $NVCC, cmake $cmake_version, cublasLt $LT, compute-sanitiz
 [ "$PREFLIGHT_ONLY" = 1 ] && exit 0
 
 # ---- build --------------------------------------------------------------------------------
-GEN=()
-command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
-[ -f "$BUILD/CMakeCache.txt" ] && GEN=()  # keep the generator of a warm build directory
-JOBS=$(nproc 2>/dev/null || echo 8)
+mkdir -p "$BUILD"
 : >"$OUT/build.log"
-step configure "$OUT/build.log" "$(min "$CONFIGURE_LIMIT" "$(left)")" cmake -S kernels -B "$BUILD" "${GEN[@]}" \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES="${SERVESIM_CUDA_ARCH:-90}" \
-  -DSERVESIM_CUDA=ON || { note "FAILED: configure (build.log)"; exit 1; }
-step build "$OUT/build.log" "$(min "$BUILD_LIMIT" "$(left)")" cmake --build "$BUILD" -j "$JOBS" --target servesim-kernels ||
-  { note "FAILED: build (build.log)"; exit 1; }
-BIN="$BUILD/servesim-kernels"
+if [ -n "${SERVESIM_KERNELS_BIN:-}" ]; then
+  [ -x "$SERVESIM_KERNELS_BIN" ] || { note "FAILED: SERVESIM_KERNELS_BIN=$SERVESIM_KERNELS_BIN is not an executable"; exit 1; }
+  BIN=$SERVESIM_KERNELS_BIN
+  note "build: SKIPPED (prebuilt $BIN)"
+else
+  GEN=()
+  command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
+  [ -f "$BUILD/CMakeCache.txt" ] && GEN=()  # keep the generator of a warm build directory
+  JOBS=$(nproc 2>/dev/null || echo 8)
+  step configure "$OUT/build.log" "$(min "$CONFIGURE_LIMIT" "$(left)")" cmake -S kernels -B "$BUILD" "${GEN[@]}" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES="${SERVESIM_CUDA_ARCH:-90}" \
+    -DSERVESIM_CUDA=ON || { note "FAILED: configure (build.log)"; exit 1; }
+  step build "$OUT/build.log" "$(min "$BUILD_LIMIT" "$(left)")" cmake --build "$BUILD" -j "$JOBS" --target servesim-kernels ||
+    { note "FAILED: build (build.log)"; exit 1; }
+  BIN="$BUILD/servesim-kernels"
+fi
 mapfile -t FAMILIES < <("$BIN" list | awk '{ print $1 }' | select_families)
 note "families: ${FAMILIES[*]}"
 

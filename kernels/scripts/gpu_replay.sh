@@ -13,7 +13,7 @@
 # check.log, replay.csv, replay.log. Then, on any machine:
 #   servesim calibrate fidelity OUT/replay.csv --scenario SCENARIO --out OUT/fidelity
 # (docs/costmodel.md, "Fidelity against real execution").
-# Environment: OUT, SERVESIM_GPU_BUILD_DIR (build-gpu), SERVESIM_CUDA_ARCH (90),
+# Environment: OUT, SERVESIM_KERNELS_BIN (prebuilt binary: no build), SERVESIM_GPU_BUILD_DIR (build-gpu), SERVESIM_CUDA_ARCH (90),
 # SERVESIM_REPLAY_DEADLINE_S (540: the replay is stopped then; replay.csv keeps the rows
 # written so far). Exit status: 0 all ran and passed, 1 a step failed, 2 bad arguments.
 set -u -o pipefail
@@ -32,19 +32,22 @@ DEADLINE=${SERVESIM_REPLAY_DEADLINE_S:-540}
 START=$(date +%s)
 mkdir -p "$OUT"
 
-if ! { cmake -S kernels -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCH" &&
+BIN=${SERVESIM_KERNELS_BIN:-$BUILD/servesim-kernels}
+if [ -n "${SERVESIM_KERNELS_BIN:-}" ]; then
+  echo "gpu_replay: prebuilt $BIN, no build" >"$OUT/build.log"
+elif ! { cmake -S kernels -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCH" &&
        cmake --build "$BUILD" -j "$(nproc)" --target servesim-kernels; } >"$OUT/build.log" 2>&1; then
   echo "gpu_replay: build failed (see $OUT/build.log)" >&2
   exit 1
 fi
 rc=0
-"$BUILD/servesim-kernels" check --family replay_tiny,decode,prefill --quick >"$OUT/check.log" 2>&1 || rc=1
+"$BIN" check --family replay_tiny,decode,prefill --quick >"$OUT/check.log" 2>&1 || rc=1
 left=$((DEADLINE - ($(date +%s) - START)))
 if [ "$left" -le 30 ]; then
   echo "gpu_replay: no time left for the replay after the build and checks" >&2
   exit 1
 fi
-timeout "$left" "$BUILD/servesim-kernels" replay "$BATCHES" --model "$MODEL" --tp "$TP" -o "$OUT/replay.csv" \
+timeout "$left" "$BIN" replay "$BATCHES" --model "$MODEL" --tp "$TP" -o "$OUT/replay.csv" \
   >"$OUT/replay.log" 2>&1 || rc=1
 tail -n 3 "$OUT/check.log" "$OUT/replay.log"
 exit $rc
