@@ -50,7 +50,8 @@ std::string kernels_cli_usage() {
          "  --model NAME             replay: llama3-8b, llama3-70b, llama2-7b or tiny\n"
          "  --tp N                   replay: tensor-parallel degree (default 1; one GPU's shard)\n"
          "  --warmup N, --reps N     replay: untimed and timed runs per iteration (default 2, 5)\n"
-         "  --kv-gb G                replay: GPU memory for the KV cache (default 40)\n";
+         "  --kv-gb G                replay: GPU memory for the KV cache (default 40)\n"
+         "  --prefill-variant V      replay: auto (hopper_wgmma on H100/H200, else fa2) | fa2 | hopper_wgmma\n";
 }
 
 bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::string* error) {
@@ -107,6 +108,12 @@ bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::
         return false;
       }
       (arg == "--tp" ? cli->tp : arg == "--warmup" ? cli->warmup : cli->reps) = static_cast<int>(n);
+    } else if (arg == "--prefill-variant") {
+      if (!value(&cli->prefill_variant)) return false;
+      if (cli->prefill_variant != "auto" && cli->prefill_variant != "fa2" && cli->prefill_variant != "hopper_wgmma") {
+        *error = "--prefill-variant expects auto, fa2 or hopper_wgmma, got '" + cli->prefill_variant + "'";
+        return false;
+      }
     } else if (arg == "--kv-gb") {
       if (!value(&v)) return false;
       if (!parse_double(v, &cli->kv_gb)) {

@@ -25,25 +25,25 @@ std::vector<float> floats(const std::vector<__nv_bfloat16>& v) {
   for (auto x : v) out.push_back(__bfloat162float(x));
   return out;
 }
-void run(unsigned rows, const std::function<void()>& body) {
-  servesim_emu::launch({rows, 1, 1}, {unsigned(kReplayThreads), 1, 1}, 0, body);
+void run(unsigned blocks, const std::function<void()>& body, int threads = kReplayThreads) {
+  servesim_emu::launch({blocks, 1, 1}, {unsigned(threads), 1, 1}, 0, body);
 }
 
 }  // namespace
 
 TEST_CASE("emu replay kernels: fused add + RMSNorm matches the reference, first layer copies x") {
-  const int rows = 2, h = 300;  // h not a multiple of the block: the stride loop's tail
+  const int rows = 2, h = 1300;  // h not a multiple of the block: the stride loop's tail
   const std::vector<float> x = random_uniform(rows * h, 1), res = random_uniform(rows * h, 2), w = random_uniform(h, 3, 0.5f, 1.5f);
   auto dx = bf16(x), dres = bf16(res), dw = bf16(w);
   std::vector<__nv_bfloat16> out(rows * h);
-  run(rows, [&] { add_rmsnorm_kernel(dx.data(), dres.data(), dw.data(), out.data(), h, 1e-5f, 1); });
+  run(rows, [&] { add_rmsnorm_kernel(dx.data(), dres.data(), dw.data(), out.data(), h, 1e-5f, 1); }, kWideThreads);
   std::vector<float> sum(rows * h), ref;
   for (int i = 0; i < rows * h; ++i) sum[i] = round_to_bf16(res[i] + x[i]);
   rms_norm_ref(sum, w, rows, h, &ref);
   CHECK(relative_error(floats(dres), sum) == 0);
   CHECK(relative_error(floats(out), ref) < 1e-2);
   auto dres2 = bf16(res);
-  run(rows, [&] { add_rmsnorm_kernel(dx.data(), dres2.data(), dw.data(), out.data(), h, 1e-5f, 0); });
+  run(rows, [&] { add_rmsnorm_kernel(dx.data(), dres2.data(), dw.data(), out.data(), h, 1e-5f, 0); }, kWideThreads);
   CHECK(relative_error(floats(dres2), x) == 0);
 }
 
@@ -53,7 +53,8 @@ TEST_CASE("emu replay kernels: RoPE writes rotated q contiguous and rotates k in
   auto dqkv = bf16(qkv);
   std::vector<int32_t> pos = {0, 1234};
   std::vector<__nv_bfloat16> q(rows * hq * d);
-  run(rows, [&] { rope_kernel(dqkv.data(), pos.data(), q.data(), hq, hk, d, 500000.0f); });
+  // 2 chunks per row of 64-thread blocks: (hq + hk)·d/2 = 192 pairs, each thread 1 or 2 of them.
+  run(rows * 2, [&] { rope_kernel(dqkv.data(), pos.data(), q.data(), hq, hk, d, 500000.0f, 2); }, 64);
   std::vector<float> ref = qkv;
   for (int r = 0; r < rows; ++r) {
     rope_ref(ref.data() + r * n, hq, d, pos[r]);
@@ -99,22 +100,25 @@ TEST_CASE("emu replay kernels: embedding gather and row gather") {
 }
 
 TEST_CASE("emu replay kernels: SiLU·mul and greedy argmax") {
-  const int inter = 20;
+  const int inter = 600;  // 3 chunks of 256: the last one partly idle
+  const int chunks = replay_row_chunks(inter);
+  CHECK(chunks == 3);
   const std::vector<float> gu = random_uniform(2 * 2 * inter, 6, -4, 4);
   auto dgu = bf16(gu);
   std::vector<__nv_bfloat16> act(2 * inter);
-  run(2, [&] { silu_mul_kernel(dgu.data(), act.data(), inter); });
+  run(2 * chunks, [&] { silu_mul_kernel(dgu.data(), act.data(), inter, chunks); });
   std::vector<float> ref;
   for (int r = 0; r < 2; ++r)
     for (int i = 0; i < inter; ++i)
       ref.push_back(round_to_bf16(round_to_bf16(silu_ref(gu[r * 2 * inter + i])) * gu[r * 2 * inter + inter + i]));
   CHECK(relative_error(floats(act), ref) < 1e-2);
-  std::vector<float> logits(2 * 600, 0.0f);
+  const int vocab = 2100;  // over two strides of the 1,024-thread block
+  std::vector<float> logits(2 * vocab, 0.0f);
   logits[123] = 5;
-  logits[400] = 5;  // a tie: the lower id wins
-  logits[600 + 599] = 1;
+  logits[1147] = 5;  // a tie across threads: the lower id wins
+  logits[vocab + 2099] = 1;
   auto dl = bf16(logits);
   std::vector<int32_t> sampled(2, -1);
-  run(2, [&] { argmax_kernel(dl.data(), 600, sampled.data()); });
-  CHECK(sampled == std::vector<int32_t>{123, 599});
+  run(2, [&] { argmax_kernel(dl.data(), vocab, sampled.data()); }, kWideThreads);
+  CHECK(sampled == std::vector<int32_t>{123, 2099});
 }

@@ -83,13 +83,16 @@ int run_replay(const KernelsCli& cli) {
     o.tp = cli.tp;
     o.seed = cli.seed;
     o.kv_gb = cli.kv_gb > 0 ? cli.kv_gb : 40;
+    o.prefill_variant = cli.prefill_variant;
     GpuReplay gpu(model, o, nullptr);
+    std::printf("replay: prefill attention variant %s\n", gpu.prefill_variant());
     cudaStream_t st = nullptr;
     cudaEvent_t e0 = nullptr, e1 = nullptr;
     SERVESIM_CUDA_CHECK(cudaStreamCreate(&st));
     SERVESIM_CUDA_CHECK(cudaEventCreate(&e0));
     SERVESIM_CUDA_CHECK(cudaEventCreate(&e1));
-    out << replay_csv_header(cli.inputs.front(), model.name, cli.tp, cli.warmup, cli.reps, device_summary());
+    out << replay_csv_header(cli.inputs.front(), model.name, cli.tp, cli.warmup, cli.reps,
+                             device_summary() + " prefill_variant=" + gpu.prefill_variant());
     size_t allreduce_col = reader.header().parts.size();
     for (size_t i = 0; i < reader.header().parts.size(); ++i)
       if (reader.header().parts[i] == "allreduce") allreduce_col = i;

@@ -9,7 +9,9 @@
 #include "kernels/common/host_util.h"
 #include "kernels/decode/decode_plan.h"
 #include "kernels/prefill/prefill_plan.h"
-#include "kernels/replay/replay_kernels.cuh"
+#include "kernels/prefill/prefill_hopper.cuh"
+#include "kernels/prefill/prefill_hopper_plan.h"
+#include "kernels/replay/replay_launch.cuh"
 
 namespace servesim::kernels {
 namespace {
@@ -42,6 +44,16 @@ GpuReplay::GpuReplay(const ReplayModel& m, GpuReplayOptions o, const ReplayWeigh
   const AttentionHeads heads{static_cast<int>(hq_), static_cast<int>(hk_), static_cast<int>(m.head_dim)};
   if (!prefill_supports(heads) || !decode_supports(heads))
     throw std::runtime_error("replay: our attention kernels do not support this head layout");
+  std::string why;
+  if (o.prefill_variant == "hopper_wgmma" || o.prefill_variant == "auto") {
+    const bool can = m.head_dim == kHopperHeadDim && prefill_hopper_available(&why);
+    if (!can && o.prefill_variant == "hopper_wgmma")
+      throw std::runtime_error("replay: prefill variant hopper_wgmma cannot run here: " +
+                               (why.empty() ? std::string("head_dim is not 128") : why));
+    use_hopper_ = can;
+  } else if (o.prefill_variant != "fa2") {
+    throw std::runtime_error("replay: --prefill-variant must be auto, fa2 or hopper_wgmma, got '" + o.prefill_variant + "'");
+  }
   const double page_bytes = 2.0 * hk_ * kPageSize * m.head_dim * 2;  // K and V, one page, one layer
   pool_pages_ = std::max<int64_t>(1, static_cast<int64_t>(o.kv_gb * 1e9 / (page_bytes * m.layers)));
   const size_t h = static_cast<size_t>(m.hidden);
@@ -154,6 +166,7 @@ void GpuReplay::prepare(const RecordedIteration& it, bool exact_context) {
   ensure(sampled_, std::max<size_t>(1, rows_));
   const AttentionHeads heads{static_cast<int>(hq_), static_cast<int>(hk_), static_cast<int>(d)};
   prefill_.reset();
+  hopper_.clear();
   decode_.reset();
   if (!p_lens.empty()) {
     p_indptr_.upload(p_indptr);
@@ -161,8 +174,24 @@ void GpuReplay::prepare(const RecordedIteration& it, bool exact_context) {
     p_lens_.upload(p_lens);
     p_q_indptr_.upload(p_q);
     p_view_ = PagedKvView{static_cast<int>(p_lens.size()), p_indptr_.get(), p_pages_.get(), p_lens_.get()};
-    const PrefillPlan plan = plan_prefill(p_q, p_lens, choose_prefill_rows_per_tile(p_q, heads.num_q_heads, sms_));
-    prefill_ = std::make_unique<PrefillRunner>(plan, heads);
+    if (use_hopper_) {
+      // One runner per layer: its tensor maps bind that layer's K/V pool (setup, untimed).
+      const PrefillPlan plan = plan_prefill(p_q, p_lens, kHopperRows);
+      for (auto& L : layers_) {
+        PrefillArgs a;
+        a.q = q_.get();
+        a.k_cache = L.k_cache.get();
+        a.v_cache = L.v_cache.get();
+        a.kv = p_view_;
+        a.q_indptr = p_q_indptr_.get();
+        a.heads = heads;
+        a.out = attn_.get();
+        hopper_.push_back(std::make_unique<PrefillHopperRunner>(plan, a, static_cast<int64_t>(T), pool_pages_));
+      }
+    } else {
+      const PrefillPlan plan = plan_prefill(p_q, p_lens, choose_prefill_rows_per_tile(p_q, heads.num_q_heads, sms_));
+      prefill_ = std::make_unique<PrefillRunner>(plan, heads);
+    }
   }
   if (!d_lens.empty()) {
     d_indptr_.upload(d_indptr);
@@ -179,18 +208,19 @@ void GpuReplay::run(cudaStream_t st) {
   const int hq = static_cast<int>(hq_), hk = static_cast<int>(hk_), inter = static_cast<int>(inter_);
   const AttentionHeads heads{hq, hk, d};
   int n = 0;
-  SERVESIM_LAUNCH(embedding_kernel, T, kReplayThreads, 0, st, tok_.get(), embedding_.get(), x_.get(), h);
+  launch_embedding(tok_.get(), embedding_.get(), x_.get(), T, h, st);
   ++n;
   for (size_t l = 0; l < layers_.size(); ++l) {
     Layer& L = layers_[l];
-    SERVESIM_LAUNCH(add_rmsnorm_kernel, T, kReplayThreads, 0, st, x_.get(), residual_.get(), L.attn_norm.get(), x_.get(), h,
-                    kEps, l == 0 ? 0 : 1);
+    launch_add_rmsnorm(x_.get(), residual_.get(), L.attn_norm.get(), x_.get(), T, h, kEps, l == 0 ? 0 : 1, st);
     gemm_.run(x_.get(), L.qkv.get(), qkv_.get(), T, qkv_n_, h, st);
-    SERVESIM_LAUNCH(rope_kernel, T, kReplayThreads, 0, st, qkv_.get(), pos_.get(), q_.get(), hq, hk, d, kTheta);
-    SERVESIM_LAUNCH(kv_append_kernel, T, kReplayThreads, 0, st, qkv_.get(), slot_.get(), L.k_cache.get(), L.v_cache.get(),
-                    hq, hk, d);
+    launch_rope(qkv_.get(), pos_.get(), q_.get(), T, hq, hk, d, kTheta, st);
+    launch_kv_append(qkv_.get(), slot_.get(), L.k_cache.get(), L.v_cache.get(), T, hq, hk, d, st);
     n += 4;
-    if (prefill_) {
+    if (!hopper_.empty()) {
+      hopper_[l]->run(st);
+      ++n;
+    } else if (prefill_) {
       PrefillArgs a;
       a.q = q_.get();
       a.k_cache = L.k_cache.get();
@@ -214,21 +244,19 @@ void GpuReplay::run(cudaStream_t st) {
       n += decode_->plan().needs_merge() ? 2 : 1;
     }
     gemm_.run(attn_.get(), L.o.get(), x_.get(), T, h, static_cast<int64_t>(hq) * d, st);
-    SERVESIM_LAUNCH(add_rmsnorm_kernel, T, kReplayThreads, 0, st, x_.get(), residual_.get(), L.mlp_norm.get(), x_.get(), h,
-                    kEps, 1);
+    launch_add_rmsnorm(x_.get(), residual_.get(), L.mlp_norm.get(), x_.get(), T, h, kEps, 1, st);
     gemm_.run(x_.get(), L.gate_up.get(), gu_.get(), T, 2 * static_cast<int64_t>(inter), h, st);
-    SERVESIM_LAUNCH(silu_mul_kernel, T, kReplayThreads, 0, st, gu_.get(), act_.get(), inter);
+    launch_silu_mul(gu_.get(), act_.get(), T, inter, st);
     gemm_.run(act_.get(), L.down.get(), x_.get(), T, h, inter, st);
     n += 5;
   }
-  SERVESIM_LAUNCH(add_rmsnorm_kernel, T, kReplayThreads, 0, st, x_.get(), residual_.get(), final_norm_.get(), x_.get(), h,
-                  kEps, 1);
+  launch_add_rmsnorm(x_.get(), residual_.get(), final_norm_.get(), x_.get(), T, h, kEps, 1, st);
   ++n;
   if (rows_ > 0) {
     const int R = static_cast<int>(rows_);
-    SERVESIM_LAUNCH(gather_rows_kernel, R, kReplayThreads, 0, st, x_.get(), logit_rows_.get(), out_rows_.get(), h);
+    launch_gather_rows(x_.get(), logit_rows_.get(), out_rows_.get(), R, h, st);
     gemm_.run(out_rows_.get(), lm_head_.get(), logits_.get(), R, vocab_, h, st);
-    SERVESIM_LAUNCH(argmax_kernel, R, kReplayThreads, 0, st, logits_.get(), static_cast<int>(vocab_), sampled_.get());
+    launch_argmax(logits_.get(), R, static_cast<int>(vocab_), sampled_.get(), st);
     n += 3;
   }
   SERVESIM_CUDA_CHECK_LAUNCH();

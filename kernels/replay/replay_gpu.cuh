@@ -21,12 +21,14 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/common/cuda_util.cuh"
 #include "kernels/decode/decode.cuh"
 #include "kernels/gemm/gemm_cublaslt.cuh"
 #include "kernels/prefill/prefill.cuh"
+#include "kernels/prefill/prefill_hopper.cuh"
 #include "kernels/replay/replay_plan.h"
 #include "kernels/replay/tiny_model.h"
 
@@ -36,6 +38,10 @@ struct GpuReplayOptions {
   int tp = 1;
   double kv_gb = 40;    // memory of all layers' KV pools together
   uint64_t seed = 1;    // tokens, random weights and random KV contents
+  // Prefill attention kernel: "auto" (hopper_wgmma where prefill_hopper_available() and
+  // head_dim is 128, as the calibrated cost model prices the fastest measured variant;
+  // else fa2), "fa2" or "hopper_wgmma" (an error where it cannot run).
+  std::string prefill_variant = "auto";
 };
 
 class GpuReplay {
@@ -51,6 +57,7 @@ class GpuReplay {
   int64_t rows() const { return rows_; }
   bool pages_reused() const { return pages_reused_; }
   int launches() const { return launches_; }      // kernels the last run() enqueued (GEMMs count 1)
+  const char* prefill_variant() const { return use_hopper_ ? "hopper_wgmma" : "fa2"; }
 
  private:
   struct Layer {
@@ -77,6 +84,8 @@ class GpuReplay {
   DeviceBuffer<int32_t> p_indptr_, p_pages_, p_lens_, p_q_indptr_, d_indptr_, d_pages_, d_lens_;
   DeviceBuffer<__nv_bfloat16> x_, residual_, qkv_, q_, attn_, gu_, act_, out_rows_, logits_;
   std::unique_ptr<PrefillRunner> prefill_;
+  std::vector<std::unique_ptr<PrefillHopperRunner>> hopper_;  // one per layer when use_hopper_
+  bool use_hopper_ = false;
   std::unique_ptr<DecodeRunner> decode_;
   PagedKvView p_view_{}, d_view_{};
 };
