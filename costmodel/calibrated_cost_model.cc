@@ -54,6 +54,19 @@ CalibratedCostModel::CalibratedCostModel(std::shared_ptr<const KernelFits> fits,
   dense_ = std::make_unique<FittedDenseKernels>(prefill_, decode_, shape_);
   attention_ = make_attention_pricers(
       attn_, AttentionPricingContext{dense_.get(), fits_.get(), shape_, m_.layers, opt_.tp, opt_.allow_scaling, &notes_});
+  // The replay's elementwise kernels, measured (kernel_fits.h); a part without its kernel's
+  // rows keeps the bandwidth price below.
+  const std::pair<Part, const char*> kernel_of[] = {
+      {Part::kEmbedding, "embedding"}, {Part::kAttnNorm, "add_rmsnorm"}, {Part::kMlpNorm, "add_rmsnorm"},
+      {Part::kFinalNorm, "add_rmsnorm"}, {Part::kRope, "rope"},          {Part::kKvWrite, "kv_append"},
+      {Part::kActivation, "silu_mul"},   {Part::kSampling, "argmax"}};
+  std::size_t measured_parts = 0;
+  for (const auto& [part, kernel] : kernel_of)
+    if (auto it = fits_->elementwise().find(kernel); it != fits_->elementwise().end())
+      elementwise_[static_cast<std::size_t>(part)] = &it->second, ++measured_parts;
+  if (measured_parts > 0 && measured_parts < std::size(kernel_of))
+    notes_.push_back(fmt::format("{} of {} elementwise parts measured; the rest at the copy bandwidth", measured_parts,
+                                 std::size(kernel_of)));
   copy_gbps_ = fits_->copy_gbps();
   if (copy_gbps_ <= 0) {
     copy_gbps_ = hw_.mem_bandwidth_gbps * 0.8;
@@ -131,7 +144,11 @@ PartTimes CalibratedCostModel::parts(const BatchShape& b) const {
         at(op.part) += times * (*g)(op.m);
         break;
       }
-      case OpKind::kElementwise: at(op.part) += times * op.bytes / (copy_gbps_ * 1e3); break;
+      case OpKind::kElementwise: {
+        const MonotoneCurve* c = elementwise_[static_cast<std::size_t>(op.part)];
+        at(op.part) += times * (c ? (*c)(op.bytes) : op.bytes / (copy_gbps_ * 1e3));
+        break;
+      }
       case OpKind::kAllreduce: {
         const double tp = opt_.tp;
         const double bytes = 2.0 * (tp - 1) / tp * static_cast<double>(b.total_tokens()) * static_cast<double>(m_.hidden) * 2;

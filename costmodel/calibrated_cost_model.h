@@ -31,6 +31,7 @@
 // the head shape (KernelFits::prefill_variant(): fa2, fa2_qreg, hopper_wgmma,
 // ...); identity() names it when it is not fa2.
 #pragma once
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -102,6 +103,9 @@ class CalibratedCostModel final : public CostModel {
   std::unique_ptr<DenseAttentionKernels> dense_;  // the profile's dense fits (the pricers point here)
   AttentionPricers attention_;  // one pricer per phase's method (costmodel/*_pricer.cc)
   double copy_gbps_ = 0;
+  // Per part, the measured elementwise kernel that prices it (family `elementwise`), or
+  // null: that part is priced at its bytes over copy_gbps_.
+  std::array<const MonotoneCurve*, kPartCount> elementwise_{};
   std::vector<std::string> notes_;
 };
 

@@ -203,6 +203,7 @@ std::string KernelFits::family_of(const ProfilePoint& p) {
   const std::string& k = p.kernel;
   if (k == "decode") return p.variant == "splitkv" ? "decode" : "";
   if (k == "prefill") return p.variant.starts_with("fa2_m") ? "" : "prefill";  // fa2_m64/m128: forced-tile diagnostics
+  if (k == "elementwise") return k;
   if (k == "gemm" || is_quest_part(k) || k == "quest_e2e" || k == "quest_dense_decode" || is_minf_stage(k) ||
       k == "minf_e2e" || k == "minf_dense_prefill" || is_andpro_part(k) || k == "andpro_e2e" ||
       k == "andpro_dense_prefill")
@@ -228,6 +229,7 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
   std::map<std::string, std::map<std::int64_t, double>> minf_area;  // key → n → tiles per head
   std::map<std::int64_t, std::map<std::string, Samples>> andpro;    // window → part → samples
   std::map<std::int64_t, AndproFits> andpro_meta;
+  std::map<std::string, std::map<double, double>> elementwise;  // variant → bytes → µs
 
   for (const ProfilePoint& p : table.points()) {
     if (p.kernel == "ceiling" && p.variant.starts_with("copy") && p.bytes > 0)
@@ -243,6 +245,10 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
       const auto x = prefill_features(h, prefill_work(file, p, h));
       pre[p.variant][h].add(x, t);
       pre_work[h].push_back(x);
+    } else if (fam == "elementwise") {
+      if (!(p.bytes > 0))
+        throw InputError(fmt::format("{}:{}: elementwise/{} needs bytes > 0", file, p.line, p.variant));
+      elementwise[p.variant].emplace(p.bytes, t);  // equal bytes: first row wins
     } else if (fam == "gemm") {
       const auto key = std::make_pair(need(file, p, p.n, "n"), need(file, p, p.k, "k"));
       gemm[key].emplace(need(file, p, p.m, "m"), t);  // a shape listed under two labels: first row wins
@@ -357,6 +363,11 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     m.attention = att;
     f.minf_[key] = std::move(m);
   }
+  for (const auto& [variant, points] : elementwise) {
+    std::vector<double> xs, ys;
+    for (const auto& [bytes, us] : points) xs.push_back(bytes), ys.push_back(us);
+    f.elementwise_[variant] = MonotoneCurve(std::move(xs), std::move(ys));
+  }
   for (auto& [w, parts] : andpro) {
     AndproFits a = andpro_meta[w];
     const std::string what = fmt::format("andpro/w{} ", w);
@@ -398,6 +409,11 @@ std::optional<double> KernelFits::predict(const ProfilePoint& p) const {
     auto it = v->second.find(h);
     if (it == v->second.end()) return std::nullopt;
     return it->second.predict(prefill_features(h, prefill_work(file, p, h)));
+  }
+  if (fam == "elementwise") {
+    auto it = elementwise_.find(p.variant);
+    if (it == elementwise_.end()) return std::nullopt;
+    return it->second(p.bytes);
   }
   if (fam == "gemm") {
     auto it = gemm_.find({p.n, p.k});

@@ -25,7 +25,13 @@
 //                             patterns (per-type terms; kernel_features.h)
 //   andpro_*                  per window (16, 32, 64): score, select, compact (equal split),
 //                             select_layer, compact_ragged (layer_topk allocation)
-//   ceiling copy bandwidth    the best measured copy rate (elementwise kernels)
+//   elementwise               per variant (add_rmsnorm, rope, kv_append, silu_mul, embedding,
+//                             argmax: the GPU replay's small kernels, family `elementwise`):
+//                             a MonotoneCurve of µs over the operation list's bytes
+//                             (operation_list.h), so a launch floor at a few tokens and the
+//                             bandwidth slope at many are both measured
+//   ceiling copy bandwidth    the best measured copy rate (elementwise kernels of a profile
+//                             without elementwise rows)
 // Rows of composite or baseline kernels (quest_e2e, minf_e2e, andpro_e2e, the
 // dense baselines inside the sparse families) are not fitted; predict() prices
 // them from the fitted parts, which is how validation checks composition.
@@ -121,6 +127,8 @@ class KernelFits {
   const std::map<std::string, MinfFits>& minference() const { return minf_; }      // by "pattern/data"
   const std::map<std::int64_t, AndproFits>& andpro() const { return andpro_; }    // by window
   double copy_gbps() const { return copy_gbps_; }  // 0 when the profile has no ceiling rows
+  // Elementwise kernels by variant (empty for profiles measured before the family existed).
+  const std::map<std::string, MonotoneCurve>& elementwise() const { return elementwise_; }
   // Families present in the profile but not fitted (too few rows), with why.
   const std::vector<std::string>& problems() const { return problems_; }
 
@@ -139,6 +147,7 @@ class KernelFits {
   std::map<std::string, MinfFits> minf_;
   std::map<std::int64_t, AndproFits> andpro_;
   double copy_gbps_ = 0;
+  std::map<std::string, MonotoneCurve> elementwise_;
   std::vector<std::string> problems_;
   std::string file_, provenance_;
   bool synthetic_ = false;
