@@ -119,6 +119,33 @@ TEST_CASE("merge refuses a profile whose commit is unknown or whose inputs disag
   CHECK_FALSE(merge_profiles({}, &merged, &err));
 }
 
+TEST_CASE("merge --sessions joins families measured in two sessions of one stack and says where each came from") {
+  const std::string other = "fedcba9876543210fedcba9876543210fedcba98";
+  std::string merged, err;
+  const std::vector<ProfileInput> two = {{"a.csv", family_profile("decode", kSha, 2)},
+                                         {"b.csv", family_profile("elementwise", other, 1, "gpu-2")}};
+  CHECK_FALSE(merge_profiles(two, &merged, &err));  // one run: refused
+  REQUIRE(merge_profiles(two, &merged, &err, true));
+  ParsedProfile p;
+  REQUIRE(parse_profile(merged, &p, &err));
+  CHECK(p.rows.size() == 3);
+  std::string commit, s1, s2;
+  for (const auto& [k, v] : p.provenance) {
+    if (k == "git_commit") commit = v;
+    if (k == "session.1") s1 = v;
+    if (k == "session.2") s2 = v;
+  }
+  CHECK(commit == kSha);
+  CHECK(s1 == "families:decode;gpu_uuid:gpu-1;git_commit:" + kSha + ";date_utc:");
+  CHECK(s2 == "families:elementwise;gpu_uuid:gpu-2;git_commit:" + other + ";date_utc:");
+  // A family measured twice, an unknown commit: refused.
+  CHECK_FALSE(merge_profiles({{"a.csv", family_profile("decode", kSha, 1)}, {"b.csv", family_profile("decode", other, 1)}},
+                             &merged, &err, true));
+  CHECK(err.find("already") != std::string::npos);
+  CHECK_FALSE(merge_profiles({{"a.csv", family_profile("decode", kSha, 1)}, {"b.csv", family_profile("gemm", "unknown", 1)}},
+                             &merged, &err, true));
+}
+
 TEST_CASE("a known commit is a hex SHA, optionally dirty") {
   CHECK(is_known_commit(kSha));
   CHECK(is_known_commit("e471fb1"));

@@ -34,6 +34,7 @@ struct KernelsCli {
   int reps = 5;            // replay: timed runs of each iteration (median reported)
   double kv_gb = 0;        // replay: GPU memory for the KV cache pools; 0 = 40 GB
   std::string prefill_variant = "auto";  // replay: auto | fa2 | hopper_wgmma (replay_gpu.cuh)
+  bool sessions = false;   // merge: inputs from several measuring sessions (profile_merge.h)
 };
 
 // Parses argv[1..]. Returns false with a one-line *error on unknown options, missing

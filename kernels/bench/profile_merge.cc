@@ -42,7 +42,7 @@ bool is_known_commit(const std::string& commit) {
   return true;
 }
 
-bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged, std::string* error) {
+bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged, std::string* error, bool sessions) {
   if (inputs.empty()) {
     *error = "no profiles to merge";
     return false;
@@ -66,9 +66,32 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
     return false;
   }
   std::vector<std::string> columns;
-  std::string families, commands;
+  std::string families, commands, session_lines;
+  std::vector<std::string> seen_families;
+  const std::vector<const char*> same_run = {"schema_version", "gpu_uuid", "git_commit", "mode"};
+  const std::vector<const char*> same_stack = {"schema_version", "mode", "gpu", "gpu_cc", "gpu_sms", "nvidia_driver",
+                                               "runtime_cuda_version", "cublaslt_version"};
   for (size_t i = 0; i < parsed.size(); ++i) {
-    for (const char* key : {"schema_version", "gpu_uuid", "git_commit", "mode"}) {
+    if (sessions) {
+      const std::string c = lookup(parsed[i].provenance, "git_commit");
+      if (!is_known_commit(c)) {
+        *error = inputs[i].name + ": git_commit '" + c + "' is not a commit";
+        return false;
+      }
+      std::stringstream fs(lookup(parsed[i].provenance, "families"));
+      for (std::string f; std::getline(fs, f, ',');) {
+        for (const auto& g : seen_families)
+          if (g == f) {
+            *error = inputs[i].name + ": family '" + f + "' is already in an earlier input (one session per family)";
+            return false;
+          }
+        seen_families.push_back(f);
+      }
+      session_lines += "# session." + std::to_string(i + 1) + "=families:" + lookup(parsed[i].provenance, "families") +
+                       ";gpu_uuid:" + lookup(parsed[i].provenance, "gpu_uuid") + ";git_commit:" + c +
+                       ";date_utc:" + lookup(parsed[i].provenance, "date_utc") + "\n";
+    }
+    for (const char* key : sessions ? same_stack : same_run) {
       if (lookup(parsed[i].provenance, key) != lookup(first, key)) {
         *error = inputs[i].name + ": " + key + " '" + lookup(parsed[i].provenance, key) + "' differs from " +
                  inputs[0].name + "'s '" + lookup(first, key) + "'";
@@ -88,6 +111,7 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
   std::ostringstream out;
   for (const auto& [key, value] : first)
     out << "# " << key << "=" << (key == "families" ? families : key == "command" ? commands : value) << "\n";
+  out << session_lines;
   if (!columns.empty()) {
     for (size_t c = 0; c < columns.size(); ++c) out << (c ? "," : "") << columns[c];
     out << "\n";

@@ -28,6 +28,16 @@ bool is_known_commit(const std::string& commit);
 // families (the inputs' families joined with ',') and command (the inputs' commands joined
 // with " ; "). An input with provenance but no rows (a family that measured nothing)
 // contributes its family name only.
-bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged, std::string* error);
+//
+// sessions = true (`servesim-kernels merge --sessions`): the inputs may come from different
+// measuring sessions of one GPU model - other cards (gpu_uuid), commits (git_commit) and
+// dates - as when a later session measures a family the first did not have. They must
+// still agree on schema_version, mode, gpu, gpu_cc, gpu_sms, nvidia_driver,
+// runtime_cuda_version and cublaslt_version (one stack), every commit must be known, and no
+// family may come from two inputs. The first input's provenance heads the file; one
+// `# session.N=families:..;gpu_uuid:..;git_commit:..;date_utc:..` line per input says
+// where each family's rows were measured.
+bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged, std::string* error,
+                    bool sessions = false);
 
 }  // namespace servesim::kernels
