@@ -11,8 +11,8 @@
 #   --phase bench   call 2 of two: preflight, build (incremental: reuses build-gpu/ when the
 #                   machine is still warm), bench, merge - the whole call for the bench
 #   --families a,b  only these families (check and bench); the full bench needs two bench
-#                   calls: --families ceilings,gemm,decode,prefill,prefill_hopper then
-#                   quest,minference,andpro,
+#                   calls: --families ceilings,gemm,decode,elementwise,prefill,prefill_hopper
+#                   then quest,minference,andpro,
 #                   joined with `servesim-kernels merge`
 #   --plan          print the time plan (budgets, per-family shares) and exit; runs nothing
 #   --preflight     stop after the preflight (exit 0 when nothing is missing, else 2)
@@ -89,7 +89,12 @@ FAMILY_POINT_GRACE=30     # a family's process may run this long past its budget
 # (docs/kernels.md, "Running the calibration").
 # prefill_hopper (issue 20, prefill variant hopper_wgmma, sm_90a; its own family so a fault
 # of the new kernel cannot cost prefill its rows): 30 points, estimated like prefill's.
-declare -A FAMILY_WEIGHT=([ceilings]=5 [gemm]=80 [decode]=30 [prefill]=65 [prefill_hopper]=20 [quest]=100 [minference]=210 [andpro]=30)
+# Measured on the first H100 run (2026-11-25, costmodel/profiles/h100-sxm/summary.txt: seconds
+# each family's full grid took, rounded up): ceilings 0, gemm 44, decode 3, prefill 33,
+# prefill_hopper 5, quest 15, minference 284, andpro 7; elementwise (a later session) ~1.
+# The weights are those seconds with a little headroom; the full grids (~400 s) still need
+# the two bench calls below: MInference alone is 284 s.
+declare -A FAMILY_WEIGHT=([ceilings]=2 [gemm]=45 [decode]=5 [elementwise]=3 [prefill]=35 [prefill_hopper]=6 [quest]=16 [minference]=285 [andpro]=8)
 DEFAULT_WEIGHT=30
 MIN_SHARE=10
 
@@ -108,19 +113,23 @@ select_families() {
 
 # Share of `budget` for the first of the families given, in proportion to the weights of
 # all of them (the families still to run).
+# MIN_SHARE is kept back for each family after the first, so a heavy family early in the
+# order (minference) cannot starve the ones after it.
 share_of() {  # share_of BUDGET FAMILY...
   local budget=$1 total=0 f
   shift
   for f in "$@"; do total=$((total + $(weight_of "$f"))); done
   [ "$total" -gt 0 ] || total=1
-  local s=$((budget * $(weight_of "$1") / total))
+  local avail=$((budget - MIN_SHARE * ($# - 1)))
+  [ "$avail" -gt 0 ] || avail=0
+  local s=$((avail * $(weight_of "$1") / total))
   # Every family gets a start (the ceilings' copy rows are cheap and essential).
   [ "$s" -lt "$MIN_SHARE" ] && s=$(min "$MIN_SHARE" "$budget")
   echo "$s"
 }
 
 if [ "$PLAN" = 1 ]; then
-  mapfile -t families < <(printf '%s\n' ceilings gemm decode prefill prefill_hopper quest minference andpro | select_families)
+  mapfile -t families < <(printf '%s\n' ceilings gemm elementwise decode prefill prefill_hopper quest minference andpro | select_families)
   echo "gpu_calibrate plan (--phase $PHASE): deadline ${DEADLINE_S} s after start"
   echo "  configure <= ${CONFIGURE_LIMIT} s, build <= ${BUILD_LIMIT} s (seconds when a warm build-gpu/ is reused)"
   if [ "$PHASE" != bench ]; then

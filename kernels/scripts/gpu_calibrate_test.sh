@@ -14,7 +14,7 @@ if command -v shellcheck >/dev/null 2>&1; then shellcheck "$SCRIPT" || fail "she
 for phase in all bench; do
   plan=$(bash "$SCRIPT" --plan --phase "$phase") || fail "--plan --phase $phase exited $?"
   echo "$plan"
-  for f in ceilings gemm decode prefill prefill_hopper quest minference andpro; do
+  for f in ceilings gemm elementwise decode prefill prefill_hopper quest minference andpro; do
     share=$(echo "$plan" | awk -v f="$f" '$1 == "share" && $2 == f { print $3 }')
     if [ -z "$share" ] || [ "$share" -lt 10 ]; then fail "--phase $phase: family $f has share '$share'"; fi
   done
