@@ -6,7 +6,8 @@
 //
 // Built only for sm_90a (kernels/CMakeLists.txt, target servesim_kernels_hopper) and runs
 // only on a compute-capability 9.0 GPU (H100 / H200): prefill_hopper_available() says
-// whether this process can run it, and why not. Speed unmeasured (no GPU run yet).
+// whether this process can run it, and why not. Measured on an H100 (2026-11-25): 366 TFLOP/s
+// causal at 8K, 382 at 16K, head_dim 128, 32/8 heads (docs/kernels.md, "Measured on an H100").
 #pragma once
 
 #include <cuda_runtime.h>

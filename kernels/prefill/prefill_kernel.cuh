@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(kPrefillThreads) prefill_kernel(const PrefillP
   write_warp_rows<D, MT>(p, st, row0 + q_begin + warp_row0, warp_rows, head, hq, lane);
 }
 
-// ---- Variant fa2_qreg (FA2 parity of the mma.sync path; speed unmeasured) ----------------
+// ---- Variant fa2_qreg (FA2 parity of the mma.sync path; H100: slower than fa2) ------------
 // 64-row tiles (one m16 tile per warp). Differences from prefill_kernel:
 //  - Q is staged once through shared memory and kept in registers as mma A fragments;
 //  - K and V of a tile are separate cp.async groups: S = Q K^T starts when K has landed,
