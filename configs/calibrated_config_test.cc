@@ -108,6 +108,40 @@ TEST_CASE("backend auto uses a measured profile found under the profile folder, 
   CHECK(error_of(scenario("", kSmallWorkload)).find("is a SYNTHETIC profile") != std::string::npos);
 }
 
+TEST_CASE("a measured profile prices only its own GPU: a same-name hardware with other speeds is roofline under "
+          "auto and an error under calibrated") {
+  fs::path dir = temp_dir() / "profiles_speed";
+  fs::create_directories(dir / "h100-sxm");
+  SyntheticOptions o;
+  std::string text = synthetic_profile_csv(o);
+  text.erase(text.find("# synthetic=true\n"), 17);  // stand-in for a measured profile, as above
+  std::ofstream(dir / "h100-sxm" / "profile.csv") << text;
+  ScopedEnv env("SERVESIM_PROFILE_DIR", dir.string());
+  auto with_hw = [](const std::string& hw, const std::string& extra) {
+    std::string y = scenario(extra, kSmallWorkload);
+    y.replace(y.find("hardware: h100-sxm"), 18, "hardware: " + hw);
+    return y;
+  };
+  // Memory is read from the spec by the calibrated model too: still calibrated.
+  CHECK(parse(with_hw("{name: H100-SXM, memory_gb: 40}", "")).cost_model.backend == "calibrated");
+  for (const char* hw : {"{name: H100-SXM, mem_bandwidth_gbps: 1000}", "{name: H100-SXM, bf16_tflops: 500}",
+                         "{name: H100-SXM, sms: 66}"}) {
+    CAPTURE(hw);
+    ScenarioConfig c = parse(with_hw(hw, ""));
+    CHECK(c.cost_model.backend == "roofline");
+    const std::string e = error_of(with_hw(hw, "cost_model: {backend: calibrated}"));
+    CHECK(e.find("cannot price it") != std::string::npos);
+    CHECK(e.find("where its hardware file") != std::string::npos);
+  }
+  // A worker override with other speeds under worker 0's name: the whole run is roofline.
+  ScenarioConfig c = parse(scenario("", kSmallWorkload));
+  CHECK(c.cost_model.backend == "calibrated");
+  std::string y = scenario("", kSmallWorkload);
+  y.replace(y.find("cluster: {workers: 1}"), 21,
+            "cluster: {workers: 2, overrides: [{worker: 1, hardware: {name: H100-SXM, mem_bandwidth_gbps: 1000}}]}");
+  CHECK(parse(y).cost_model.backend == "roofline");
+}
+
 TEST_CASE("attention methods and their parameters are parsed, resolved and checked") {
   ScenarioConfig c = parse(scenario(calibrated(R"({prefill: minference, decode: quest, kv: andpro,
   quest: {budget: 1024}, minference: {patterns: {vs_30_2048: 0.5, bs_100: 0.5}, min_length: 16384},

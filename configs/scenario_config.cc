@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include <fmt/ranges.h>
 
@@ -148,8 +149,32 @@ std::string auto_profile_path(const HardwareSpec& hw) {
 // (hardware and attention per worker). See CostModelConfig.
 void parse_cost_model(YamlMap& m, ScenarioConfig& c);
 
+// A measured profile prices the GPU it was measured on. A worker whose hardware keeps a
+// shipped file's name but changes a speed that the profile measured instead (HBM
+// bandwidth, bf16 peak, SMs, L2) is not that GPU: returns the first such field, described,
+// or "" when none differs or no hardware file has the name. Memory size and interconnect
+// are not compared: the calibrated model reads them from the hardware spec.
+std::string speed_override(const HardwareSpec& hw) {
+  HardwareSpec file;
+  try {
+    file = load_hardware_named(hw.name);
+  } catch (const InputError&) {
+    return "";
+  }
+  const std::pair<const char*, std::pair<double, double>> fields[] = {
+      {"mem_bandwidth_gbps", {hw.mem_bandwidth_gbps, file.mem_bandwidth_gbps}},
+      {"bf16_tflops", {hw.bf16_tflops, file.bf16_tflops}},
+      {"sms", {static_cast<double>(hw.sms), static_cast<double>(file.sms)}},
+      {"l2_mb", {hw.l2_mb, file.l2_mb}}};
+  for (const auto& [name, v] : fields)
+    if (v.first != v.second)
+      return fmt::format("hardware '{}' has {} {} where its hardware file (the GPU the profile measured) has {}",
+                         hw.name, name, v.first, v.second);
+  return "";
+}
+
 // Step 1: `backend`, with auto resolved: calibrated only when every worker's
-// GPU has a measured profile, else roofline.
+// GPU has a measured profile and keeps that GPU's speeds (speed_override), else roofline.
 void resolve_backend(YamlMap& cm, ScenarioConfig& c) {
   CostModelConfig& cc = c.cost_model;
   std::string backend = cm.get<std::string>("backend", cc.backend);
@@ -158,9 +183,13 @@ void resolve_backend(YamlMap& cm, ScenarioConfig& c) {
   if (backend == "auto") {
     cc.auto_selected = true;
     bool all = true;
-    std::set<std::string> seen;  // hardware names (a cluster may have 100000 workers)
-    for (const WorkerConfig& w : c.workers)
-      if (seen.insert(w.hardware.name).second) all = all && fs::exists(auto_profile_path(w.hardware));
+    // Distinct hardware (a cluster may have 100000 workers): by name and the compared speeds.
+    std::set<std::tuple<std::string, double, double, int, double>> seen;
+    for (const WorkerConfig& w : c.workers) {
+      const HardwareSpec& h = w.hardware;
+      if (seen.insert({h.name, h.mem_bandwidth_gbps, h.bf16_tflops, h.sms, h.l2_mb}).second)
+        all = all && fs::exists(auto_profile_path(h)) && speed_override(h).empty();
+    }
     backend = all ? "calibrated" : "roofline";
   }
   cc.backend = backend;
@@ -249,8 +278,14 @@ void load_profiles(YamlMap& cm, ScenarioConfig& c) {
   CostModelConfig& cc = c.cost_model;
   const std::string key = profile_key(cm);
   std::map<std::string, std::string> resolved_path;  // hardware name → profile path
+  std::set<std::tuple<std::string, double, double, int, double>> speeds_checked;
   for (std::size_t i = 0; i < c.workers.size(); ++i) {
     WorkerConfig& w = c.workers[i];
+    const HardwareSpec& h = w.hardware;
+    if (cc.profile == "auto" && speeds_checked.insert({h.name, h.mem_bandwidth_gbps, h.bf16_tflops, h.sms, h.l2_mb}).second)
+      if (const std::string why = speed_override(h); !why.empty())
+        cm.fail(key, fmt::format("{}: its measured profile {} cannot price it; use backend roofline, or give the "
+                                 "hardware another name and a profile measured on it", why, auto_profile_path(h)));
     if (auto it = resolved_path.find(w.hardware.name); it != resolved_path.end()) {
       w.profile = it->second;
       continue;
@@ -263,6 +298,7 @@ void load_profiles(YamlMap& cm, ScenarioConfig& c) {
       cm.fail(key, fmt::format("no measured kernel profile for hardware '{}' at {}; measure one "
                                "(docs/costmodel.md, \"Calibrating a new GPU\") or set cost_model.profile",
                                w.hardware.name, w.profile));
+
     resolved_path[w.hardware.name] = w.profile;
     if (cc.fits.count(w.profile)) continue;
     std::shared_ptr<const KernelFits> fits;

@@ -334,8 +334,11 @@ TEST_CASE("cache_aware on a workload without prefix blocks: the imbalance warnin
   fs::path base = testing::temp_dir() / "imbalance";
   fs::remove_all(base);
   auto warnings = [&](const std::string& global, const char* dir) {
-    // A light load (40 requests): cache_aware's load balancing never triggers.
-    ScenarioConfig c = load_scenario(path, {"cluster.workers=4", "workload.requests=40", "policy.global=" + global});
+    // A light load (40 requests): cache_aware's load balancing never triggers. The regime
+    // was chosen on the roofline, pinned here: with the measured H100 profile this run
+    // spreads over the workers and there is no imbalance to warn about.
+    ScenarioConfig c = load_scenario(path, {"cluster.workers=4", "workload.requests=40", "policy.global=" + global,
+                                            "cost_model.backend=roofline"});
     return execute_run(c, RunOptions{(base / dir).string(), false}).values.warnings;
   };
   const auto skewed = warnings("cache_aware", "cache_aware");
