@@ -177,17 +177,9 @@ void GpuReplay::prepare(const RecordedIteration& it, bool exact_context) {
     if (use_hopper_) {
       // One runner per layer: its tensor maps bind that layer's K/V pool (setup, untimed).
       const PrefillPlan plan = plan_prefill(p_q, p_lens, kHopperRows);
-      for (auto& L : layers_) {
-        PrefillArgs a;
-        a.q = q_.get();
-        a.k_cache = L.k_cache.get();
-        a.v_cache = L.v_cache.get();
-        a.kv = p_view_;
-        a.q_indptr = p_q_indptr_.get();
-        a.heads = heads;
-        a.out = attn_.get();
-        hopper_.push_back(std::make_unique<PrefillHopperRunner>(plan, a, static_cast<int64_t>(T), pool_pages_));
-      }
+      for (auto& L : layers_)
+        hopper_.push_back(
+            std::make_unique<PrefillHopperRunner>(plan, prefill_args(L, heads), static_cast<int64_t>(T), pool_pages_));
     } else {
       const PrefillPlan plan = plan_prefill(p_q, p_lens, choose_prefill_rows_per_tile(p_q, heads.num_q_heads, sms_));
       prefill_ = std::make_unique<PrefillRunner>(plan, heads);
@@ -201,6 +193,18 @@ void GpuReplay::prepare(const RecordedIteration& it, bool exact_context) {
     decode_ = std::make_unique<DecodeRunner>(plan_decode(d_lens, heads.num_kv_heads, sms_), heads);
   }
   SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+PrefillArgs GpuReplay::prefill_args(const Layer& L, const AttentionHeads& heads) const {
+  PrefillArgs a;
+  a.q = q_.get();
+  a.k_cache = L.k_cache.get();
+  a.v_cache = L.v_cache.get();
+  a.kv = p_view_;
+  a.q_indptr = p_q_indptr_.get();
+  a.heads = heads;
+  a.out = attn_.get();
+  return a;
 }
 
 void GpuReplay::run(cudaStream_t st) {
@@ -221,15 +225,7 @@ void GpuReplay::run(cudaStream_t st) {
       hopper_[l]->run(st);
       ++n;
     } else if (prefill_) {
-      PrefillArgs a;
-      a.q = q_.get();
-      a.k_cache = L.k_cache.get();
-      a.v_cache = L.v_cache.get();
-      a.kv = p_view_;
-      a.q_indptr = p_q_indptr_.get();
-      a.heads = heads;
-      a.out = attn_.get();
-      prefill_->run(a, st);
+      prefill_->run(prefill_args(L, heads), st);
       ++n;
     }
     if (decode_) {

@@ -83,6 +83,8 @@ class GpuReplay {
   DeviceBuffer<int64_t> slot_;
   DeviceBuffer<int32_t> p_indptr_, p_pages_, p_lens_, p_q_indptr_, d_indptr_, d_pages_, d_lens_;
   DeviceBuffer<__nv_bfloat16> x_, residual_, qkv_, q_, attn_, gu_, act_, out_rows_, logits_;
+  // The prefill arguments of layer L over this iteration's buffers (both prefill variants).
+  PrefillArgs prefill_args(const Layer& L, const AttentionHeads& heads) const;
   std::unique_ptr<PrefillRunner> prefill_;
   std::vector<std::unique_ptr<PrefillHopperRunner>> hopper_;  // one per layer when use_hopper_
   bool use_hopper_ = false;
