@@ -56,6 +56,7 @@ const OptionTable<HardwareSpec>& hardware_options() {
       {"min_kernel_us", &HardwareSpec::min_kernel_us, R::kNonNegative, "GPU-side floor of one kernel, us (roofline)", 1e6},
       {"pcie_gbps", &HardwareSpec::pcie_gbps, R::kPositive,
        "per-direction host link bandwidth per GPU, GB/s (default of the kv_cache host tier)", kOptionMax, kMinHardware},
+      {"interconnect", nested_same(&interconnect_options), R::kAny, "the links a PD KV transfer can use (map)"},
   };
   return t;
 }
@@ -81,6 +82,30 @@ const OptionTable<BatchingOptions>& batching_options() {
       {"max_running", &BatchingOptions::max_running, R::kPositive, "most admitted requests at once"},
       {"reservation_ratio", &BatchingOptions::reservation_ratio, R::kFractionOrZero,
        "share of KV kept free when admitting while others run"},
+  };
+  return t;
+}
+
+const OptionTable<BatchingOptions>& batching_mode_options() {
+  static const OptionTable<BatchingOptions> t = {
+      {"mode", one_of(&BatchingOptions::mode, "batching mode", {"mixed", "prefill_first"}), R::kAny,
+       "mixed: decode tokens and prefill chunks in one iteration; prefill_first: prefills alone when any fits"},
+  };
+  return t;
+}
+
+const OptionTable<PdConfig>& pd_options() {
+  static const OptionTable<PdConfig> t = {
+      {"link", one_of(&PdConfig::link, "link", {"rdma", "nvlink"}), R::kAny, "the links a KV transfer uses"},
+      {"decider", one_of(&PdConfig::decider, "decider", {"always", "prefix_aware"}), R::kAny,
+       "where a request is prefilled"},
+      {"threshold_tokens", &PdConfig::threshold_tokens, R::kNonNegative,
+       "prefix_aware: prefill on the decode worker when its uncached prompt is at most this", kOptionMax, 0,
+       [](const PdConfig& p) { return p.decider == PdDecider::kPrefixAware; }},
+      {"streaming", one_of(&PdConfig::streaming, "streaming", {"none", "layerwise"}), R::kAny,
+       "layerwise: the KV transfer overlaps the final prefill iteration", kOptionMax, 0,
+       // none is not written: config.resolved.yaml resolves as before the key existed
+       [](const PdConfig& p) { return p.streaming != PdStreaming::kNone; }},
   };
   return t;
 }

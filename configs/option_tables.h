@@ -5,8 +5,7 @@
 //
 // Not (yet) in a table: keys with a derived default or a unit conversion
 // (report.out, report.timeline_interval_s, cost_model.base_ms and the fixed
-// backend's per-token costs, cost_model.backend/profile), enums
-// (batching.mode, attention methods). The policies' parameters have their
+// backend's per-token costs, cost_model.backend/profile), the attention methods. The policies' parameters have their
 // tables next to each options struct in policies/ (listed by
 // policies/policy_registry.h's PolicyType::params); the attention methods'
 // parameters next to each method's pricer in costmodel/ (listed by
@@ -18,9 +17,11 @@
 namespace servesim {
 
 const OptionTable<ModelSpec>& model_options();              // model: (after name)
-const OptionTable<HardwareSpec>& hardware_options();        // hardware: (after name)
-const OptionTable<HardwareSpec>& interconnect_options();    // hardware: interconnect: (PD KV transfer links)
+const OptionTable<HardwareSpec>& hardware_options();        // hardware: (after name; interconnect nested last)
+const OptionTable<HardwareSpec>& interconnect_options();    // hardware.interconnect: (PD KV transfer links)
 const OptionTable<BatchingOptions>& batching_options();     // batching: budgets
+const OptionTable<BatchingOptions>& batching_mode_options(); // batching: mode (written after the memory keys)
+const OptionTable<PdConfig>& pd_options();                  // cluster.pd:
 const OptionTable<ScenarioConfig>& memory_options();        // batching: memory keys
 const OptionTable<RooflineOptions>& roofline_options();     // cost_model: (roofline, and auto)
 const OptionTable<CalibratedOptions>& calibrated_options(); // cost_model: (calibrated, and auto)

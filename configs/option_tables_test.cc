@@ -15,6 +15,7 @@
 #include "policies/vtc_policy.h"
 
 using namespace servesim;
+using R = OptionRange;
 
 namespace {
 
@@ -113,6 +114,35 @@ void check_listed(const OptionTable<S>& table, const std::string& heading) {
   for (const OptionField<S>& f : table) {
     INFO(heading << ": " << f.key);
     CHECK(text.find(f.key) != std::string::npos);
+  }
+}
+
+std::string trim(std::string s);
+
+// A key table in prose (`| `key` | default | meaning |`) under the first line that
+// starts with `intro`: every key of `table` has a row, and its default cell (backticks
+// stripped) is the table's default.
+template <class S>
+void check_key_table(const OptionTable<S>& table, const std::string& intro) {
+  std::map<std::string, std::string> rows;
+  bool in = false;
+  for (const std::string& l : doc_lines()) {
+    if (l.starts_with(intro)) in = true;
+    if (!in) continue;
+    if (l.starts_with("| `")) {
+      const std::size_t a = l.find('|', 1), b = l.find('|', a + 1);
+      rows[trim(l.substr(1, a - 1))] = trim(l.substr(a + 1, b - a - 1));
+    } else if (!rows.empty() && !l.starts_with("|")) {
+      break;
+    }
+  }
+  REQUIRE_MESSAGE(!rows.empty(), "docs/configuration.md has no key table after " << intro);
+  for (const OptionField<S>& f : table) {
+    INFO("docs/configuration.md, " << intro << " " << f.key);
+    const auto it = rows.find(f.key);
+    REQUIRE_MESSAGE(it != rows.end(), "key not in the table");
+    CHECK_MESSAGE(same_value(it->second, option_default(f)), "documented default " << it->second << ", table default "
+                                                                                     << option_default(f));
   }
 }
 
@@ -276,6 +306,8 @@ TEST_CASE("a policy's table reads, checks and echoes its parameters") {
 TEST_CASE("docs/configuration.md lists every table key with the table's default") {
   check_documented(batching_options(), "batching");
   check_documented(memory_options(), "batching");
+  check_documented(batching_mode_options(), "batching");
+  check_key_table(pd_options(), "`cluster.pd`");
   int attention_maps = 0;
   for (const AttentionMethodType& t : attention_method_types()) {
     if (t.params_key.empty()) continue;
@@ -348,4 +380,81 @@ TEST_CASE("a table reads what it writes, keeps absent keys and names the key of 
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("cost_model.memory_efficiency: must be in (0, 1], got 1.5") != std::string::npos);
   }
+}
+
+TEST_CASE("N-way choices, nested tables and keys written only when read: read, write back and errors") {
+  // N-way choices (an enum): read by name, written by name, an unknown name lists the known ones.
+  PdConfig pd;
+  YamlMap pm(YAML::Load("{link: nvlink, decider: prefix_aware, threshold_tokens: 64, streaming: layerwise}"), "t.yaml",
+             "cluster.pd");
+  read_options(pm, pd_options(), pd);
+  pm.finish();
+  CHECK(pd.link == PdLink::kNvlink);
+  CHECK(pd.decider == PdDecider::kPrefixAware);
+  CHECK(pd.streaming == PdStreaming::kLayerwise);
+  YAML::Node pw;
+  write_options(pw, pd_options(), pd);
+  CHECK(pw["link"].as<std::string>() == "nvlink");
+  CHECK(pw["threshold_tokens"].as<int>() == 64);
+  // `written`: keys that only some settings read stay out of the write-back.
+  YAML::Node dw;
+  write_options(dw, pd_options(), PdConfig{});
+  CHECK(dw.size() == 2);  // link, decider: threshold_tokens (always) and streaming (none) are not written
+  CHECK(!dw["streaming"].IsDefined());
+  BatchingOptions bo;
+  YamlMap bm(YAML::Load("{mode: eager}"), "t.yaml", "batching");
+  try {
+    read_options(bm, batching_mode_options(), bo);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("batching.mode: unknown batching mode 'eager'; known: mixed, prefill_first") !=
+          std::string::npos);
+  }
+
+  // Nested tables: a sub-map read and written by another table (and one over the same struct).
+  struct Inner {
+    double rate = 1;
+    bool operator==(const Inner&) const = default;
+  };
+  struct Outer {
+    Inner inner;
+    std::int64_t n = 2;
+    double x = 3;
+    bool operator==(const Outer&) const = default;
+  };
+  static const OptionTable<Inner> inner_table = {{"rate", &Inner::rate, R::kPositive, "a rate"}};
+  static const OptionTable<Outer> same_table = {{"x", &Outer::x, R::kAny, "x"}};
+  static const OptionTable<Outer> outer_table = {
+      {"inner", nested(&Outer::inner, +[]() -> const OptionTable<Inner>& { return inner_table; }), R::kAny, "a map"},
+      {"n", &Outer::n, R::kPositive, "a count"},
+      {"more", nested_same(+[]() -> const OptionTable<Outer>& { return same_table; }), R::kAny, "keys of Outer"},
+  };
+  Outer o;
+  YamlMap om(YAML::Load("{inner: {rate: 2.5}, n: 7, more: {x: 9}}"), "t.yaml", "outer");
+  read_options(om, outer_table, o);
+  om.finish();
+  CHECK(o.inner.rate == 2.5);
+  CHECK(o.n == 7);
+  CHECK(o.x == 9);
+  YAML::Node ow;
+  write_options(ow, outer_table, o);
+  CHECK(ow["inner"]["rate"].as<double>() == 2.5);
+  CHECK(ow["more"]["x"].as<double>() == 9);
+  Outer back;
+  YamlMap bm2(ow, "t.yaml", "outer");
+  read_options(bm2, outer_table, back);
+  bm2.finish();
+  CHECK(back == o);
+  // A range error inside a nested map names the whole path; an unknown nested key is an error.
+  YamlMap nb(YAML::Load("{inner: {rate: -1}}"), "t.yaml", "outer");
+  Outer y;
+  try {
+    read_options(nb, outer_table, y);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("outer.inner.rate: must be > 0") != std::string::npos);
+  }
+  YamlMap nu(YAML::Load("{inner: {rtae: 2}}"), "t.yaml", "outer");
+  CHECK_THROWS_AS(read_options(nu, outer_table, y), InputError);
+
 }

@@ -171,16 +171,16 @@ TEST_CASE("a PD run: config.resolved.yaml round-trips, requests.csv and workers.
 
 TEST_CASE("cluster.pd.streaming: layerwise round-trips through config.resolved.yaml, none is not written") {
   ScenarioConfig none = load_scenario(write_temp("pd.yaml", kPd), {});
-  CHECK(none.pd.streaming == "none");
+  CHECK(none.pd.streaming == PdStreaming::kNone);
   CHECK(!none.resolved()["cluster"]["pd"]["streaming"].IsDefined());  // resolves as before the key existed
   ScenarioConfig c = load_scenario(write_temp("pd.yaml", kPd), {"cluster.pd.streaming=layerwise"});
-  CHECK(c.pd.streaming == "layerwise");
+  CHECK(c.pd.streaming == PdStreaming::kLayerwise);
   fs::path base = testing::temp_dir() / "pd_stream_run";
   fs::remove_all(base);
   execute_run(c, RunOptions{(base / "a").string(), false});
   ScenarioConfig again = load_scenario((base / "a" / "config.resolved.yaml").string(), {});
   CHECK(again == c);
-  CHECK(again.pd.streaming == "layerwise");
+  CHECK(again.pd.streaming == PdStreaming::kLayerwise);
   execute_run(again, RunOptions{(base / "b").string(), false});
   for (const char* f : {"requests.csv", "workers.csv", "summary.csv", "config.resolved.yaml"}) {
     CAPTURE(f);

@@ -164,7 +164,7 @@ WorkerRole worker_role(PoolRole r) {
 // the decode policy and the decider (docs/simulation.md, "KV transfer").
 PdSetup make_pd_setup(const ScenarioConfig& c, const PolicyContext& decode_ctx) {
   PdSetup pd;
-  const bool rdma = c.pd.link == "rdma";
+  const bool rdma = c.pd.link == PdLink::kRdma;
   for (const WorkerConfig& w : c.workers) {
     pd.roles.push_back(worker_role(c.pools[w.pool].role));
     const double link = (rdma ? w.hardware.rdma_nic_gbps : w.hardware.nvlink_gbps) * w.tp;
@@ -176,9 +176,9 @@ PdSetup make_pd_setup(const ScenarioConfig& c, const PolicyContext& decode_ctx) 
     pd.layers.push_back(c.model.layers);
   }
   pd.decode_global = c.decode_global_policy.make(decode_ctx);
-  pd.decider = c.pd.decider == "prefix_aware" ? PdDecider::kPrefixAware : PdDecider::kAlways;
+  pd.decider = c.pd.decider;
   pd.threshold_tokens = c.pd.threshold_tokens;
-  pd.streaming = c.pd.streaming == "layerwise" ? PdStreaming::kLayerwise : PdStreaming::kNone;
+  pd.streaming = c.pd.streaming;
   return pd;
 }
 

@@ -85,9 +85,6 @@ HardwareSpec parse_hardware(YamlMap& m, const std::string& fallback_name) {
   h.name = m.get<std::string>("name", fallback_name.empty() ? "custom" : fallback_name);
   read_options(m, hardware_options(), h);
   m.get<std::string>("source", "");  // provenance note (datasheet), informational
-  YamlMap ic = m.map("interconnect");
-  read_options(ic, interconnect_options(), h);
-  ic.finish();
   m.finish();
   return h;
 }
@@ -418,10 +415,7 @@ void parse_pools(YamlMap& cl, ScenarioConfig& c) {
     p.batching = c.batching;
     YamlMap b = pm.map("batching");
     read_options(b, batching_options(), p.batching);
-    const std::string mode = b.get<std::string>("mode", c.batching.mode == BatchMode::kMixed ? "mixed" : "prefill_first");
-    if (mode == "mixed") p.batching.mode = BatchMode::kMixed;
-    else if (mode == "prefill_first") p.batching.mode = BatchMode::kPrefillFirst;
-    else b.fail("mode", fmt::format("unknown batching mode '{}'; expected mixed or prefill_first", mode));
+    read_options(b, batching_mode_options(), p.batching);
     b.finish();
     YamlMap pol = pm.map("policy");
     if (pol.has("local")) p.local_policy = parse_local_policy(pol, "local", "fcfs");
@@ -455,19 +449,9 @@ void parse_pd(YamlMap& cl, ScenarioConfig& c) {
   if (!c.disaggregated())
     cl.fail("pd", "cluster.pd needs cluster.pools with a pool of role prefill or decode");
   YamlMap pd = cl.map("pd");
-  c.pd.link = pd.get<std::string>("link", c.pd.link);
-  if (c.pd.link != "rdma" && c.pd.link != "nvlink")
-    pd.fail("link", fmt::format("unknown link '{}'; known: rdma, nvlink", c.pd.link));
-  c.pd.decider = pd.get<std::string>("decider", c.pd.decider);
-  if (c.pd.decider != "always" && c.pd.decider != "prefix_aware")
-    pd.fail("decider", fmt::format("unknown decider '{}'; known: always, prefix_aware", c.pd.decider));
-  c.pd.threshold_tokens = pd.get<std::int64_t>("threshold_tokens", c.pd.threshold_tokens);
-  if (c.pd.threshold_tokens < 0) pd.fail("threshold_tokens", "must be >= 0");
-  if (pd.has("threshold_tokens") && c.pd.decider != "prefix_aware")
+  read_options(pd, pd_options(), c.pd);
+  if (pd.has("threshold_tokens") && c.pd.decider != PdDecider::kPrefixAware)
     pd.fail("threshold_tokens", "only the prefix_aware decider reads threshold_tokens");
-  c.pd.streaming = pd.get<std::string>("streaming", c.pd.streaming);
-  if (c.pd.streaming != "none" && c.pd.streaming != "layerwise")
-    pd.fail("streaming", fmt::format("unknown streaming '{}'; known: none, layerwise", c.pd.streaming));
   pd.finish();
 }
 
@@ -540,10 +524,7 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   YamlMap b = m.map("batching");
   read_options(b, batching_options(), c.batching);
   read_options(b, memory_options(), c);
-  std::string mode = b.get<std::string>("mode", "mixed");
-  if (mode == "mixed") c.batching.mode = BatchMode::kMixed;
-  else if (mode == "prefill_first") c.batching.mode = BatchMode::kPrefillFirst;
-  else b.fail("mode", fmt::format("unknown batching mode '{}'; expected mixed or prefill_first", mode));
+  read_options(b, batching_mode_options(), c.batching);
   b.finish();
 
   c.kv_tiers = parse_kv_tiers(m, c.kv_tiers);  // kv_cache: before the cluster (pools and overrides default to it)
@@ -705,10 +686,7 @@ YAML::Node ScenarioConfig::resolved() const {
   auto hw_node = [](const HardwareSpec& h) {
     YAML::Node x;
     x["name"] = h.name;
-    write_options(x, hardware_options(), h);
-    YAML::Node ic;
-    write_options(ic, interconnect_options(), h);
-    x["interconnect"] = ic;
+    write_options(x, hardware_options(), h);  // its interconnect: map last
     return x;
   };
   n["hardware"] = hw_node(hardware);
@@ -716,7 +694,7 @@ YAML::Node ScenarioConfig::resolved() const {
   YAML::Node b;
   write_options(b, batching_options(), batching);
   write_options(b, memory_options(), *this);
-  b["mode"] = batching.mode == BatchMode::kMixed ? "mixed" : "prefill_first";
+  write_options(b, batching_mode_options(), batching);
   n["batching"] = b;
   if (pools.empty()) {
     n["cluster"]["workers"] = workers.size();
@@ -742,17 +720,16 @@ YAML::Node ScenarioConfig::resolved() const {
     x["attention"] = attention_node(p.attention);
     YAML::Node pb;
     write_options(pb, batching_options(), p.batching);
-    pb["mode"] = p.batching.mode == BatchMode::kMixed ? "mixed" : "prefill_first";
+    write_options(pb, batching_mode_options(), p.batching);
     x["batching"] = pb;
     if (p.local_policy) x["policy"]["local"] = p.local_policy->resolved;
     if (p.kv_tiers != kv_tiers) x["kv_cache"] = kv_tiers_node(p.kv_tiers);
     n["cluster"]["pools"].push_back(x);
   }
   if (disaggregated()) {
-    n["cluster"]["pd"]["link"] = pd.link;
-    n["cluster"]["pd"]["decider"] = pd.decider;
-    if (pd.decider == "prefix_aware") n["cluster"]["pd"]["threshold_tokens"] = pd.threshold_tokens;
-    if (pd.streaming != "none") n["cluster"]["pd"]["streaming"] = pd.streaming;  // none: resolves as before
+    YAML::Node pdn;
+    write_options(pdn, pd_options(), pd);
+    n["cluster"]["pd"] = pdn;
   }
   if (kv_tiers != KvTiersConfig{}) n["kv_cache"] = kv_tiers_node(kv_tiers);  // only when set: resolves as before
   n["policy"]["local"] = local_policy.resolved;

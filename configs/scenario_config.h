@@ -25,6 +25,7 @@
 #include "reports/window.h"
 #include "sim/core/service_weights.h"
 #include "sim/batching_options.h"
+#include "sim/pd_modes.h"
 #include "sim/kv_tier.h"
 #include "traces/workload.h"
 
@@ -92,11 +93,14 @@ struct PoolConfig {
 };
 
 // cluster.pd: how requests move between prefill and decode pools.
+enum class PdLink : std::uint8_t { kRdma, kNvlink };  // the links a KV transfer uses
+
+// cluster.pd (schema: pd_options() in option_tables.h).
 struct PdConfig {
-  std::string link = "rdma";        // rdma | nvlink: the links a KV transfer uses
-  std::string decider = "always";   // always | prefix_aware
+  PdLink link = PdLink::kRdma;
+  PdDecider decider = PdDecider::kAlways;
   std::int64_t threshold_tokens = 0;  // prefix_aware: prefill on the decode worker when uncached <= this
-  std::string streaming = "none";   // none | layerwise: the transfer overlaps the final prefill iteration
+  PdStreaming streaming = PdStreaming::kNone;  // layerwise: the transfer overlaps the final prefill iteration
   bool operator==(const PdConfig&) const = default;
 };
 

@@ -46,6 +46,7 @@
 #include "sim/pool_view.h"
 #include "sim/transfer_network.h"
 #include "sim/live_request.h"
+#include "sim/pd_modes.h"
 #include "sim/core/request_source.h"
 #include "sim/run_observer.h"
 #include "sim/worker.h"
@@ -69,14 +70,6 @@ struct WorkerSetup {
 };
 
 enum class WorkerRole : std::uint8_t { kMixed, kPrefill, kDecode };
-enum class PdDecider : std::uint8_t {
-  kAlways,       // prefill on the prefill pool, decode on the decode pool
-  kPrefixAware,  // decode worker first; prefill there when its uncached prompt <= threshold_tokens
-};
-enum class PdStreaming : std::uint8_t {
-  kNone,       // the transfer starts after the prefill (hand-off, then reservation)
-  kLayerwise,  // reserved when the final prefill iteration starts; the transfer overlaps it
-};
 
 // Prefill/decode disaggregation. Absent: every worker is mixed and routing is
 // the global policy's alone (today's behaviour).

@@ -10,11 +10,19 @@
 // per-worker override inherits the scenario's), and documentation reads a
 // default-constructed S. A row's member is a plain value (integer, double,
 // boolean, string), a duration stated in seconds (`seconds(&S::m)`: a Time
-// member, the key in seconds), or a choice between two names stored as a
-// boolean (`choice(&S::m, "if_true", "if_false")`). Keys with a derived
-// default stay hand-read next to the table that surrounds them.
+// member, the key in seconds), a choice between two names stored as a
+// boolean (`choice(&S::m, "if_true", "if_false")`), an N-way choice stored as
+// an enum (`one_of(&S::m, "noun", {"name0", "name1", ...})`: the enum's values
+// are 0..N-1 in the order of the names; errors say "unknown <noun> 'x'; known:
+// name0, name1"), or a nested map read and written by another table
+// (`nested(&S::sub, sub_table)`, or `nested_same(sub_table)` for a map whose keys
+// are members of S itself). A row may carry `written`: a predicate on S that keeps
+// the key out of the write-back when false (a key that only some settings read).
+// Keys with a derived default stay hand-read next to the table that surrounds them.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -58,9 +66,36 @@ struct OptionChoice {
   const char* if_false;
 };
 
+// An enum member whose key is one of N names (the enum's values 0..N-1, in order).
+template <class S>
+struct OptionEnum {
+  std::function<int(const S&)> get;
+  std::function<void(S&, int)> set;
+  const char* noun;                  // "link", "batching mode": named in errors
+  std::vector<std::string> names;
+};
+
+template <class S>
+struct OptionField;
+
+// A key whose value is a map of another table's keys.
+template <class S>
+struct OptionNested {
+  std::function<void(YamlMap&, S&)> read;         // reads the sub-map into s (absent keys keep s's values)
+  std::function<YAML::Node(const S&)> write;      // the sub-map of s
+};
+
 template <class S>
 OptionSeconds<S> seconds(Time S::* member) {
   return {member};
+}
+
+template <class S, class E>
+OptionEnum<S> one_of(E S::* member, const char* noun, std::initializer_list<const char*> names) {
+  static_assert(std::is_enum_v<E>, "one_of needs an enum member");
+  return {[member](const S& s) { return static_cast<int>(s.*member); },
+          [member](S& s, int i) { s.*member = static_cast<E>(i); }, noun,
+          std::vector<std::string>(names.begin(), names.end())};
 }
 
 template <class S>
@@ -71,7 +106,7 @@ OptionChoice<S> choice(bool S::* member, const char* if_true, const char* if_fal
 template <class S>
 struct OptionField {
   using Member = std::variant<std::int64_t S::*, int S::*, double S::*, bool S::*, std::string S::*, OptionSeconds<S>,
-                              OptionChoice<S>>;
+                              OptionChoice<S>, OptionEnum<S>, OptionNested<S>>;
   const char* key;
   Member member;
   OptionRange range = OptionRange::kAny;
@@ -81,6 +116,8 @@ struct OptionField {
   // would overflow what is divided by it (hardware peaks, efficiencies);
   // 0: no floor beyond the range.
   double min = 0;
+  // When set and false for the struct being written, write_options() leaves the key out.
+  bool (*written)(const S&) = nullptr;
 };
 
 template <class S>
@@ -129,6 +166,10 @@ template <class S, class M>
 constexpr bool is_seconds = std::is_same_v<M, OptionSeconds<S>>;
 template <class S, class M>
 constexpr bool is_choice = std::is_same_v<M, OptionChoice<S>>;
+template <class S, class M>
+constexpr bool is_enum = std::is_same_v<M, OptionEnum<S>>;
+template <class S, class M>
+constexpr bool is_nested = std::is_same_v<M, OptionNested<S>>;
 
 }  // namespace option_detail
 
@@ -149,6 +190,17 @@ void read_options(YamlMap& m, const OptionTable<S>& table, S& s) {
           using M = decltype(member);
           if constexpr (is_seconds<S, M>) {
             if (m.has(f.key)) s.*member.member = seconds_to_time(check_range(m, f.key, m.get<double>(f.key, 0), f.range, f.max));
+          } else if constexpr (is_enum<S, M>) {
+            const std::string name = m.get<std::string>(f.key, member.names.at(static_cast<std::size_t>(member.get(s))));
+            std::size_t i = 0;
+            while (i < member.names.size() && member.names[i] != name) ++i;
+            if (i == member.names.size())
+              m.fail(f.key, fmt::format("unknown {} '{}'; known: {}", member.noun, name, fmt::join(member.names, ", ")));
+            member.set(s, static_cast<int>(i));
+          } else if constexpr (is_nested<S, M>) {
+            YamlMap sub = m.map(f.key);
+            member.read(sub, s);
+            sub.finish();
           } else if constexpr (is_choice<S, M>) {
             bool& v = s.*member.member;
             const std::string name = m.get<std::string>(f.key, v ? member.if_true : member.if_false);
@@ -181,6 +233,10 @@ YAML::Node option_value(const OptionField<S>& f, const S& s) {
           return YAML::Node(time_to_seconds(s.*member.member));
         } else if constexpr (option_detail::is_choice<S, M>) {
           return YAML::Node(s.*member.member ? member.if_true : member.if_false);
+        } else if constexpr (option_detail::is_enum<S, M>) {
+          return YAML::Node(member.names.at(static_cast<std::size_t>(member.get(s))));
+        } else if constexpr (option_detail::is_nested<S, M>) {
+          return member.write(s);
         } else {
           return YAML::Node(s.*member);
         }
@@ -193,7 +249,31 @@ YAML::Node option_value(const OptionField<S>& f, const S& s) {
 // Writes every key of `table` from `s` into the map `n`, in table order.
 template <class S>
 void write_options(YAML::Node& n, const OptionTable<S>& table, const S& s) {
-  for (const OptionField<S>& f : table) n[f.key] = option_value(f, s);
+  for (const OptionField<S>& f : table)
+    if (!f.written || f.written(s)) n[f.key] = option_value(f, s);
+}
+
+// A nested map over member `sub` of S, read and written by `table` (a function
+// returning the sub-struct's table, as option_tables.h declares them).
+template <class S, class T>
+OptionNested<S> nested(T S::* sub, const OptionTable<T>& (*table)()) {
+  return {[sub, table](YamlMap& m, S& s) { read_options(m, table(), s.*sub); },
+          [sub, table](const S& s) {
+            YAML::Node n(YAML::NodeType::Map);
+            write_options(n, table(), s.*sub);
+            return n;
+          }};
+}
+
+// A nested map whose keys are members of S itself (hardware.interconnect).
+template <class S>
+OptionNested<S> nested_same(const OptionTable<S>& (*table)()) {
+  return {[table](YamlMap& m, S& s) { read_options(m, table(), s); },
+          [table](const S& s) {
+            YAML::Node n(YAML::NodeType::Map);
+            write_options(n, table(), s);
+            return n;
+          }};
 }
 
 // The default of one key as YAML text (the member of a default-constructed S).
