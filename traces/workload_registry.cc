@@ -1,6 +1,7 @@
 // The registry of workload types: one line per type. Adding a workload type is
 // one class file plus one line here.
 #include "traces/workload.h"
+#include "traces/readers/trace_reader.h"
 
 #include "traces/generators/agent_workload.h"
 #include "traces/generators/empirical_workload.h"
@@ -17,8 +18,7 @@ const std::vector<WorkloadType>& workload_types() {
        parse_synthetic_workload},
       {"templates", "clients sharing Zipf-popular prefix templates (prefix blocks), per-client rates, on/off phases",
        parse_template_workload},
-      {"trace", "replay of a trace file (azure, burstgpt, mooncake, vtc, native) with transformations",
-       parse_trace_workload},
+      {"trace", "replay of a trace file (" + trace_format_choices() + ") with transformations", parse_trace_workload},
       {"empirical", "Poisson/Gamma arrivals with lengths resampled from a trace", parse_empirical_workload},
       {"sessions", "multi-turn conversations: each turn extends the last and waits for it plus think time",
        parse_session_workload},

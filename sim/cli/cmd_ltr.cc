@@ -22,6 +22,7 @@
 #include "sim/core/error.h"
 #include "sim/core/rng.h"
 #include "traces/trace_workload.h"
+#include "traces/readers/trace_reader.h"
 
 namespace servesim::cli {
 namespace {
@@ -121,11 +122,11 @@ void add_ltr_commands(CLI::App& app) {
   CLI::App* t = ltr->add_subcommand(
       "train", "Train the ranker on a trace (or a scenario's workload), print Kendall's tau on held-out requests, "
                "write the model YAML");
-  t->add_option("input", a->input, "Trace file (azure, burstgpt, mooncake, vtc, native) or scenario YAML")
+  t->add_option("input", a->input, "Trace file (" + trace_format_choices() + ") or scenario YAML")
       ->required()
       ->check(CLI::ExistingFile);
   t->add_option("-o,--out", a->out, "Model file to write (YAML)")->required();
-  t->add_option("-f,--format", a->format, "Trace format: auto, azure, burstgpt, mooncake, vtc, native");
+  t->add_option("-f,--format", a->format, "Trace format: auto, " + trace_format_choices());
   t->add_option("--holdout", a->holdout, "Share of requests held out for evaluation (default 0.2)");
   t->add_option("--split", a->split, "time: hold out the last requests (default); random: a seeded random share");
   t->add_option("--loss", a->loss, "listmle (default, as the LTR paper) or pairwise");

@@ -9,6 +9,7 @@
 #include "configs/scenario_config.h"
 #include "sim/cli/commands.h"
 #include "traces/readers/native_writer.h"
+#include "traces/readers/trace_reader.h"
 #include "traces/readers/trace_stats.h"
 
 namespace servesim::cli {
@@ -36,9 +37,9 @@ void add_trace_commands(CLI::App& app) {
   auto sa = std::make_shared<StatsArgs>();
   CLI::App* stats = trace->add_subcommand(
       "stats", "Rows, span, rate, burstiness, length percentiles, clients and ideal prefix hit rate of a trace");
-  stats->add_option("file", sa->file, "Trace file (azure, burstgpt, mooncake, vtc or native CSV/JSONL)")->required();
+  stats->add_option("file", sa->file, "Trace file (" + trace_format_choices() + ": CSV or JSONL)")->required();
   stats->add_option("-f,--format", sa->format,
-                    "auto (from extension and header), azure, burstgpt, mooncake, vtc, native");
+                    "auto (from extension and header), " + trace_format_choices());
   stats->add_flag("--skip-bad-rows", sa->skip_bad_rows, "Skip and count bad rows instead of stopping at the first");
   stats->add_flag("--sort", sa->sort, "Sort rows by arrival in memory instead of rejecting decreasing timestamps");
   stats->callback([sa] {

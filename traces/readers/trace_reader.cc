@@ -78,6 +78,13 @@ std::string format_names() {
 
 }  // namespace
 
+std::string trace_format_choices() {
+  std::string out;
+  for (const TraceFormatType& f : trace_formats())
+    if (!f.native) out += f.name + ", ";
+  return out + "native";
+}
+
 const TraceFormatType& trace_format(const std::string& name) {
   for (const TraceFormatType& f : trace_formats())
     if (f.name == name) return f;
@@ -238,8 +245,8 @@ std::string detect_format(const std::string& path) {
     if (f.detect(first, json)) return f.name;
   throw InputError(located(path, lines.line_number(),
                            fmt::format("cannot tell the trace format from the first line {}; set `format:` to one of "
-                                       "azure, burstgpt, mooncake, vtc, native",
-                                       quote_value(first))));
+                                       "{}",
+                                       quote_value(first), trace_format_choices())));
 }
 
 std::unique_ptr<TraceReader> open_trace(const std::string& path, const TraceReadOptions& opt) {

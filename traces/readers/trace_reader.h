@@ -48,6 +48,10 @@ struct TraceFormatType {
 const std::vector<TraceFormatType>& trace_formats();
 // The registry entry of a format name (not "auto"); throws InputError listing the names.
 const TraceFormatType& trace_format(const std::string& name);
+// The format names a user writes, from the registry: every non-native format, then
+// "native" (native_csv or native_jsonl by extension), comma-separated. Help texts and
+// messages use this instead of a typed list.
+std::string trace_format_choices();
 
 // Parses a `format:` value: "auto", a registered name, or "native" (native_csv
 // or native_jsonl by the extension of `path`). Throws InputError listing the

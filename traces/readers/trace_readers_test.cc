@@ -5,6 +5,8 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <unistd.h>
+#include <fstream>
 
 #include <sys/resource.h>
 
@@ -12,6 +14,7 @@
 #include "traces/test_files.h"
 #include "traces/readers/trace_reader.h"
 #include "traces/readers/trace_stats.h"
+#include "traces/workload.h"
 
 using namespace servesim;
 using servesim::testing::shared_trace;
@@ -181,6 +184,27 @@ TEST_CASE("the vtc reader keeps client names and request ids") {
   CHECK(rows[1].spec.id == 1);
   CHECK(rows[1].spec.arrival == 207'937'542);  // 0.20793754160099873 s, rounded to ns
   CHECK(rows[1499].spec.arrival == 600 * kNsPerSec);
+}
+
+TEST_CASE("format names come from the registry: the choices list every format a user writes, and the trace "
+          "workload's help and the undetectable-format error use it") {
+  const std::string choices = trace_format_choices();
+  for (const TraceFormatType& f : trace_formats())
+    if (!f.native) CHECK_MESSAGE(choices.find(f.name) != std::string::npos, f.name);
+  CHECK(choices.ends_with("native"));
+  bool found = false;
+  for (const WorkloadType& w : workload_types())
+    if (w.name == "trace") found = w.help.find(choices) != std::string::npos;
+  CHECK(found);
+  const auto path = std::filesystem::temp_directory_path() / ("servesim_fmt_" + std::to_string(getpid()) + ".csv");
+  { std::ofstream(path) << "what,is,this\n1,2,3\n"; }
+  try {
+    open_trace(path.string(), TraceReadOptions{});
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find(choices) != std::string::npos);
+  }
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("the format is detected from the extension and the first line") {
