@@ -155,6 +155,18 @@ const OptionTable<CalibratedOptions>& calibrated_options() {
   return t;
 }
 
+// Each cost at most 10^6 of its unit (1000 s, 1 s per token): no overflow of simulated time.
+const OptionTable<FixedCostOptions>& fixed_options() {
+  static const OptionTable<FixedCostOptions> t = {
+      {"base_ms", millis(&FixedCostOptions::base), R::kPositive, "fixed cost of every iteration, ms", 1e6},
+      {"per_prefill_token_us", micros(&FixedCostOptions::per_prefill_token), R::kNonNegative,
+       "cost of each prefill token, us", 1e6},
+      {"per_decode_token_us", micros(&FixedCostOptions::per_decode_token), R::kNonNegative,
+       "cost of each decode token, us", 1e6},
+  };
+  return t;
+}
+
 const OptionTable<ScenarioConfig>& report_options() {
   static const OptionTable<ScenarioConfig> t = {
       {"w_in", &ScenarioConfig::w_in, R::kNonNegative, "service weight per input token (VTC's measure)", 1e6},

@@ -4,8 +4,8 @@
 // them (every key listed, with its default).
 //
 // Not (yet) in a table: keys with a derived default or a unit conversion
-// (report.out, report.timeline_interval_s, cost_model.base_ms and the fixed
-// backend's per-token costs, cost_model.backend/profile), the attention methods. The policies' parameters have their
+// (report.out, report.timeline_interval_s, cost_model.backend/profile), the
+// attention methods. The policies' parameters have their
 // tables next to each options struct in policies/ (listed by
 // policies/policy_registry.h's PolicyType::params); the attention methods'
 // parameters next to each method's pricer in costmodel/ (listed by
@@ -25,6 +25,7 @@ const OptionTable<PdConfig>& pd_options();                  // cluster.pd:
 const OptionTable<ScenarioConfig>& memory_options();        // batching: memory keys
 const OptionTable<RooflineOptions>& roofline_options();     // cost_model: (roofline, and auto)
 const OptionTable<CalibratedOptions>& calibrated_options(); // cost_model: (calibrated, and auto)
+const OptionTable<FixedCostOptions>& fixed_options();       // cost_model: (fixed)
 const OptionTable<ScenarioConfig>& report_options();        // report: (after out)
 const OptionTable<WindowOptions>& window_options();         // report.window:
 const OptionTable<SloThresholds>& slo_options();            // slo: and slo.clients.<name>:

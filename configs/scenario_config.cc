@@ -251,18 +251,10 @@ void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
     cc.profile = cm.get<std::string>("profile", cc.profile);
   }
   if (backend == "fixed") {
-    FixedCostOptions& f = cc.fixed;
-    // Each cost at most 10^6 of its unit (1000 s / 1 s per token): no overflow of simulated time.
-    for (const char* k : {"base_ms", "per_prefill_token_us", "per_decode_token_us", "iteration_overhead_us"})
-      if (cm.has(k) && !(std::fabs(cm.get<double>(k, 0.0)) <= 1e6))
-        cm.fail(k, fmt::format("must be at most 1000000, got {}", cm.get<double>(k, 0.0)));
-    // Defaults: FixedCostOptions, converted to the keys' units.
-    f.base = seconds_to_time(cm.positive("base_ms", time_to_seconds(f.base) * 1e3) * 1e-3);
-    f.per_prefill_token =
-        seconds_to_time(cm.get<double>("per_prefill_token_us", time_to_seconds(f.per_prefill_token) * 1e6) * 1e-6);
-    f.per_decode_token =
-        seconds_to_time(cm.get<double>("per_decode_token_us", time_to_seconds(f.per_decode_token) * 1e6) * 1e-6);
-    if (f.per_prefill_token < 0 || f.per_decode_token < 0) cm.fail_here("per-token costs must be >= 0");
+    if (cm.has("iteration_overhead_us") && !(std::fabs(cm.get<double>("iteration_overhead_us", 0.0)) <= 1e6))
+      cm.fail("iteration_overhead_us",
+              fmt::format("must be at most 1000000, got {}", cm.get<double>("iteration_overhead_us", 0.0)));
+    read_options(cm, fixed_options(), cc.fixed);
   }
 }
 
@@ -743,9 +735,7 @@ YAML::Node ScenarioConfig::resolved() const {
     cm["profile"] = cost_model.profile == "auto" ? std::string("auto") : workers.front().profile;
     write_options(cm, calibrated_options(), cost_model.calibrated);
   } else {
-    cm["base_ms"] = time_to_seconds(cost_model.fixed.base) * 1e3;
-    cm["per_prefill_token_us"] = time_to_seconds(cost_model.fixed.per_prefill_token) * 1e6;
-    cm["per_decode_token_us"] = time_to_seconds(cost_model.fixed.per_decode_token) * 1e6;
+    write_options(cm, fixed_options(), cost_model.fixed);
   }
   cm["estimate_noise"] = cost_model.estimate_noise;
   n["cost_model"] = cm;

@@ -9,8 +9,8 @@
 // else: read_options() falls back to the struct's current values (so a
 // per-worker override inherits the scenario's), and documentation reads a
 // default-constructed S. A row's member is a plain value (integer, double,
-// boolean, string), a duration stated in seconds (`seconds(&S::m)`: a Time
-// member, the key in seconds), a choice between two names stored as a
+// boolean, string), a duration (`seconds(&S::m)`, `millis`, `micros`: a Time
+// member, the key in s, ms or us), a choice between two names stored as a
 // boolean (`choice(&S::m, "if_true", "if_false")`), an N-way choice stored as
 // an enum (`one_of(&S::m, "noun", {"name0", "name1", ...})`: the enum's values
 // are 0..N-1 in the order of the names; errors say "unknown <noun> 'x'; known:
@@ -52,10 +52,12 @@ enum class OptionRange : std::uint8_t {
   kAboveOne,        // > 1
 };
 
-// A Time member whose key is stated in seconds.
+// A Time member whose key is stated in seconds, or in another unit: the key's
+// value is `per_second` of its unit per second (1 for s, 1e3 for ms, 1e6 for us).
 template <class S>
 struct OptionSeconds {
   Time S::* member;
+  double per_second = 1;
 };
 
 // A boolean member whose key is one of two names.
@@ -87,7 +89,15 @@ struct OptionNested {
 
 template <class S>
 OptionSeconds<S> seconds(Time S::* member) {
-  return {member};
+  return {member, 1};
+}
+template <class S>
+OptionSeconds<S> millis(Time S::* member) {  // the key in milliseconds
+  return {member, 1e3};
+}
+template <class S>
+OptionSeconds<S> micros(Time S::* member) {  // the key in microseconds
+  return {member, 1e6};
 }
 
 template <class S, class E>
@@ -189,7 +199,9 @@ void read_options(YamlMap& m, const OptionTable<S>& table, S& s) {
         [&](auto member) {
           using M = decltype(member);
           if constexpr (is_seconds<S, M>) {
-            if (m.has(f.key)) s.*member.member = seconds_to_time(check_range(m, f.key, m.get<double>(f.key, 0), f.range, f.max));
+            if (m.has(f.key))
+              s.*member.member = seconds_to_time(check_range(m, f.key, m.get<double>(f.key, 0), f.range, f.max) *
+                                                 (1.0 / member.per_second));
           } else if constexpr (is_enum<S, M>) {
             const std::string name = m.get<std::string>(f.key, member.names.at(static_cast<std::size_t>(member.get(s))));
             std::size_t i = 0;
@@ -230,7 +242,7 @@ YAML::Node option_value(const OptionField<S>& f, const S& s) {
       [&](auto member) {
         using M = decltype(member);
         if constexpr (option_detail::is_seconds<S, M>) {
-          return YAML::Node(time_to_seconds(s.*member.member));
+          return YAML::Node(time_to_seconds(s.*member.member) * member.per_second);
         } else if constexpr (option_detail::is_choice<S, M>) {
           return YAML::Node(s.*member.member ? member.if_true : member.if_false);
         } else if constexpr (option_detail::is_enum<S, M>) {
