@@ -2,16 +2,15 @@
 // written to config.resolved.yaml.
 #include "configs/option_tables.h"
 
+#include "costmodel/roofline_knobs.h"
+
 namespace servesim {
 
 using R = OptionRange;
 
-// Floors of the positive hardware and roofline numbers that a cost is divided
-// by (docs/configuration.md, "Ranges"): a peak of 1e-300 would make an
-// iteration time overflow. 10^-3 of a GB, GB/s, TFLOP/s or MB and an
-// efficiency of 0.1% are far below any real GPU, so no real file is refused.
-constexpr double kMinHardware = 1e-3;
-constexpr double kMinFraction = 1e-3;
+// kMinHardware and kMinFraction (costmodel/roofline_knobs.h): floors of the positive
+// hardware and roofline numbers that a cost is divided by (docs/configuration.md,
+// "Ranges"): a peak of 1e-300 would make an iteration time overflow.
 
 const OptionTable<ModelSpec>& model_options() {
   static const OptionTable<ModelSpec> t = {
@@ -30,8 +29,11 @@ const OptionTable<ModelSpec>& model_options() {
   return t;
 }
 
+// The datasheet rows, the roofline knobs (roofline_knobs.h: one list) and the host and
+// PD links; the order is the write order of config.resolved.yaml.
 const OptionTable<HardwareSpec>& hardware_options() {
-  static const OptionTable<HardwareSpec> t = {
+  static const OptionTable<HardwareSpec> t = [] {
+    OptionTable<HardwareSpec> rows = {
       {"memory_gb", &HardwareSpec::memory_gb, R::kPositive, "HBM capacity, GB", 1e6, kMinHardware},
       {"mem_bandwidth_gbps", &HardwareSpec::mem_bandwidth_gbps, R::kPositive, "HBM bandwidth, GB/s (datasheet)",
        kOptionMax, kMinHardware},
@@ -39,25 +41,15 @@ const OptionTable<HardwareSpec>& hardware_options() {
        kOptionMax, kMinHardware},
       {"interconnect_gbps", &HardwareSpec::interconnect_gbps, R::kPositive,
        "per-direction NVLink bandwidth for TP all-reduce, GB/s", kOptionMax, kMinHardware},
-      {"kernel_launch_us", &HardwareSpec::kernel_launch_us, R::kNonNegative,
-       "host cost of one eager kernel launch, us", 1e6},
-      {"sms", &HardwareSpec::sms, R::kPositive, "streaming multiprocessors", 1e6},
-      {"l2_mb", &HardwareSpec::l2_mb, R::kPositive, "L2 cache, MB", 1e6, kMinHardware},
-      {"bandwidth_fraction", &HardwareSpec::bandwidth_fraction, R::kFraction,
-       "achievable / datasheet HBM bandwidth (roofline)", kOptionMax, kMinFraction},
-      {"gemm_flops_fraction", &HardwareSpec::gemm_flops_fraction, R::kFraction,
-       "achievable / peak FLOP/s of a large GEMM (roofline)", kOptionMax, kMinFraction},
-      {"prefill_attention_flops_fraction", &HardwareSpec::prefill_attention_flops_fraction, R::kFraction,
-       "achievable / peak FLOP/s of full-wave prefill attention (roofline)", kOptionMax, kMinFraction},
-      {"decode_attention_bandwidth_fraction", &HardwareSpec::decode_attention_bandwidth_fraction, R::kFraction,
-       "achievable / datasheet bandwidth of decode attention (roofline)", kOptionMax, kMinFraction},
-      {"gemm_tile_m", &HardwareSpec::gemm_tile_m, R::kPositive, "largest GEMM output tile, rows (roofline)"},
-      {"gemm_tile_n", &HardwareSpec::gemm_tile_n, R::kPositive, "largest GEMM output tile, columns (roofline)"},
-      {"min_kernel_us", &HardwareSpec::min_kernel_us, R::kNonNegative, "GPU-side floor of one kernel, us (roofline)", 1e6},
-      {"pcie_gbps", &HardwareSpec::pcie_gbps, R::kPositive,
-       "per-direction host link bandwidth per GPU, GB/s (default of the kv_cache host tier)", kOptionMax, kMinHardware},
-      {"interconnect", nested_same(&interconnect_options), R::kAny, "the links a PD KV transfer can use (map)"},
-  };
+    };
+    const OptionTable<HardwareSpec>& knobs = roofline_knob_options();
+    rows.insert(rows.end(), knobs.begin(), knobs.end());
+    rows.push_back({"pcie_gbps", &HardwareSpec::pcie_gbps, R::kPositive,
+                    "per-direction host link bandwidth per GPU, GB/s (default of the kv_cache host tier)", kOptionMax,
+                    kMinHardware});
+    rows.push_back({"interconnect", nested_same(&interconnect_options), R::kAny, "the links a PD KV transfer can use (map)"});
+    return rows;
+  }();
   return t;
 }
 

@@ -14,6 +14,7 @@
 
 #include "configs/kv_tiers_config.h"
 #include "configs/option_tables.h"
+#include "costmodel/roofline_knobs.h"
 #include "costmodel/attention_registry.h"
 #include "costmodel/profile_table.h"
 
@@ -198,10 +199,9 @@ void resolve_backend(YamlMap& cm, ScenarioConfig& c) {
 // knob file never changes memory or datasheet ceilings. The path is made
 // absolute so that config.resolved.yaml re-applies the same file.
 void apply_roofline_knobs(YamlMap& cm, ScenarioConfig& c) {
-  static const std::set<std::string> allowed = {"sms", "l2_mb", "bandwidth_fraction", "gemm_flops_fraction",
-                                                "prefill_attention_flops_fraction",
-                                                "decode_attention_bandwidth_fraction", "gemm_tile_m", "gemm_tile_n",
-                                                "min_kernel_us", "kernel_launch_us", "source"};
+  std::vector<std::string> allowed;  // roofline_knob_options(), the one list, and `source`
+  for (const auto& f : roofline_knob_options()) allowed.emplace_back(f.key);
+  allowed.emplace_back("source");
   fs::path p(c.cost_model.roofline.knobs);
   if (p.is_relative()) p = fs::path(cm.file()).parent_path() / p;
   if (!fs::exists(p)) cm.fail("knobs", fmt::format("no knob file {}", p.string()));
@@ -214,12 +214,12 @@ void apply_roofline_knobs(YamlMap& cm, ScenarioConfig& c) {
   }
   if (!node.IsMap()) cm.fail("knobs", fmt::format("{}: expected a map of hardware knob keys", p.string()));
   for (const auto& kv : node)
-    if (!allowed.count(kv.first.as<std::string>()))
+    if (std::find(allowed.begin(), allowed.end(), kv.first.as<std::string>()) == allowed.end())
       cm.fail("knobs", fmt::format("{}: key '{}' is not a roofline knob; allowed: {}", p.string(),
                                    kv.first.as<std::string>(), fmt::join(allowed, ", ")));
   auto apply = [&](HardwareSpec& h) {
     YamlMap k(node, p.string());
-    read_options(k, hardware_options(), h);
+    read_options(k, roofline_knob_options(), h);
     k.get<std::string>("source", "");
     k.finish();
   };

@@ -9,6 +9,7 @@
 
 #include "costmodel/kernel_features.h"
 #include "costmodel/roofline_cost_model.h"
+#include "costmodel/roofline_knobs.h"
 
 namespace servesim {
 namespace {
@@ -103,12 +104,14 @@ std::string roofline_knobs_yaml(const RooflineKnobFit& f, const ProfileTable& t)
   if (t.synthetic()) s += "# SYNTHETIC profile: these knobs describe the generator's formulas, not a GPU\n";
   for (const auto& n : f.notes) s += "# " + n + "\n";
   s += "# Use: cost_model: {backend: roofline, knobs: THIS_FILE}\n";
-  s += fmt::format("sms: {}\n", h.sms);
-  s += fmt::format("bandwidth_fraction: {:.6g}\n", h.bandwidth_fraction);
-  s += fmt::format("gemm_flops_fraction: {:.6g}\n", h.gemm_flops_fraction);
-  s += fmt::format("prefill_attention_flops_fraction: {:.6g}\n", h.prefill_attention_flops_fraction);
-  s += fmt::format("decode_attention_bandwidth_fraction: {:.6g}\n", h.decode_attention_bandwidth_fraction);
-  s += fmt::format("min_kernel_us: {:.6g}\n", h.min_kernel_us);
+  s += "# Every knob of roofline_knob_options(): fitted where a note above says so, else the hardware file's\n";
+  for (const OptionField<HardwareSpec>& k : roofline_knob_options()) {
+    // Numbers with 6 significant digits (a fit is not more exact than that).
+    const YAML::Node v = option_value(k, h);
+    char* end = nullptr;
+    const double x = std::strtod(v.Scalar().c_str(), &end);
+    s += *end == '\0' ? fmt::format("{}: {:.6g}\n", k.key, x) : fmt::format("{}: {}\n", k.key, v.Scalar());
+  }
   std::string src = fmt::format("fit-roofline from {}", t.file());
   std::replace(src.begin(), src.end(), '"', '\'');
   s += fmt::format("source: \"{}\"\n", src);

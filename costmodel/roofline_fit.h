@@ -29,8 +29,9 @@ struct RooflineKnobFit {
 
 RooflineKnobFit fit_roofline_knobs(const ProfileTable& profile, const HardwareSpec& hw);
 
-// The knob YAML the roofline loads (cost_model.knobs): the knob keys of the
-// hardware schema, with the notes and the profile's provenance as comments.
+// The knob YAML the roofline loads (cost_model.knobs): every key of
+// roofline_knob_options() (the fitted ones, the rest as the input hardware has them),
+// with the notes and the profile's provenance as comments.
 std::string roofline_knobs_yaml(const RooflineKnobFit& fit, const ProfileTable& profile);
 
 }  // namespace servesim
