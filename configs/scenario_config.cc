@@ -171,6 +171,11 @@ std::string speed_override(const HardwareSpec& hw) {
   return "";
 }
 
+// What speed_override() compares, with the name: one entry per distinct hardware (a
+// cluster may have 100000 workers, and speed_override reads a file).
+using SpeedKey = std::tuple<std::string, double, double, int, double>;
+SpeedKey speed_key(const HardwareSpec& h) { return {h.name, h.mem_bandwidth_gbps, h.bf16_tflops, h.sms, h.l2_mb}; }
+
 // Step 1: `backend`, with auto resolved: calibrated only when every worker's
 // GPU has a measured profile and keeps that GPU's speeds (speed_override), else roofline.
 void resolve_backend(YamlMap& cm, ScenarioConfig& c) {
@@ -181,13 +186,10 @@ void resolve_backend(YamlMap& cm, ScenarioConfig& c) {
   if (backend == "auto") {
     cc.auto_selected = true;
     bool all = true;
-    // Distinct hardware (a cluster may have 100000 workers): by name and the compared speeds.
-    std::set<std::tuple<std::string, double, double, int, double>> seen;
-    for (const WorkerConfig& w : c.workers) {
-      const HardwareSpec& h = w.hardware;
-      if (seen.insert({h.name, h.mem_bandwidth_gbps, h.bf16_tflops, h.sms, h.l2_mb}).second)
-        all = all && fs::exists(auto_profile_path(h)) && speed_override(h).empty();
-    }
+    std::set<SpeedKey> seen;
+    for (const WorkerConfig& w : c.workers)
+      if (seen.insert(speed_key(w.hardware)).second)
+        all = all && fs::exists(auto_profile_path(w.hardware)) && speed_override(w.hardware).empty();
     backend = all ? "calibrated" : "roofline";
   }
   cc.backend = backend;
@@ -236,7 +238,9 @@ void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
   if (!(cc.estimate_noise >= 0 && cc.estimate_noise <= 10))
     cm.fail("estimate_noise", fmt::format("must be in [0, 10], got {}", cc.estimate_noise));
   if (backend == "fixed") {  // accepted (and unused) by every backend, as documented
-    if (cm.get<double>("iteration_overhead_us", 0.0) < 0) cm.fail("iteration_overhead_us", "must be >= 0");
+    const double overhead = cm.get<double>("iteration_overhead_us", 0.0);
+    if (overhead < 0) cm.fail("iteration_overhead_us", "must be >= 0");
+    if (!(std::fabs(overhead) <= 1e6)) cm.fail("iteration_overhead_us", fmt::format("must be at most 1000000, got {}", overhead));
   }
   if (backend == "roofline" || cc.auto_selected) {
     read_options(cm, roofline_options(), cc.roofline);
@@ -250,12 +254,7 @@ void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
     cc.calibrated.tp = c.tp;
     cc.profile = cm.get<std::string>("profile", cc.profile);
   }
-  if (backend == "fixed") {
-    if (cm.has("iteration_overhead_us") && !(std::fabs(cm.get<double>("iteration_overhead_us", 0.0)) <= 1e6))
-      cm.fail("iteration_overhead_us",
-              fmt::format("must be at most 1000000, got {}", cm.get<double>("iteration_overhead_us", 0.0)));
-    read_options(cm, fixed_options(), cc.fixed);
-  }
+  if (backend == "fixed") read_options(cm, fixed_options(), cc.fixed);
 }
 
 // The key a calibrated-backend error is reported at.
@@ -267,14 +266,16 @@ void load_profiles(YamlMap& cm, ScenarioConfig& c) {
   CostModelConfig& cc = c.cost_model;
   const std::string key = profile_key(cm);
   std::map<std::string, std::string> resolved_path;  // hardware name → profile path
-  std::set<std::tuple<std::string, double, double, int, double>> speeds_checked;
+  // An explicit `calibrated` with profile auto (backend auto checked the speeds already).
+  const bool check_speeds = cc.profile == "auto" && !cc.auto_selected;
+  std::set<SpeedKey> speeds_checked;
   for (std::size_t i = 0; i < c.workers.size(); ++i) {
     WorkerConfig& w = c.workers[i];
-    const HardwareSpec& h = w.hardware;
-    if (cc.profile == "auto" && speeds_checked.insert({h.name, h.mem_bandwidth_gbps, h.bf16_tflops, h.sms, h.l2_mb}).second)
-      if (const std::string why = speed_override(h); !why.empty())
+    if (check_speeds && speeds_checked.insert(speed_key(w.hardware)).second)
+      if (const std::string why = speed_override(w.hardware); !why.empty())
         cm.fail(key, fmt::format("{}: its measured profile {} cannot price it; use backend roofline, or give the "
-                                 "hardware another name and a profile measured on it", why, auto_profile_path(h)));
+                                 "hardware another name and a profile measured on it", why,
+                                 auto_profile_path(w.hardware)));
     if (auto it = resolved_path.find(w.hardware.name); it != resolved_path.end()) {
       w.profile = it->second;
       continue;
@@ -287,7 +288,6 @@ void load_profiles(YamlMap& cm, ScenarioConfig& c) {
       cm.fail(key, fmt::format("no measured kernel profile for hardware '{}' at {}; measure one "
                                "(docs/costmodel.md, \"Calibrating a new GPU\") or set cost_model.profile",
                                w.hardware.name, w.profile));
-
     resolved_path[w.hardware.name] = w.profile;
     if (cc.fits.count(w.profile)) continue;
     std::shared_ptr<const KernelFits> fits;

@@ -246,8 +246,7 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
       pre[p.variant][h].add(x, t);
       pre_work[h].push_back(x);
     } else if (fam == "elementwise") {
-      if (!(p.bytes > 0))
-        throw InputError(fmt::format("{}:{}: elementwise/{} needs bytes > 0", file, p.line, p.variant));
+      if (!(p.bytes > 0)) row_error(file, p, "needs bytes > 0");
       elementwise[p.variant].emplace(p.bytes, t);  // equal bytes: first row wins
     } else if (fam == "gemm") {
       const auto key = std::make_pair(need(file, p, p.n, "n"), need(file, p, p.k, "k"));

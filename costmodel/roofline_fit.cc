@@ -105,13 +105,9 @@ std::string roofline_knobs_yaml(const RooflineKnobFit& f, const ProfileTable& t)
   for (const auto& n : f.notes) s += "# " + n + "\n";
   s += "# Use: cost_model: {backend: roofline, knobs: THIS_FILE}\n";
   s += "# Every knob of roofline_knob_options(): fitted where a note above says so, else the hardware file's\n";
-  for (const OptionField<HardwareSpec>& k : roofline_knob_options()) {
-    // Numbers with 6 significant digits (a fit is not more exact than that).
-    const YAML::Node v = option_value(k, h);
-    char* end = nullptr;
-    const double x = std::strtod(v.Scalar().c_str(), &end);
-    s += *end == '\0' ? fmt::format("{}: {:.6g}\n", k.key, x) : fmt::format("{}: {}\n", k.key, v.Scalar());
-  }
+  // Every knob is a number: 6 significant digits (a fit is not more exact than that).
+  for (const OptionField<HardwareSpec>& k : roofline_knob_options())
+    s += fmt::format("{}: {:.6g}\n", k.key, option_value(k, h).as<double>());
   std::string src = fmt::format("fit-roofline from {}", t.file());
   std::replace(src.begin(), src.end(), '"', '\'');
   s += fmt::format("source: \"{}\"\n", src);

@@ -77,9 +77,6 @@ struct OptionEnum {
   std::vector<std::string> names;
 };
 
-template <class S>
-struct OptionField;
-
 // A key whose value is a map of another table's keys.
 template <class S>
 struct OptionNested {
