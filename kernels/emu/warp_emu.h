@@ -5,16 +5,22 @@
 // their index arithmetic, fragment layouts, masking, pipelining, selections and merges
 // without a GPU.
 //
-// Every CUDA thread of a block is a std::thread; __syncthreads is a block-wide barrier;
+// Every CUDA thread of a block is a cooperative fiber on the launching OS thread (its own
+// 1 MiB stack; it runs until it waits, then the next runnable thread of the block runs,
+// first in first out, so a launch computes the same bits every time and float atomics
+// add in thread order); __syncthreads is a block-wide barrier;
 // warp collectives (shuffles, ballots, ldmatrix, mma.sync, __syncwarp) exchange values
 // through a per-warp buffer between warp barriers. cp.async copies are deferred until the
 // matching cp.async.wait_group, so a kernel that reads a stage before waiting for it sees
 // stale data. WMMA (shim/mma.h) gives each lane its own share of the accumulator, so a
 // missing __syncwarp between a store_matrix_sync and reads of other lanes' elements can
-// show. Atomics are real atomics (threads run concurrently). A thread that returns is
+// show. Atomics are trivially atomic (one thread runs at a time). A thread that returns is
 // dropped from its block's and warp's barriers, as on sm_70+; a full-mask warp collective
 // after some lanes of the warp returned is undefined on a GPU and a launch error here.
-// Blocks run one after another. Only what the kernels use is implemented.
+// A wait that can never complete (no thread of the block can run, some wait) is reported
+// as a deadlock at once. An exception a kernel thread lets escape is rethrown by launch()
+// once the block's other threads finished. Blocks run one after another. Only what the
+// kernels use is implemented.
 //
 // launch_kernel() also checks the launch configuration the way the CUDA runtime does
 // (block size, grid limits, dynamic shared memory above 48 KiB needs
@@ -25,7 +31,6 @@
 // (warp-uniform control flow).
 #pragma once
 
-#include <barrier>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -81,7 +86,7 @@ uint32_t shfl_idx_bits(uint32_t v, int src_lane);  // __shfl_sync
 // keyed by address: a phase completes when its pending arrivals reach zero and its
 // transaction count balances; TMA copies are queued on their barrier and land in shared
 // memory exactly when the phase completes, so a reader that did not wait sees old data.
-// A wait that cannot complete within 60 s is reported as a deadlock. wgmma is a
+// wgmma is a
 // warpgroup collective (the 128 threads of warps 4i .. 4i+3) computed at issue time.
 struct EmuTensorMap {            // what cuTensorMapEncodeTiled would encode (bf16 only)
   const void* base = nullptr;

@@ -81,7 +81,61 @@ __global__ void hopper_probe_kernel(HopperProbe* probe) {
     for (int e = 0; e < 4; ++e) probe->s[(16 * w + g + 8 * (e / 2)) * 128 + 8 * j + 2 * t + e % 2] = d[j][e];
 }
 
+// Warp 0 waits at a 64-thread named barrier only it reaches, the others at __syncthreads,
+// which needs warp 0: a hang on a GPU.
+__global__ void crossed_barriers_kernel(int* out) {
+  if (threadIdx.x < 32)
+    servesim::kernels::hopper::named_barrier_sync(1, 64);
+  else
+    __syncthreads();
+  out[threadIdx.x] = 1;
+}
+
+// An mbarrier expecting 64 transaction bytes that never arrive.
+__global__ void missing_tx_kernel(int*) {
+  SERVESIM_DYNAMIC_SHARED(unsigned char, smem);
+  uint64_t* bar = reinterpret_cast<uint64_t*>(smem);
+  if (threadIdx.x == 0) {
+    servesim::kernels::hopper::mbar_init(bar, 1);
+    servesim::kernels::hopper::mbar_arrive_expect_tx(bar, 64);
+  }
+  __syncthreads();
+  servesim::kernels::hopper::mbar_wait(bar, 0);
+}
+
+__global__ void float_atomic_kernel(float* total) { atomicAdd(total, 1.0f / float(1 + blockIdx.x * blockDim.x + threadIdx.x)); }
+
+__global__ void throwing_kernel(int*) {
+  __syncthreads();
+  if (threadIdx.x == 37) throw std::runtime_error("thread 37 gave up");
+  __syncthreads();
+}
+
 }  // namespace
+
+TEST_CASE("emulated deadlocks are reported at once, not waited for: crossed barriers and missing TMA bytes") {
+  std::vector<int> out(128, 0);
+  try {
+    SERVESIM_LAUNCH(crossed_barriers_kernel, 1, 128, 0, nullptr, out.data());
+    FAIL("no error");
+  } catch (const std::logic_error& e) {
+    CHECK(std::string(e.what()).find("never completed") != std::string::npos);
+  }
+  CHECK(out[1] == 1);  // the other threads ran to the end
+  CHECK_THROWS_WITH_AS(servesim_emu::launch(1, 64, 64, [&] { missing_tx_kernel(out.data()); }),
+                       doctest::Contains("never completed"), std::logic_error);
+}
+
+TEST_CASE("emulated kernels are deterministic: float atomics sum in the same order every launch; a thrown exception reaches the launcher") {
+  float first = 0, second = 0;
+  SERVESIM_LAUNCH(float_atomic_kernel, 4, 256, 0, nullptr, &first);
+  SERVESIM_LAUNCH(float_atomic_kernel, 4, 256, 0, nullptr, &second);
+  CHECK(std::memcmp(&first, &second, sizeof(float)) == 0);
+  float sequential = 0;  // fibers run in thread order: the sum is the sequential one
+  for (int i = 0; i < 4 * 256; ++i) sequential += 1.0f / float(1 + i);
+  CHECK(std::memcmp(&first, &sequential, sizeof(float)) == 0);
+  CHECK_THROWS_WITH_AS(SERVESIM_LAUNCH(throwing_kernel, 1, 64, 0, nullptr, nullptr), "thread 37 gave up", std::runtime_error);
+}
 
 TEST_CASE("emulated Hopper primitives: TMA lands at the wait, zero-fills past the tensor and swizzles, and wgmma reads it back") {
   using namespace servesim::kernels;

@@ -96,7 +96,8 @@ inline float __shfl_down_sync(unsigned, float v, unsigned delta) {
 }
 inline unsigned __ballot_sync(unsigned, bool predicate) { return ::servesim_emu::ballot(predicate); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
-// Emulated threads run concurrently: atomics must be atomic.
+// Emulated threads are fibers on one OS thread (warp_emu.h); atomic_ref keeps these correct
+// should that ever change.
 inline int atomicAdd(int* p, int v) { return std::atomic_ref<int>(*p).fetch_add(v); }
 inline unsigned atomicAdd(unsigned* p, unsigned v) { return std::atomic_ref<unsigned>(*p).fetch_add(v); }
 inline float atomicAdd(float* p, float v) { return std::atomic_ref<float>(*p).fetch_add(v); }
