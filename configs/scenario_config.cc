@@ -16,6 +16,7 @@
 #include "configs/option_tables.h"
 #include "costmodel/roofline_knobs.h"
 #include "costmodel/attention_registry.h"
+#include "configs/profile_catalog.h"
 #include "costmodel/profile_table.h"
 
 namespace servesim {
@@ -137,8 +138,11 @@ YAML::Node attention_node(const AttentionConfig& a) {
   return n;
 }
 
-std::string auto_profile_path(const HardwareSpec& hw) {
-  return (fs::path(profile_dir()) / lower(hw.name) / "profile.csv").string();
+// The profile cost_model.stack selects for the hardware (profile_catalog.h), or, when
+// none exists, the path it would have (for messages).
+std::string auto_profile_path(const HardwareSpec& hw, const std::string& stack) {
+  const std::string p = find_stack_profile(hw.name, stack);
+  return p.empty() ? stack_profile_path(hw.name, stack == "auto" ? kOwnStack : stack) : p;
 }
 
 // cost_model: backend auto | calibrated | roofline | fixed and its options,
@@ -183,13 +187,25 @@ void resolve_backend(YamlMap& cm, ScenarioConfig& c) {
   std::string backend = cm.get<std::string>("backend", cc.backend);
   if (backend != "auto" && backend != "calibrated" && backend != "roofline" && backend != "fixed")
     cm.fail("backend", fmt::format("unknown cost model backend '{}'; known: auto, calibrated, roofline, fixed", backend));
+  cc.stack = cm.get<std::string>("stack", cc.stack);
+  if (cc.stack != "auto") {
+    bool any = false;
+    for (const auto& p : shipped_profiles()) any = any || p.stack == cc.stack;
+    if (!any) {
+      std::string known;
+      for (const auto& p : shipped_profiles())
+        if (known.find(p.stack) == std::string::npos) known += (known.empty() ? "" : ", ") + p.stack;
+      cm.fail("stack", fmt::format("no measured profile of engine stack '{}' (known: auto, {}; "
+                                   "`servesim calibrate list`)", cc.stack, known));
+    }
+  }
   if (backend == "auto") {
     cc.auto_selected = true;
     bool all = true;
     std::set<SpeedKey> seen;
     for (const WorkerConfig& w : c.workers)
       if (seen.insert(speed_key(w.hardware)).second)
-        all = all && fs::exists(auto_profile_path(w.hardware)) && speed_override(w.hardware).empty();
+        all = all && !find_stack_profile(w.hardware.name, cc.stack).empty() && speed_override(w.hardware).empty();
     backend = all ? "calibrated" : "roofline";
   }
   cc.backend = backend;
@@ -275,19 +291,19 @@ void load_profiles(YamlMap& cm, ScenarioConfig& c) {
       if (const std::string why = speed_override(w.hardware); !why.empty())
         cm.fail(key, fmt::format("{}: its measured profile {} cannot price it; use backend roofline, or give the "
                                  "hardware another name and a profile measured on it", why,
-                                 auto_profile_path(w.hardware)));
+                                 auto_profile_path(w.hardware, cc.stack)));
     if (auto it = resolved_path.find(w.hardware.name); it != resolved_path.end()) {
       w.profile = it->second;
       continue;
     }
     const bool automatic = cc.profile == "auto";
-    fs::path p = automatic ? fs::path(auto_profile_path(w.hardware)) : fs::path(cc.profile);
+    fs::path p = automatic ? fs::path(auto_profile_path(w.hardware, cc.stack)) : fs::path(cc.profile);
     if (!automatic && p.is_relative()) p = fs::path(cm.file()).parent_path() / p;
     w.profile = fs::absolute(p).lexically_normal().string();
     if (automatic && !fs::exists(p))
-      cm.fail(key, fmt::format("no measured kernel profile for hardware '{}' at {}; measure one "
-                               "(docs/costmodel.md, \"Calibrating a new GPU\") or set cost_model.profile",
-                               w.hardware.name, w.profile));
+      cm.fail(key, fmt::format("no measured kernel profile for hardware '{}' (stack {}) at {}; measure one "
+                               "(docs/costmodel.md, \"Calibrating a new GPU\"), import one (`servesim calibrate "
+                               "import`) or set cost_model.profile", w.hardware.name, cc.stack, w.profile));
     resolved_path[w.hardware.name] = w.profile;
     if (cc.fits.count(w.profile)) continue;
     std::shared_ptr<const KernelFits> fits;
@@ -330,7 +346,7 @@ void check_workers_priced(YamlMap& cm, const ScenarioConfig& c) {
           "sparse kernels){}; set cost_model: {{backend: calibrated, profile: PROFILE.csv}}", i,
           c.workers[i].attention.describe(), cc.backend,
           cc.auto_selected ? fmt::format(" and backend auto found no measured profile at {}",
-                                         auto_profile_path(c.workers[i].hardware))
+                                         auto_profile_path(c.workers[i].hardware, cc.stack))
                            : ""));
 }
 
@@ -609,7 +625,7 @@ bool CostModelConfig::operator==(const CostModelConfig& o) const {
   if (backend != o.backend || estimate_noise != o.estimate_noise) return false;
   if (backend == "roofline") return roofline == o.roofline;
   if (backend == "fixed") return fixed == o.fixed;
-  return calibrated == o.calibrated && (profile == "auto") == (o.profile == "auto");
+  return calibrated == o.calibrated && (profile == "auto") == (o.profile == "auto") && stack == o.stack;
 }
 
 bool ScenarioConfig::operator==(const ScenarioConfig& o) const {
@@ -733,6 +749,7 @@ YAML::Node ScenarioConfig::resolved() const {
     write_options(cm, roofline_options(), cost_model.roofline);
   } else if (cost_model.backend == "calibrated") {
     cm["profile"] = cost_model.profile == "auto" ? std::string("auto") : workers.front().profile;
+    if (cost_model.stack != "auto") cm["stack"] = cost_model.stack;  // auto: not written (outputs as before stacks)
     write_options(cm, calibrated_options(), cost_model.calibrated);
   } else {
     write_options(cm, fixed_options(), cost_model.fixed);

@@ -33,7 +33,7 @@ namespace servesim {
 
 // Cost model backend. `auto` (the default) resolves at load time to
 // `calibrated` when every worker's hardware has a measured (not synthetic)
-// profile at <profile_dir()>/<hardware>/profile.csv, else to `roofline`
+// profile of the stack (`stack`, configs/profile_catalog.h), else to `roofline`
 // (labelled uncalibrated); `backend` then holds the resolved name.
 // Option defaults live in RooflineOptions / CalibratedOptions / FixedCostOptions;
 // the keys are in configs/option_tables.h.
@@ -43,7 +43,8 @@ struct CostModelConfig {
   RooflineOptions roofline;          // tp is filled from the cluster
   FixedCostOptions fixed;
   CalibratedOptions calibrated;      // tp is filled from the cluster
-  std::string profile = "auto";      // calibrated: a path, or auto (per worker hardware)
+  std::string profile = "auto";      // calibrated: a path, or auto (per worker hardware and stack)
+  std::string stack = "auto";        // engine stack of the measured profile (configs/profile_catalog.h)
   double estimate_noise = 0;         // σ of the log-normal error of the policies' estimates
   // Fitted profiles by resolved path (loaded once at parse time; shared).
   std::map<std::string, std::shared_ptr<const KernelFits>> fits;

@@ -54,23 +54,45 @@ CalibratedCostModel::CalibratedCostModel(std::shared_ptr<const KernelFits> fits,
   dense_ = std::make_unique<FittedDenseKernels>(prefill_, decode_, shape_);
   attention_ = make_attention_pricers(
       attn_, AttentionPricingContext{dense_.get(), fits_.get(), shape_, m_.layers, opt_.tp, opt_.allow_scaling, &notes_});
-  // The replay's elementwise kernels, measured (kernel_fits.h); a part without its kernel's
-  // rows keeps the bandwidth price below.
-  const std::pair<Part, const char*> kernel_of[] = {
-      {Part::kEmbedding, "embedding"}, {Part::kAttnNorm, "add_rmsnorm"}, {Part::kMlpNorm, "add_rmsnorm"},
-      {Part::kFinalNorm, "add_rmsnorm"}, {Part::kRope, "rope"},          {Part::kKvWrite, "kv_append"},
-      {Part::kActivation, "silu_mul"},   {Part::kSampling, "argmax"}};
+  // Elementwise parts, measured (kernel_fits.h): the replay's kernels (our bench), else an
+  // imported stack's kernels (Vidur's per-op tables run the residual add as its own
+  // kernel before each norm); a part without rows keeps the bandwidth price below.
+  struct Source {
+    Part part;
+    std::vector<std::vector<const char*>> choices;  // the first choice whose kernels are all measured
+  };
+  const Source sources[] = {
+      {Part::kEmbedding, {{"embedding"}}},
+      {Part::kAttnNorm, {{"add_rmsnorm"}, {"rmsnorm", "residual_add"}}},
+      {Part::kMlpNorm, {{"add_rmsnorm"}, {"rmsnorm_post", "residual_add"}, {"rmsnorm", "residual_add"}}},
+      {Part::kFinalNorm, {{"add_rmsnorm"}, {"rmsnorm", "residual_add"}}},
+      {Part::kRope, {{"rope"}}},
+      {Part::kKvWrite, {{"kv_append"}, {"residual_add"}}},
+      {Part::kActivation, {{"silu_mul"}}},
+      {Part::kSampling, {{"argmax"}, {"residual_add"}}}};
+  const auto& ew = fits_->elementwise();
   std::size_t measured_parts = 0;
-  for (const auto& [part, kernel] : kernel_of)
-    if (auto it = fits_->elementwise().find(kernel); it != fits_->elementwise().end())
-      elementwise_[static_cast<std::size_t>(part)] = &it->second, ++measured_parts;
-  if (measured_parts > 0 && measured_parts < std::size(kernel_of))
+  for (const auto& src : sources)
+    for (const auto& choice : src.choices) {
+      if (!std::all_of(choice.begin(), choice.end(), [&](const char* k) { return ew.count(k) > 0; })) continue;
+      auto& slot = elementwise_[static_cast<std::size_t>(src.part)];
+      for (const char* k : choice) slot.push_back(&ew.at(k));
+      ++measured_parts;
+      if (choice.size() == 1 && choice[0] == std::string("residual_add"))
+        notes_.push_back(fmt::format("{} priced as the measured residual add at its bytes (no kernel of its own in "
+                                     "the profile)", part_name(src.part)));
+      break;
+    }
+  if (measured_parts > 0 && measured_parts < std::size(sources))
     notes_.push_back(fmt::format("{} of {} elementwise parts measured; the rest at the copy bandwidth", measured_parts,
-                                 std::size(kernel_of)));
+                                 std::size(sources)));
+  if (opt_.tp > 1)
+    if (auto it = fits_->allreduce().find(opt_.tp); it != fits_->allreduce().end()) allreduce_ = &it->second;
   copy_gbps_ = fits_->copy_gbps();
   if (copy_gbps_ <= 0) {
     copy_gbps_ = hw_.mem_bandwidth_gbps * 0.8;
-    notes_.push_back(fmt::format("elementwise at 0.8 x datasheet bandwidth (no ceiling rows)"));
+    if (measured_parts < std::size(sources))
+      notes_.push_back(fmt::format("elementwise at 0.8 x datasheet bandwidth (no ceiling rows)"));
   }
 }
 
@@ -100,31 +122,15 @@ const FeatureFit* CalibratedCostModel::resolve_attention(const std::map<HeadShap
 }
 
 CalibratedCostModel::Gemm CalibratedCostModel::resolve_gemm(std::int64_t n, std::int64_t k, const std::string& layer) {
-  const auto& g = fits_->gemm();
-  if (auto it = g.find({n, k}); it != g.end()) {
-    Gemm exact;
-    exact.curve = &it->second.curve;
-    return exact;
-  }
-  if (!opt_.allow_scaling)
+  if (!opt_.allow_scaling && !fits_->gemm().count({n, k}))
     throw InputError(fmt::format("{}: no gemm rows for the {} layer of {} at tp={} (n={} k={}); "
                                  "cost_model.allow_scaling is false", fits_->file(), layer, m_.name, opt_.tp, n, k));
-  const GemmCurve* best = nullptr;
-  std::pair<std::int64_t, std::int64_t> from;
-  double best_d = std::numeric_limits<double>::infinity();
-  for (const auto& [key, curve] : g) {
-    const double dn = std::log(static_cast<double>(key.first) / static_cast<double>(n));
-    const double dk = std::log(static_cast<double>(key.second) / static_cast<double>(k));
-    if (const double dist = dn * dn + dk * dk; dist < best_d) best_d = dist, best = &curve, from = key;
-  }
-  Gemm scaled{&best->curve, true, fits_->gemm_guide_of(from), {}};
-  scaled.to = scaled.from;
-  scaled.to.n = n;
-  scaled.to.k = k;
-  notes_.push_back(fmt::format("gemm {} n={} k={} from n={} k={} by the ratio of their roofline guides (x{:.3f} at "
-                               "M=1, x{:.3f} at M=4096)", layer, n, k, from.first, from.second,
-                               scaled.to(1) / scaled.from(1), scaled.to(4096) / scaled.from(4096)));
-  return scaled;
+  const Gemm g = fits_->gemm_price(n, k);
+  if (g.scaled)
+    notes_.push_back(fmt::format("gemm {} n={} k={} from n={} k={} by the ratio of their roofline guides (x{:.3f} at "
+                                 "M=1, x{:.3f} at M=4096)", layer, n, k, g.measured.first, g.measured.second,
+                                 g.to(1) / g.from(1), g.to(4096) / g.from(4096)));
+  return g;
 }
 
 PartTimes CalibratedCostModel::parts(const BatchShape& b) const {
@@ -145,13 +151,20 @@ PartTimes CalibratedCostModel::parts(const BatchShape& b) const {
         break;
       }
       case OpKind::kElementwise: {
-        const MonotoneCurve* c = elementwise_[static_cast<std::size_t>(op.part)];
-        at(op.part) += times * (c ? (*c)(op.bytes) : op.bytes / (copy_gbps_ * 1e3));
+        const auto& kernels = elementwise_[static_cast<std::size_t>(op.part)];
+        double us = 0;
+        for (const MonotoneCurve* c : kernels) us += (*c)(op.bytes);
+        at(op.part) += times * (kernels.empty() ? op.bytes / (copy_gbps_ * 1e3) : us);
         break;
       }
       case OpKind::kAllreduce: {
         const double tp = opt_.tp;
-        const double bytes = 2.0 * (tp - 1) / tp * static_cast<double>(b.total_tokens()) * static_cast<double>(m_.hidden) * 2;
+        const double message = static_cast<double>(b.total_tokens()) * static_cast<double>(m_.hidden) * 2;  // [T, h] bf16
+        if (allreduce_) {  // measured at this message size and GPU count
+          at(op.part) = layers * 2 * (*allreduce_)(message);
+          break;
+        }
+        const double bytes = 2.0 * (tp - 1) / tp * message;
         at(op.part) = layers * 2 * (opt_.allreduce_latency_us + bytes / (hw_.interconnect_gbps * 1e3));
         break;
       }
@@ -193,7 +206,9 @@ std::string CalibratedCostModel::identity() const {
                                      : "calibrated: ";
   s += fmt::format("profile {} [{}] {} tp={} {} iteration_overhead={}us", fits_->file(), fits_->provenance(), m_.name,
                    opt_.tp, attn_.describe(), opt_.iteration_overhead_us);
-  if (opt_.tp > 1) s += " allreduce=datasheet interconnect";
+  if (opt_.tp > 1)
+    s += allreduce_ ? fmt::format(" allreduce=measured ({} gpus; {})", opt_.tp, fits_->allreduce_source())
+                    : std::string(" allreduce=datasheet interconnect");
   if (prefill_variant_ != "fa2") s += " prefill_variant=" + prefill_variant_;  // the fastest measured one (kernel_fits.h)
   if (!notes_.empty()) {
     s += " scaled:";

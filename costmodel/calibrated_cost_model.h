@@ -79,14 +79,7 @@ class CalibratedCostModel final : public CostModel {
   const std::vector<std::string>& scaling_notes() const { return notes_; }
 
  private:
-  struct Gemm {
-    const MonotoneCurve* curve = nullptr;
-    // An unmeasured shape: the measured curve times to(m) / from(m), the ratio of
-    // the two shapes' guides (kernel_fits.h gemm_guide_of).
-    bool scaled = false;
-    GemmGuide from, to;
-    double operator()(double m) const { return scaled ? (*curve)(m) * to(m) / from(m) : (*curve)(m); }
-  };
+  using Gemm = GemmPrice;
   const FeatureFit* resolve_attention(const std::map<HeadShape, FeatureFit>& fits, const char* family);
   Gemm resolve_gemm(std::int64_t n, std::int64_t k, const std::string& layer);
 
@@ -103,9 +96,11 @@ class CalibratedCostModel final : public CostModel {
   std::unique_ptr<DenseAttentionKernels> dense_;  // the profile's dense fits (the pricers point here)
   AttentionPricers attention_;  // one pricer per phase's method (costmodel/*_pricer.cc)
   double copy_gbps_ = 0;
-  // Per part, the measured elementwise kernel that prices it (family `elementwise`), or
-  // null: that part is priced at its bytes over copy_gbps_.
-  std::array<const MonotoneCurve*, kPartCount> elementwise_{};
+  // Per part, the measured elementwise kernels that price it (family `elementwise`; an
+  // imported stack may run a part as two kernels, e.g. residual add + RMSNorm), each
+  // over the part's bytes; none: that part is priced at its bytes over copy_gbps_.
+  std::array<std::vector<const MonotoneCurve*>, kPartCount> elementwise_{};
+  const MonotoneCurve* allreduce_ = nullptr;  // measured, for this TP degree (null: datasheet)
   std::vector<std::string> notes_;
 };
 

@@ -201,7 +201,8 @@ std::string minf_key(const ProfilePoint& p) { return p.variant + "/" + p.param("
 
 std::string KernelFits::family_of(const ProfilePoint& p) {
   const std::string& k = p.kernel;
-  if (k == "decode") return p.variant == "splitkv" ? "decode" : "";
+  if (k == "decode") return "decode";  // splitkv (the bench), or an imported stack's kernel
+  if (k == "allreduce") return p.variant == "vllm_custom_eager" ? "" : "allreduce";
   if (k == "prefill") return p.variant.starts_with("fa2_m") ? "" : "prefill";  // fa2_m64/m128: forced-tile diagnostics
   if (k == "elementwise") return k;
   if (k == "gemm" || is_quest_part(k) || k == "quest_e2e" || k == "quest_dense_decode" || is_minf_stage(k) ||
@@ -230,6 +231,7 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
   std::map<std::int64_t, std::map<std::string, Samples>> andpro;    // window → part → samples
   std::map<std::int64_t, AndproFits> andpro_meta;
   std::map<std::string, std::map<double, double>> elementwise;  // variant → bytes → µs
+  std::map<std::int64_t, std::map<std::string, std::map<double, double>>> allreduce;  // gpus → variant → bytes → µs
 
   for (const ProfilePoint& p : table.points()) {
     if (p.kernel == "ceiling" && p.variant.starts_with("copy") && p.bytes > 0)
@@ -245,6 +247,11 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
       const auto x = prefill_features(h, prefill_work(file, p, h));
       pre[p.variant][h].add(x, t);
       pre_work[h].push_back(x);
+    } else if (fam == "allreduce") {
+      const double gpus = p.param_number("gpus", -1, file);
+      if (gpus < 2) row_error(file, p, "needs 'gpus=' >= 2 in params");
+      if (!(p.bytes > 0)) row_error(file, p, "needs bytes > 0 (the message size)");
+      allreduce[static_cast<std::int64_t>(gpus)][p.variant].emplace(p.bytes, t);
     } else if (fam == "elementwise") {
       if (!(p.bytes > 0)) row_error(file, p, "needs bytes > 0");
       elementwise[p.variant].emplace(p.bytes, t);  // equal bytes: first row wins
@@ -367,6 +374,29 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     for (const auto& [bytes, us] : points) xs.push_back(bytes), ys.push_back(us);
     f.elementwise_[variant] = MonotoneCurve(std::move(xs), std::move(ys));
   }
+  // All-reduce: per GPU count, the lower envelope of the implementations at the
+  // union of their measured sizes, each used only inside its own measured range.
+  std::set<std::string> ar_variants;
+  for (const auto& [gpus, variants] : allreduce) {
+    std::map<std::string, MonotoneCurve> curves;
+    std::set<double> sizes;
+    for (const auto& [v, pts] : variants) {
+      std::vector<double> xs, ys;
+      for (const auto& [b, us] : pts) xs.push_back(b), ys.push_back(us), sizes.insert(b);
+      curves.emplace(v, MonotoneCurve(std::move(xs), std::move(ys)));
+      ar_variants.insert(v);
+    }
+    std::vector<double> xs, ys;
+    for (double b : sizes) {
+      double best = std::numeric_limits<double>::infinity();
+      for (const auto& [v, c] : curves)
+        if (b >= c.min_x() && b <= c.max_x()) best = std::min(best, c(b));
+      xs.push_back(b);
+      ys.push_back(best);
+    }
+    f.allreduce_[gpus] = MonotoneCurve(std::move(xs), std::move(ys));
+  }
+  for (const auto& v : ar_variants) f.allreduce_source_ += (f.allreduce_source_.empty() ? "" : "+") + v;
   for (auto& [w, parts] : andpro) {
     AndproFits a = andpro_meta[w];
     const std::string what = fmt::format("andpro/w{} ", w);
@@ -390,14 +420,35 @@ GemmGuide KernelFits::gemm_guide_of(std::pair<std::int64_t, std::int64_t> key) c
                         c.xs().back(), c.ys().back());
 }
 
+GemmPrice KernelFits::gemm_price(std::int64_t n, std::int64_t k) const {
+  if (auto it = gemm_.find({n, k}); it != gemm_.end()) return GemmPrice{&it->second.curve, false, {}, {}, {n, k}};
+  const GemmCurve* best = nullptr;
+  std::pair<std::int64_t, std::int64_t> from;
+  double best_d = std::numeric_limits<double>::infinity();
+  for (const auto& [key, curve] : gemm_) {
+    const double dn = std::log(static_cast<double>(key.first) / static_cast<double>(n));
+    const double dk = std::log(static_cast<double>(key.second) / static_cast<double>(k));
+    if (const double dist = dn * dn + dk * dk; dist < best_d) best_d = dist, best = &curve, from = key;
+  }
+  GemmPrice g{&best->curve, true, gemm_guide_of(from), {}, from};
+  g.to = g.from;
+  g.to.n = n;
+  g.to.k = k;
+  return g;
+}
+
 std::optional<double> KernelFits::predict(const ProfilePoint& p) const {
   const std::string fam = family_of(p);
   const std::string& file = file_;
   auto have = [](const FeatureFit& fit) { return !fit.empty(); };
+  // Dense attention at a head shape that was not measured: the nearest measured
+  // shape's fit at the row's own bytes and FLOPs (the cost model's rule).
+  auto same_dim = [](const auto* kv, const HeadShape& h) { return kv && kv->first.head_dim == h.head_dim ? kv : nullptr; };
   if (fam == "decode" || fam == "quest_dense_decode") {
-    auto it = decode_.find(shape_of(file, p));
-    if (it == decode_.end()) return std::nullopt;
-    return it->second.predict(decode_features(it->first, decode_work(file, p)));
+    const HeadShape h = shape_of(file, p);
+    const auto* it = same_dim(nearest_head_shape(decode_, h), h);
+    if (!it) return std::nullopt;
+    return it->second.predict(decode_features(h, decode_work(file, p)));
   }
   if (fam == "prefill" || fam == "minf_dense_prefill" || fam == "andpro_dense_prefill") {
     // A prefill row by its own variant's fit; the sparse families' dense
@@ -405,8 +456,8 @@ std::optional<double> KernelFits::predict(const ProfilePoint& p) const {
     auto v = prefill_variants_.find(fam == "prefill" ? p.variant : std::string("fa2"));
     if (v == prefill_variants_.end()) return std::nullopt;
     const HeadShape h = shape_of(file, p);
-    auto it = v->second.find(h);
-    if (it == v->second.end()) return std::nullopt;
+    const auto* it = same_dim(nearest_head_shape(v->second, h), h);
+    if (!it) return std::nullopt;
     return it->second.predict(prefill_features(h, prefill_work(file, p, h)));
   }
   if (fam == "elementwise") {
@@ -415,9 +466,13 @@ std::optional<double> KernelFits::predict(const ProfilePoint& p) const {
     return it->second(p.bytes);
   }
   if (fam == "gemm") {
-    auto it = gemm_.find({p.n, p.k});
-    if (it == gemm_.end()) return std::nullopt;
-    return it->second.curve(static_cast<double>(p.m));
+    if (gemm_.empty()) return std::nullopt;
+    return gemm_price(p.n, p.k)(static_cast<double>(p.m));  // an unmeasured shape: transported
+  }
+  if (fam == "allreduce") {
+    auto it = allreduce_.find(static_cast<std::int64_t>(p.param_number("gpus", -1, file)));
+    if (it == allreduce_.end()) return std::nullopt;
+    return it->second(p.bytes);
   }
   if (fam == "quest_metadata") {
     const HeadShape h = shape_of(file, p);

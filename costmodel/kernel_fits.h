@@ -30,6 +30,11 @@
 //                             a MonotoneCurve of µs over the operation list's bytes
 //                             (operation_list.h), so a launch floor at a few tokens and the
 //                             bandwidth slope at many are both measured
+//   allreduce                 per GPU count: a MonotoneCurve of µs over message bytes, the
+//                             lower envelope of the implementations measured (imported
+//                             tables: NCCL, vLLM custom all-reduce in CUDA-graph mode;
+//                             the eager custom kernel is never the fastest and is kept
+//                             for reference only)
 //   ceiling copy bandwidth    the best measured copy rate (elementwise kernels of a profile
 //                             without elementwise rows)
 // Rows of composite or baseline kernels (quest_e2e, minf_e2e, andpro_e2e, the
@@ -85,6 +90,17 @@ struct AndproFits {
   FeatureFit select_layer, compact_ragged;           // allocation: layer_topk (issue 20 item 4)
 };
 
+// A GEMM weight shape's price over M: its own measured curve, or (a shape the
+// profile did not measure) the nearest measured shape's curve times to(m) /
+// from(m), the ratio of the two shapes' guides (gemm_guide_of).
+struct GemmPrice {
+  const MonotoneCurve* curve = nullptr;
+  bool scaled = false;
+  GemmGuide from, to;
+  std::pair<std::int64_t, std::int64_t> measured{0, 0};  // the (n, k) whose curve it uses
+  double operator()(double m) const { return scaled ? (*curve)(m) * to(m) / from(m) : (*curve)(m); }
+};
+
 // One fitted model, for `servesim calibrate fit` reports.
 struct FitSummaryRow {
   std::string family;  // decode, gemm, quest_topk, ...
@@ -122,6 +138,15 @@ class KernelFits {
   // the two prices an unmeasured shape from a measured curve
   // (CalibratedCostModel's scaling rule). REQUIRES: gemm().count(key).
   GemmGuide gemm_guide_of(std::pair<std::int64_t, std::int64_t> key) const;
+  // The price of weight shape (n, k): exact when measured, else transported
+  // from the nearest measured shape (log distance in n and k). REQUIRES: !gemm().empty().
+  GemmPrice gemm_price(std::int64_t n, std::int64_t k) const;
+  // Measured all-reduce per GPU count: µs over message bytes (the lower envelope
+  // of the stack's implementations, e.g. vLLM's custom all-reduce and NCCL, each
+  // inside its measured size range; empty without allreduce rows).
+  const std::map<std::int64_t, MonotoneCurve>& allreduce() const { return allreduce_; }
+  // Which implementations the all-reduce curves were built from ("nccl+vllm_custom_graph").
+  const std::string& allreduce_source() const { return allreduce_source_; }
   // Quest: by variant, then by the head shape the rows were measured at.
   const std::map<std::string, std::map<HeadShape, QuestFits>>& quest() const { return quest_; }
   const std::map<std::string, MinfFits>& minference() const { return minf_; }      // by "pattern/data"
@@ -148,6 +173,8 @@ class KernelFits {
   std::map<std::int64_t, AndproFits> andpro_;
   double copy_gbps_ = 0;
   std::map<std::string, MonotoneCurve> elementwise_;
+  std::map<std::int64_t, MonotoneCurve> allreduce_;
+  std::string allreduce_source_;
   std::vector<std::string> problems_;
   std::string file_, provenance_;
   bool synthetic_ = false;

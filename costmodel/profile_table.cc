@@ -56,8 +56,9 @@ class RowReader {
     if (ec != std::errc() || p != c.data() + c.size() || v < 0) fail(name, "a non-negative integer", c);
     return v;
   }
-  double number(const std::string& name, bool positive) const {
+  double number(const std::string& name, bool positive, bool empty_is_zero = false) const {
     const std::string c = trim(text(name));
+    if (empty_is_zero && c.empty()) return 0;
     double v = 0;
     if (!parse_double(c, v) || v < 0 || (positive && v <= 0))
       fail(name, positive ? "a number > 0" : "a number >= 0", c);
@@ -111,6 +112,7 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
   t.file_ = name;
   std::map<std::string, std::size_t> col;
   std::size_t n_columns = 0;
+  bool has_source = false;  // imported profiles name each row's source (measured_import.h)
   std::istringstream in(text);
   std::string line;
   long line_no = 0;
@@ -140,6 +142,7 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
       for (const auto& c : kRequiredColumns)
         if (!col.count(c)) throw InputError(located(name, line_no, fmt::format("header lacks column '{}'", c)));
       n_columns = cells.size();
+      has_source = col.count("source") > 0;
       continue;
     }
     if (cells.size() != n_columns)
@@ -164,10 +167,16 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
     p.k = r.integer("k");
     p.params = trim(r.text("params"));
     p.median_us = r.number("median_us", true);
-    p.p10_us = r.number("p10_us", false);
-    p.p90_us = r.number("p90_us", false);
+    p.p10_us = r.number("p10_us", false, true);  // empty: not published (imported tables give medians)
+    p.p90_us = r.number("p90_us", false, true);
     p.bytes = r.number("bytes", false);
     p.flops = r.number("flops", false);
+    if (has_source) {
+      const std::int64_t src = r.integer("source");
+      if (src >= 0 && t.provenance_value(fmt::format("source.{}", src)).empty())
+        throw InputError(located(name, line_no, fmt::format("column 'source': {} has no '# source.{}=' line", src, src)));
+      p.source = static_cast<int>(src);
+    }
     t.points_.push_back(std::move(p));
   }
   if (n_columns == 0) throw InputError(fmt::format("{}: no header row (empty kernel profile)", name));
@@ -189,6 +198,13 @@ std::string ProfileTable::provenance_summary() const {
   std::string s = fmt::format("gpu={} commit={} date={} mode={}", or_unknown("gpu"), or_unknown("git_commit"),
                               or_unknown("date_utc"), or_unknown("mode"));
   if (synthetic()) s = "SYNTHETIC (generated, not measured) " + s;
+  if (const std::string stack = provenance_value("stack"); !stack.empty()) {
+    std::size_t sources = 0;
+    for (const auto& [k, v] : provenance_)
+      if (k.starts_with("source.")) ++sources;
+    s = fmt::format("gpu={} stack={} mode={} sources={}", or_unknown("gpu"), stack, or_unknown("mode"), sources);
+    if (const std::string b = provenance_value("borrowed_stacks"); !b.empty()) s += " borrowed=" + b;
+  }
   for (char& c : s)
     if (c == ',') c = ';';  // report cells stay comma-free
   return s;

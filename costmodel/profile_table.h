@@ -31,6 +31,7 @@ struct ProfilePoint {
   double median_us = 0, p10_us = 0, p90_us = 0;
   double bytes = 0, flops = 0;
   long line = 0;        // line in the file (for messages)
+  int source = -1;      // imported rows: N of the `# source.N=` provenance line (measured_import.h)
 
   // Value of `key` in params, if present.
   std::optional<std::string> param(const std::string& key) const;

@@ -20,6 +20,7 @@
 
 namespace servesim::cli {
 void add_fidelity_command(CLI::App& calibrate);  // cmd_fidelity.cc
+void add_import_commands(CLI::App& calibrate);   // cmd_calibrate_import.cc
 namespace {
 
 struct FitArgs {
@@ -164,7 +165,8 @@ void add_calibrate_commands(CLI::App& app) {
     fmt::print("wrote {} (use: cost_model: {{backend: roofline, knobs: {}}})\n", ra->out, ra->out);
   });
 
-  add_fidelity_command(*cal);  // cmd_fidelity.cc (issue 19)
+  add_fidelity_command(*cal);  // cmd_fidelity.cc
+  add_import_commands(*cal);   // cmd_calibrate_import.cc: import, crossval, list
 
   auto sa = std::make_shared<SynthArgs>();
   CLI::App* syn = cal->add_subcommand(

@@ -1,0 +1,183 @@
+// Cross-validation experiments; see profile_crossval.h.
+#include "costmodel/profile_crossval.h"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "costmodel/kernel_fits.h"
+
+namespace servesim {
+namespace {
+
+struct Pairs {
+  std::vector<double> pred, meas;
+  void add(double p, double m) { pred.push_back(p), meas.push_back(m); }
+};
+
+std::string param_or(const ProfilePoint& p, const char* key) { return p.param(key).value_or(""); }
+
+bool per_op(const ProfilePoint& p) { return (p.kernel == "gemm" || p.kernel == "elementwise") && p.m > 0; }
+
+// The part a per-op row prices: gemm/<layer> or the elementwise variant.
+std::string part_of(const ProfilePoint& p) {
+  if (p.kernel == "gemm") return p.param("layer") ? "gemm/" + param_or(p, "layer") : std::string("gemm");
+  return p.variant;
+}
+
+// Times a row counts in one layer's non-attention sum (0: not in the sum).
+double layer_weight(const ProfilePoint& p) {
+  if (p.kernel == "gemm") return 1;
+  if (p.variant == "embedding") return 0;      // once per iteration
+  if (p.variant == "residual_add") return 2;   // one before each norm
+  return 1;
+}
+
+void add_rows(CrossvalResult& out, const std::string& experiment, const std::map<std::string, Pairs>& parts) {
+  for (const auto& [part, pairs] : parts) {
+    if (pairs.meas.empty()) continue;
+    CrossvalRow r{experiment, part, relative_error(pairs.pred, pairs.meas)};
+    if (part == "layer_sum") r.target_median = 0.05, r.target_p90 = 0.10;
+    out.rows.push_back(r);
+  }
+}
+
+// Fits the rows `keep` accepts and predicts the rows `held` selects; per part
+// (and per-layer sums by model, TP and tokens when `layer_sums`).
+void experiment(const ProfileTable& t, const std::string& name, const KernelFits::RowFilter& keep,
+                const KernelFits::RowFilter& held, bool layer_sums, CrossvalResult& out) {
+  const KernelFits fits = KernelFits::fit(t, keep);
+  std::map<std::string, Pairs> parts;
+  std::map<std::string, std::pair<double, double>> sums;  // model/tp/m → (pred, meas)
+  std::map<std::string, std::set<std::string>> gemms;     // GEMM layers in each sum
+  std::size_t missing = 0;
+  for (const auto& p : t.points()) {
+    if (!held(p)) continue;
+    const auto pred = fits.predict(p);
+    if (!pred) {
+      ++missing;
+      continue;
+    }
+    parts[p.kernel == "decode" || p.kernel == "prefill" || p.kernel == "allreduce" ? p.kernel : part_of(p)].add(
+        *pred, p.median_us);
+    if (layer_sums && per_op(p) && p.param("model")) {
+      const std::string key = fmt::format("{}/{}/{}", param_or(p, "model"), param_or(p, "tp"), p.m);
+      auto& s = sums[key];
+      if (p.kernel == "gemm") gemms[key].insert(param_or(p, "layer"));
+      s.first += layer_weight(p) * *pred;
+      s.second += layer_weight(p) * p.median_us;
+    }
+  }
+  for (const auto& [key, s] : sums)
+    if (gemms[key].size() == 4) parts["layer_sum"].add(s.first, s.second);  // the layer's four GEMMs
+  if (missing) out.notes.push_back(fmt::format("{}: {} held-out rows had no fit to predict them", name, missing));
+  add_rows(out, name, parts);
+}
+
+}  // namespace
+
+std::string CrossvalRow::target_text() const {
+  std::string s = fmt::format("median <= {:.0f}%", 100 * target_median);
+  if (target_p90 > 0) s += fmt::format(", p90 <= {:.0f}%", 100 * target_p90);
+  return s + (meets_target() ? ": ok" : ": MISSED");
+}
+
+CrossvalResult crossval_profile(const ProfileTable& t) {
+  CrossvalResult out;
+  std::set<std::string> models, tps;
+  std::set<HeadShape> shapes;
+  bool small_tokens = false, big_tokens = false, allreduce = false;
+  for (const auto& p : t.points()) {
+    if (per_op(p)) {
+      if (auto m = p.param("model")) models.insert(*m);
+      if (auto tp = p.param("tp")) tps.insert(*tp);
+      small_tokens = small_tokens || p.m <= 1024;
+      big_tokens = big_tokens || p.m == 4096;
+    }
+    if ((p.kernel == "decode" || p.kernel == "prefill") && p.heads > 0) shapes.insert({p.heads, p.kv_heads, p.head_dim});
+    allreduce = allreduce || p.kernel == "allreduce";
+  }
+  auto only_ops = [](const ProfilePoint& p) { return per_op(p); };
+
+  // Leave one model out: every fold's rows pooled, then one error per part.
+  if (models.size() >= 2) {
+    std::map<std::string, Pairs> pooled;  // every fold's held-out rows pooled, one error per part
+    for (const auto& model : models) {
+      const KernelFits fits =
+          KernelFits::fit(t, [&](const ProfilePoint& p) { return only_ops(p) && param_or(p, "model") != model; });
+      std::map<std::string, std::pair<double, double>> sums;
+      std::map<std::string, std::set<std::string>> gemms;  // GEMM layers in each sum
+      for (const auto& p : t.points()) {
+        if (!only_ops(p) || param_or(p, "model") != model) continue;
+        const auto pred = fits.predict(p);
+        if (!pred) continue;
+        pooled[part_of(p)].add(*pred, p.median_us);
+        const std::string key = fmt::format("{}/{}", param_or(p, "tp"), p.m);
+        if (p.kernel == "gemm") gemms[key].insert(param_or(p, "layer"));
+        auto& s = sums[key];
+        s.first += layer_weight(p) * *pred;
+        s.second += layer_weight(p) * p.median_us;
+      }
+      for (const auto& [key, s] : sums) {
+        if (gemms[key].size() < 4) continue;  // a per-layer sum needs the layer's four GEMMs
+        pooled["layer_sum"].add(s.first, s.second);
+        pooled["layer_sum/" + model].add(s.first, s.second);
+      }
+    }
+    add_rows(out, "model-out", pooled);
+    for (auto& r : out.rows)
+      if (r.part.starts_with("layer_sum/")) r.target_median = 0.05, r.target_p90 = 0.10;
+  }
+  if (tps.count("1") && tps.size() >= 2)
+    experiment(
+        t, "tp", [&](const ProfilePoint& p) { return only_ops(p) && param_or(p, "tp") == "1"; },
+        [&](const ProfilePoint& p) { return only_ops(p) && param_or(p, "tp") != "1" && !param_or(p, "tp").empty(); },
+        true, out);
+  if (small_tokens && big_tokens)
+    experiment(
+        t, "tokens", [&](const ProfilePoint& p) { return only_ops(p) && p.m <= 1024; },
+        [&](const ProfilePoint& p) { return only_ops(p) && p.m == 4096; }, true, out);
+  if (shapes.size() >= 2) {
+    std::map<std::string, Pairs> pooled;
+    auto attention = [](const ProfilePoint& p) { return p.kernel == "decode" || p.kernel == "prefill"; };
+    for (const auto& h : shapes) {
+      auto is_h = [&](const ProfilePoint& p) { return HeadShape{p.heads, p.kv_heads, p.head_dim} == h; };
+      const KernelFits fits = KernelFits::fit(t, [&](const ProfilePoint& p) { return attention(p) && !is_h(p); });
+      for (const auto& p : t.points())
+        if (attention(p) && is_h(p))
+          if (const auto pred = fits.predict(p)) pooled[p.kernel].add(*pred, p.median_us);
+    }
+    add_rows(out, "shape-out", pooled);
+  }
+  if (allreduce) {
+    // Every other size per (GPU count, implementation) held out.
+    std::set<long> held;
+    std::map<std::string, std::vector<std::pair<double, long>>> by_series;
+    for (const auto& p : t.points())
+      if (p.kernel == "allreduce") by_series[param_or(p, "gpus") + "/" + p.variant].push_back({p.bytes, p.line});
+    for (auto& [k, v] : by_series) {
+      std::sort(v.begin(), v.end());
+      for (std::size_t i = 1; i + 1 < v.size(); i += 2) held.insert(v[i].second);
+    }
+    std::map<std::string, Pairs> pooled;
+    const KernelFits fits =
+        KernelFits::fit(t, [&](const ProfilePoint& p) { return p.kernel == "allreduce" && !held.count(p.line); });
+    for (const auto& p : t.points())
+      if (p.kernel == "allreduce" && held.count(p.line) && KernelFits::family_of(p) == "allreduce")
+        if (const auto pred = fits.predict(p)) pooled["allreduce/" + param_or(p, "gpus") + "gpu"].add(*pred, p.median_us);
+    add_rows(out, "size-out", pooled);
+  }
+  if (out.rows.empty()) out.notes.push_back("the profile has no rows any experiment applies to");
+  return out;
+}
+
+std::string crossval_csv(const CrossvalResult& r) {
+  std::string s = "experiment,part,points,median_rel_err,p90_rel_err,max_rel_err,target_median,target_p90,meets\n";
+  for (const auto& e : r.rows)
+    s += fmt::format("{},{},{},{:.5f},{:.5f},{:.5f},{},{},{}\n", e.experiment, e.part, e.error.points, e.error.median,
+                     e.error.p90, e.error.max, e.target_median, e.target_p90, e.meets_target() ? 1 : 0);
+  return s;
+}
+
+}  // namespace servesim
