@@ -11,10 +11,20 @@
 // (docs/sparse_kernels.md, "AnDPro"). Needs the profile's andpro_* rows of the
 // window. Registry entry (attention_registry.h): andpro_method(), parameters
 // under attention.andpro (andpro_options()).
+//
+// Without any andpro_* rows (a dense-only profile) and with scaling allowed,
+// DerivedAndproPricer prices the same three steps from the profile's dense
+// kernels (derived_sparse.h; a note in identity()), per layer and completed
+// prompt: the scoring scan reads the K and V of the n - window candidates
+// (memory-bound); the selection is a top-k over the (n - window) / block block
+// scores of every KV head (one top-k, either allocation: same scores); the
+// compaction reads and writes the kept tokens' K and V (memory-bound). The
+// decode over the compacted cache is the decode method's, at the kept length.
 #include <fmt/format.h>
 
 #include "costmodel/attention_pricer.h"
 #include "costmodel/attention_registry.h"
+#include "costmodel/derived_sparse.h"
 #include "costmodel/kernel_fits.h"
 #include "sim/core/error.h"
 
@@ -78,6 +88,38 @@ class AndproPricer final : public AttentionPricer {
   const AndproFits* a_ = nullptr;
 };
 
+// AnDPro from the dense kernels (no andpro_* rows; derived_sparse.h).
+class DerivedAndproPricer final : public AttentionPricer {
+ public:
+  DerivedAndproPricer(const AndproParams& p, const AttentionPricingContext& ctx) : p_(p), ctx_(ctx) {
+    if (ctx.notes)
+      ctx.notes->push_back("andpro derived from the dense kernels (no andpro rows): scoring scan over the candidates' "
+                           "K/V; block top-k and compaction at the dense decode fit's bytes");
+    ctx_.notes = nullptr;
+  }
+
+  double us(const BatchShape& b) const override {
+    double t = 0;
+    const HeadShape& h = ctx_.shape;
+    const DenseAttentionKernels& dense = *ctx_.dense;
+    for (const PrefillChunk& c : b.prefills) {
+      if (!c.completes) continue;
+      const std::int64_t n = c.context + c.new_tokens;  // the whole prompt is scored once, at its end
+      if (n <= p_.budget + p_.window) continue;         // nothing to evict
+      const auto candidates = static_cast<double>(n - p_.window);
+      const double blocks = std::floor(candidates / static_cast<double>(p_.block)) * static_cast<double>(h.kv_heads);
+      const auto kept = static_cast<double>(p_.kept_tokens(n));
+      t += memory_kernel_us(dense, h, 1, candidates * h.kv_token_bytes()) + topk_kernel_us(dense, h, 1, blocks) +
+           memory_kernel_us(dense, h, 1, 2 * kept * h.kv_token_bytes());
+    }
+    return static_cast<double>(ctx_.layers) * t;
+  }
+
+ private:
+  AndproParams p_;
+  AttentionPricingContext ctx_;
+};
+
 }  // namespace
 
 static const OptionTable<AndproParams>& andpro_options() {
@@ -107,8 +149,9 @@ AttentionMethodType andpro_method() {
   };
   t.write = [](YAML::Node& n, const AttentionMethods& a) { write_options(n, andpro_options(), a.andpro); };
   t.describe_params = [](const AttentionMethods& a) { return describe_options(andpro_options(), a.andpro); };
-  t.make_pricer = [](const AttentionMethods& a, const AttentionPricingContext& ctx) {
-    return std::unique_ptr<AttentionPricer>(std::make_unique<AndproPricer>(a.andpro, ctx));
+  t.make_pricer = [](const AttentionMethods& a, const AttentionPricingContext& ctx) -> std::unique_ptr<AttentionPricer> {
+    if (ctx.allow_scaling && ctx.fits->andpro().empty()) return std::make_unique<DerivedAndproPricer>(a.andpro, ctx);
+    return std::make_unique<AndproPricer>(a.andpro, ctx);
   };
   t.kv_eviction = [](const AttentionMethods& a) -> std::shared_ptr<const KvEviction> {
     struct Eviction final : KvEviction {

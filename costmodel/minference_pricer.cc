@@ -8,16 +8,40 @@
 // minference_method(), parameters under attention.minference (`patterns`,
 // read by hand: a name or a map of name: share of heads; then
 // minference_options()).
+//
+// Without any minf_* rows (a dense-only profile) and with scaling allowed,
+// DerivedMInferencePricer prices the same steps from the profile's dense
+// kernels (derived_sparse.h; a note in identity()):
+//   attention  the pattern's area is its budget: every query row attends
+//              `keys` keys (vs_<v>_<s>: v + s; bs_<k>: k blocks of 64;
+//              ashape_<sink>_<window>: sink + window), a causal band of
+//              keys / 64 tiles per 64-row block (minf_band_tiles); the dense
+//              prefill fit evaluated at that area (its FLOPs, rows and K/V),
+//              divided by kMinfSparseEfficiency;
+//   estimate   vs: the last 64 queries' logits over the span, a dense prefill of
+//              64 rows behind span - 64 keys; bs: mean pooling (read Q and K
+//              once, memory-bound) and the causal (span/64)² block logits, a
+//              dense prefill over span/64 pooled rows at half its FLOPs (QKᵀ,
+//              no PV); ashape: none;
+//   index      vs: top-k of the span's vertical and slash scores per head, then
+//              writing each 64-row block's lines (int32) per head; bs: top-k of
+//              the block scores per head; memory-bound (derived_sparse.h);
+//   envelope   a sparse chunk costs at least the largest dense chunk below
+//              min_length it contains (the derived sparse price can fall below
+//              dense right at min_length; CostModel prices are monotone).
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "costmodel/attention_pricer.h"
 #include "costmodel/attention_registry.h"
+#include "costmodel/derived_sparse.h"
 #include "costmodel/kernel_fits.h"
 #include "sim/core/error.h"
 
 namespace servesim {
+
 namespace {
 
 class MInferencePricer final : public AttentionPricer {
@@ -81,6 +105,101 @@ class MInferencePricer final : public AttentionPricer {
   AttentionPricingContext ctx_;
   std::vector<Pattern> patterns_;
 };
+
+// MInference from the dense kernels (no minf_* rows; derived_sparse.h).
+class DerivedMInferencePricer final : public AttentionPricer {
+ public:
+  DerivedMInferencePricer(const MInferenceParams& p, const AttentionPricingContext& ctx) : p_(p), ctx_(ctx) {
+    for (const auto& [name, share] : p.patterns) {
+      Pattern pat{share, minf_pattern_info(name), 0};
+      if (pat.info.type == "ashape") {  // ashape_<sink>_<window>: lines holds nothing; read the two numbers
+        const std::size_t a = name.find('_'), b = name.find('_', a + 1);
+        pat.keys = std::atof(name.substr(a + 1, b - a - 1).c_str()) +
+                   (b == std::string::npos ? 0.0 : std::atof(name.substr(b + 1).c_str()));
+      } else {
+        pat.keys = pat.info.type == "bs" ? 64 * pat.info.lines : pat.info.lines;
+      }
+      patterns_.push_back(pat);
+    }
+    if (ctx.notes)
+      ctx.notes->push_back(fmt::format("minference derived from the dense kernels (no minf rows): area = pattern "
+                                       "budget; dense prefill at that area / sparse efficiency {} (H100-measured); "
+                                       "estimate as dense prefill; index as top-k at the dense decode fit's bytes",
+                                       kMinfSparseEfficiency));
+    ctx_.notes = nullptr;
+  }
+
+  double us(const BatchShape& b) const override {
+    if (b.prefills.empty()) return 0;
+    const HeadShape& h = ctx_.shape;
+    const DenseAttentionKernels& dense = *ctx_.dense;
+    const auto heads = static_cast<double>(h.heads);
+    PrefillWork dense_work;
+    double sparse = 0;
+    for (const PrefillChunk& c : b.prefills) {
+      const auto n = static_cast<double>(c.new_tokens), ctx = static_cast<double>(c.context);
+      const double span = ctx + n;
+      if (patterns_.empty() || span < static_cast<double>(p_.min_length)) {
+        dense_work.add(n, ctx);
+        continue;
+      }
+      double chunk = 0;
+      for (const Pattern& p : patterns_) {
+        // The visited area at the dense kernel's rate, over the sparse kernel's efficiency.
+        const double tiles = minf_band_tiles(span, p.keys / 64) - minf_band_tiles(ctx, p.keys / 64);  // per head
+        PrefillWork area;
+        area.rows = n;
+        area.q_tiles = std::ceil(n / kPrefillQueryTile);
+        area.kv_tokens = span;
+        area.visible = tiles * 64 * 64;
+        double t = dense.prefill_us(area) / kMinfSparseEfficiency;
+        if (p.info.type == "vs") {
+          PrefillWork last;
+          last.add(std::min(64.0, span), std::max(0.0, span - 64));
+          t += dense.prefill_us(last) +
+               topk_kernel_us(dense, h, 1, 2 * span * heads) +
+               memory_kernel_us(dense, h, 1, kScoreBytes * (span / 64) * p.info.lines * heads);
+        } else if (p.info.type == "bs") {
+          const double blocks = std::ceil(span / 64);
+          PrefillWork pooled;
+          pooled.rows = blocks;
+          pooled.q_tiles = std::ceil(blocks / kPrefillQueryTile);
+          pooled.kv_tokens = blocks;
+          pooled.visible = blocks * (blocks + 1) / 4;  // causal block pairs, QKᵀ only (half the FLOPs)
+          const double qk_bytes = span * 2.0 * static_cast<double>((h.heads + h.kv_heads) * h.head_dim);
+          t += memory_kernel_us(dense, h, 1, qk_bytes) + dense.prefill_us(pooled) +
+               topk_kernel_us(dense, h, 1, blocks * (blocks + 1) / 2 * heads);
+        }
+        chunk += p.share * t;
+      }
+      // Monotone envelope: never cheaper than the largest dense chunk below min_length
+      // that this one contains (as many rows as it has, up to min_length - 1 tokens of
+      // span), so that crossing min_length never lowers the price (CostModel contract).
+      const double limit = static_cast<double>(p_.min_length) - 1;
+      const double below_rows = std::min(n, limit);
+      PrefillWork below;
+      below.add(below_rows, std::min(ctx, limit - below_rows));
+      sparse += std::max(chunk, dense.prefill_us(below));
+    }
+    return static_cast<double>(ctx_.layers) * (sparse + (dense_work.rows > 0 ? dense.prefill_us(dense_work) : 0.0));
+  }
+
+ private:
+  struct Pattern {
+    double share = 0;
+    MinfPatternInfo info;
+    double keys = 0;  // keys each query row attends (the pattern's budget)
+  };
+  MInferenceParams p_;
+  AttentionPricingContext ctx_;
+  std::vector<Pattern> patterns_;
+};
+
+bool has_minference_rows(const KernelFits& fits) {
+  for (const auto& [key, f] : fits.minference())
+    if (key.ends_with("/structured")) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -149,8 +268,10 @@ AttentionMethodType minference_method() {
     for (const auto& [name, share] : a.minference.patterns) s += fmt::format("{}:{} ", name, share);
     return s + describe_options(minference_options(), a.minference);
   };
-  t.make_pricer = [](const AttentionMethods& a, const AttentionPricingContext& ctx) {
-    return std::unique_ptr<AttentionPricer>(std::make_unique<MInferencePricer>(a.minference, ctx));
+  t.make_pricer = [](const AttentionMethods& a, const AttentionPricingContext& ctx) -> std::unique_ptr<AttentionPricer> {
+    if (ctx.allow_scaling && !has_minference_rows(*ctx.fits))
+      return std::make_unique<DerivedMInferencePricer>(a.minference, ctx);
+    return std::make_unique<MInferencePricer>(a.minference, ctx);
   };
   return t;
 }

@@ -9,6 +9,16 @@
 // bench row; docs/costmodel.md). Its memory effect: page metadata (a min and
 // a max key vector per page, KV head and Quest layer), as a share of the
 // page's KV: (layers − dense_layers) / (layers × page_size).
+// Without any quest_* rows (a dense-only profile, e.g. an imported public
+// table) and with scaling allowed, DerivedQuestPricer prices the same steps
+// from the profile's dense kernels (derived_sparse.h; a note in identity()):
+// per Quest layer, the metadata update of every decoding sequence (read its new
+// key, read and write the page's min and max: 5 key vectors per KV head) and,
+// for sequences whose context exceeds the budget, the estimate (read the min
+// and max vector of every page: 2 key vectors per page and KV head) and the
+// top-k over the page scores (one per page and KV head) as memory-bound
+// kernels, and the dense decode over the selected pages (ceil(budget/16)
+// pages of 16 tokens).
 // Registry entry (attention_registry.h): quest_method(), parameters under
 // attention.quest (quest_options()).
 #include <algorithm>
@@ -17,6 +27,7 @@
 
 #include "costmodel/attention_pricer.h"
 #include "costmodel/attention_registry.h"
+#include "costmodel/derived_sparse.h"
 #include "costmodel/kernel_fits.h"
 #include "sim/core/error.h"
 
@@ -33,8 +44,11 @@ class QuestPricer final : public AttentionPricer {
     q_ = fit ? &fit->second : nullptr;
     if (!q_ || q_->metadata.empty() || q_->estimate.empty() || q_->topk.empty() || q_->decode.empty())
       throw InputError(fmt::format("{}: attention.decode quest needs the quest_metadata, quest_estimate, quest_topk and "
-                                   "quest_decode rows of variant kvhead; run `servesim-kernels bench --family quest`",
-                                   file));
+                                   "quest_decode rows of variant kvhead; run `servesim-kernels bench --family quest`{}",
+                                   file, it == ctx.fits->quest().end() && !ctx.allow_scaling
+                                             ? " (or allow cost_model.allow_scaling to derive Quest from the dense "
+                                               "kernels)"
+                                             : ""));
     if (q_->shape != ctx.shape) {
       if (!ctx.allow_scaling)
         throw InputError(fmt::format("{}: quest was measured at head shape {}, the model needs {}; "
@@ -77,6 +91,50 @@ class QuestPricer final : public AttentionPricer {
   const QuestFits* q_ = nullptr;
 };
 
+// Quest from the dense kernels (no quest_* rows; derived_sparse.h).
+class DerivedQuestPricer final : public AttentionPricer {
+ public:
+  DerivedQuestPricer(const QuestParams& p, const AttentionPricingContext& ctx) : p_(p), ctx_(ctx) {
+    if (ctx.notes)
+      ctx.notes->push_back("quest derived from the dense kernels (no quest rows): metadata update; page estimate and "
+                           "top-k at the dense decode fit's bytes; dense decode over the budget pages");
+    ctx_.notes = nullptr;
+  }
+
+  double us(const BatchShape& b) const override {
+    if (b.decode_contexts.empty()) return 0;
+    const auto layers = static_cast<double>(ctx_.layers);
+    const HeadShape& h = ctx_.shape;
+    const DenseAttentionKernels& dense = *ctx_.dense;
+    const double key_vector_bytes = 2.0 * static_cast<double>(h.kv_heads * h.head_dim);  // one bf16 key per KV head
+    DecodeWork all, short_ctx, selected;
+    QuestWork sparse;
+    for (std::int64_t ctx : b.decode_contexts) {
+      const auto kv = static_cast<double>(ctx + 1);  // the new token's K/V is read too
+      all.add(kv);
+      if (ctx + 1 <= p_.budget) {
+        short_ctx.add(kv);
+      } else {
+        sparse.add(kv, p_.budget);
+        selected.add(static_cast<double>(std::min(quest_pages(ctx + 1), quest_pages(p_.budget)) * kQuestPageSize));
+      }
+    }
+    const double dense_layer = dense.decode_us(all);
+    double quest_layer = memory_kernel_us(dense, h, all.seqs, all.seqs * 5 * key_vector_bytes);
+    if (short_ctx.seqs > 0) quest_layer += dense.decode_us(short_ctx);
+    if (sparse.seqs > 0)
+      quest_layer += memory_kernel_us(dense, h, sparse.seqs, sparse.pages * 2 * key_vector_bytes) +
+                     topk_kernel_us(dense, h, sparse.seqs, sparse.pages * static_cast<double>(h.kv_heads)) +
+                     dense.decode_us(selected);
+    const double dense_layers = std::min(layers, static_cast<double>(p_.dense_layers));
+    return dense_layers * dense_layer + (layers - dense_layers) * quest_layer;
+  }
+
+ private:
+  QuestParams p_;
+  AttentionPricingContext ctx_;
+};
+
 }  // namespace
 
 static const OptionTable<QuestParams>& quest_options() {
@@ -99,8 +157,9 @@ AttentionMethodType quest_method() {
   t.parse = [](YamlMap& m, AttentionMethods& a) { read_options(m, quest_options(), a.quest); };
   t.write = [](YAML::Node& n, const AttentionMethods& a) { write_options(n, quest_options(), a.quest); };
   t.describe_params = [](const AttentionMethods& a) { return describe_options(quest_options(), a.quest); };
-  t.make_pricer = [](const AttentionMethods& a, const AttentionPricingContext& ctx) {
-    return std::unique_ptr<AttentionPricer>(std::make_unique<QuestPricer>(a.quest, ctx));
+  t.make_pricer = [](const AttentionMethods& a, const AttentionPricingContext& ctx) -> std::unique_ptr<AttentionPricer> {
+    if (ctx.allow_scaling && !ctx.fits->quest().count("kvhead")) return std::make_unique<DerivedQuestPricer>(a.quest, ctx);
+    return std::make_unique<QuestPricer>(a.quest, ctx);
   };
   t.kv_metadata_share = [](const ModelSpec& m, const AttentionMethods& a, std::int64_t page_size) {
     const auto sparse_layers = static_cast<double>(std::max<std::int64_t>(0, m.layers - a.quest.dense_layers));
