@@ -19,6 +19,8 @@
 // resolves what it needs from the profile once and throws InputError naming
 // the missing family (and the bench command) when it cannot; scaled
 // (unmeasured) shapes are appended to ctx.notes, which go into identity().
+// A sparse method whose family the profile lacks entirely is priced from the
+// profile's dense kernels when ctx.allow_scaling (derived_sparse.h; a note).
 #pragma once
 #include <cstdint>
 #include <memory>
