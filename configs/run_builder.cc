@@ -8,6 +8,7 @@
 
 #include "costmodel/explaining_cost_model.h"
 #include "costmodel/noisy_cost_model.h"
+#include "costmodel/priced_cost_model.h"
 #include "reports/batch_recorder.h"
 #include "reports/output_dir.h"
 #include "reports/progress.h"
@@ -221,7 +222,7 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
     const PoolConfig* pool = c.pools.empty() ? nullptr : &c.pools[w.pool];
     ws.policy = pool && pool->local_policy ? pool->local_policy->make(pctx) : c.local_policy.make(pctx);
     auto& cost = cost_of[first[i]];
-    if (!cost) cost = make_cost_model(c, w);
+    if (!cost) cost = priced(make_cost_model(c, w));  // the pricing fast path where the backend has one
     ws.cost = cost;
     // Policies may see a noisy estimate of the same model (cost_model.estimate_noise).
     if (c.cost_model.estimate_noise > 0)

@@ -30,8 +30,19 @@ class DenseDecode final : public AttentionPricer {
   explicit DenseDecode(const AttentionPricingContext& ctx) : dense_(ctx.dense), layers_(ctx.layers) {}
   double us(const BatchShape& b) const override {
     if (b.decode_contexts.empty()) return 0;
+    // DecodeWork::add per request, in integers (the engine's hottest loop: one
+    // pass per iteration over every decode). Exact: the sums are integers far
+    // below 2^53, and ceil(n / 256) == (n + 255) / 256 for n >= 1.
+    constexpr auto split = static_cast<std::int64_t>(kDecodeSplitTokens);
+    std::int64_t kv = 0, splits = 0;
+    for (std::int64_t ctx : b.decode_contexts) {
+      kv += ctx + 1;
+      splits += (ctx + split) / split;
+    }
     DecodeWork w;
-    for (std::int64_t ctx : b.decode_contexts) w.add(static_cast<double>(ctx + 1));
+    w.seqs = static_cast<double>(b.decode_contexts.size());
+    w.kv_tokens = static_cast<double>(kv);
+    w.kv_splits = static_cast<double>(splits);
     return static_cast<double>(layers_) * dense_->decode_us(w);
   }
 

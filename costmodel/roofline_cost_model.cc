@@ -126,13 +126,24 @@ PartTimes RooflineCostModel::hardware_parts(const BatchShape& batch) const {
     }
     p[static_cast<std::size_t>(op.part)] += (op.per_layer ? layers : 1.0) * us;
   }
+  attention_parts(batch, p);
+  if (graph) p[static_cast<std::size_t>(Part::kLaunch)] = hw_.kernel_launch_us;  // one graph launch
+  p[static_cast<std::size_t>(Part::kOverhead)] = opt_.iteration_overhead_us;
+  return p;
+}
+
+void RooflineCostModel::attention_parts(const BatchShape& batch, PartTimes& p) const {
+  const bool graph = opt_.cuda_graph_decode && batch.prefills.empty();
   const AttentionPricers& a = graph ? graph_ : eager_;
   p[static_cast<std::size_t>(Part::kAttentionPrefill)] = a.prefill->us(batch);
   p[static_cast<std::size_t>(Part::kAttentionDecode)] = a.decode->us(batch);
   if (a.kv) p[static_cast<std::size_t>(Part::kAttentionKv)] = a.kv->us(batch);
-  if (graph) p[static_cast<std::size_t>(Part::kLaunch)] = hw_.kernel_launch_us;  // one graph launch
-  p[static_cast<std::size_t>(Part::kOverhead)] = opt_.iteration_overhead_us;
-  return p;
+}
+
+Time RooflineCostModel::time_of(const PartTimes& p) const {
+  double us = 0;
+  for (double x : p) us += x;
+  return std::max<Time>(1, seconds_to_time(us * 1e-6));
 }
 
 // ---- flat model (before the hardware model; unchanged arithmetic) ----
@@ -201,9 +212,7 @@ Time RooflineCostModel::iteration_time(const BatchShape& batch) const {
                      opt_.iteration_overhead_us * 1e-6;
     return std::max<Time>(1, seconds_to_time(seconds));
   }
-  double us = 0;
-  for (double x : hardware_parts(batch)) us += x;
-  return std::max<Time>(1, seconds_to_time(us * 1e-6));
+  return time_of(hardware_parts(batch));
 }
 
 std::string RooflineCostModel::identity() const {

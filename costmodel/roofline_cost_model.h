@@ -37,6 +37,7 @@
 #include "costmodel/cost_model.h"
 #include "costmodel/hardware_spec.h"
 #include "costmodel/model_spec.h"
+#include "costmodel/priced_cost_model.h"
 
 namespace servesim {
 
@@ -62,7 +63,7 @@ inline double wave_fill(double ctas, int sms) {
   return ctas <= 0 ? 1.0 : ctas / (std::ceil(ctas / sms) * sms);
 }
 
-class RooflineCostModel final : public CostModel {
+class RooflineCostModel final : public CostModel, public TablePricedBackend {
  public:
   // Throws InputError for a model other than hardware|flat or a sparse attention method.
   RooflineCostModel(ModelSpec model, HardwareSpec hw, RooflineOptions opt, const AttentionMethods& attention = {});
@@ -70,6 +71,12 @@ class RooflineCostModel final : public CostModel {
   PartTimes parts(const BatchShape& batch) const override;
   std::string identity() const override;
   bool calibrated() const override { return false; }
+
+  // TablePricedBackend (priced_cost_model.h): the hardware model is a sum of parts.
+  bool table_priceable() const override { return !flat_; }
+  bool prefill_sensitive() const override { return opt_.cuda_graph_decode; }
+  void attention_parts(const BatchShape& batch, PartTimes& p) const override;
+  Time time_of(const PartTimes& p) const override;
 
   // One kernel of the hardware model, µs, without the floors (tests, docs).
   double gemm_kernel_us(double m, double n, double k) const;

@@ -1,0 +1,69 @@
+// The pricing fast path (priced_cost_model.h) answers bit-identically to its
+// backend on random batches: roofline hardware model eager and with CUDA-graph
+// decode, TP 1 and 2; the flat model and the fixed backend are not wrapped.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "costmodel/fixed_cost_model.h"
+#include "costmodel/priced_cost_model.h"
+#include "costmodel/roofline_cost_model.h"
+
+using namespace servesim;
+
+namespace {
+BatchShape random_batch(std::mt19937_64& rng) {
+  BatchShape b;
+  const int prefills = static_cast<int>(rng() % 4);
+  const int decodes = static_cast<int>(rng() % 300);
+  for (int i = 0; i < prefills; ++i)
+    b.prefills.push_back(PrefillChunk{1 + static_cast<std::int64_t>(rng() % 2048), static_cast<std::int64_t>(rng() % 8000),
+                                      rng() % 2 == 0});
+  for (int i = 0; i < decodes; ++i) b.decode_contexts.push_back(static_cast<std::int64_t>(rng() % 9000));
+  if (b.empty()) b.decode_contexts.push_back(17);
+  return b;
+}
+}  // namespace
+
+TEST_CASE("priced cost model: bit-identical to the roofline on 3,000 random batches, eager and CUDA graph, TP 1 and 2") {
+  ModelSpec m;
+  m.name = "Llama-3-8B";
+  HardwareSpec hw;
+  hw.name = "H100-SXM";
+  for (bool graph : {false, true}) {
+    for (int tp : {1, 2}) {
+      RooflineOptions o;
+      o.cuda_graph_decode = graph;
+      o.tp = tp;
+      auto backend = std::make_shared<RooflineCostModel>(m, hw, o);
+      auto fast = priced(backend);
+      REQUIRE(fast != backend);
+      const auto* p = dynamic_cast<const PricedCostModel*>(fast.get());
+      REQUIRE(p != nullptr);
+      CHECK(fast->identity() == backend->identity());
+      std::mt19937_64 rng(42 + tp + (graph ? 10 : 0));
+      for (int i = 0; i < 750; ++i) {
+        const BatchShape b = random_batch(rng);
+        CHECK(fast->iteration_time(b) == backend->iteration_time(b));
+        CHECK(fast->iteration_time(b) == backend->iteration_time(b));  // from the filled tables
+      }
+      CHECK(p->table_rows() > 0);
+      CHECK(fast->iteration_time(BatchShape{}) == 0);
+      // Past the table: the backend answers.
+      BatchShape big;
+      big.prefills.push_back(PrefillChunk{PricedCostModel::kMaxTableTokens + 5, 0, true});
+      CHECK(fast->iteration_time(big) == backend->iteration_time(big));
+    }
+  }
+}
+
+TEST_CASE("priced cost model: backends that are not sums of parts stay unwrapped") {
+  ModelSpec m;
+  HardwareSpec hw;
+  RooflineOptions flat;
+  flat.model = "flat";
+  auto f = std::make_shared<RooflineCostModel>(m, hw, flat);
+  CHECK(priced(f) == f);
+  auto fixed = std::make_shared<FixedCostModel>(FixedCostOptions{});
+  CHECK(priced(fixed) == fixed);
+}

@@ -1,0 +1,116 @@
+// Micro-benchmark (Google Benchmark; not a test): ns per priced iteration of
+// each backend, plain and through the pricing fast path (priced_cost_model.h).
+// The batches are a fixed mix like the engine bench's (Llama-3-8B on one
+// H100): 70% decode-only (1-256 requests, contexts 100-4,000), 30% with 1-3
+// prefill chunks (up to 2,048 tokens, up to 4,000 cached) beside the decodes.
+//   servesim_pricing_bench [--benchmark_filter=...] [--benchmark_min_time=...]
+// The calibrated backend uses costmodel/profiles/h100-sxm/profile.csv (skipped
+// with an error line when it cannot be loaded).
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "costmodel/calibrated_cost_model.h"
+#include "costmodel/fixed_cost_model.h"
+#include "costmodel/kernel_fits.h"
+#include "costmodel/priced_cost_model.h"
+#include "costmodel/profile_table.h"
+#include "costmodel/roofline_cost_model.h"
+
+using namespace servesim;
+
+namespace {
+
+const std::vector<BatchShape>& batches() {
+  static const std::vector<BatchShape> all = [] {
+    std::mt19937_64 rng(35);
+    std::vector<BatchShape> v(1024);
+    for (BatchShape& b : v) {
+      const std::size_t decodes = 1 + rng() % 256;
+      for (std::size_t i = 0; i < decodes; ++i) b.decode_contexts.push_back(100 + static_cast<std::int64_t>(rng() % 3900));
+      if (rng() % 10 < 3) {
+        const int chunks = 1 + static_cast<int>(rng() % 3);
+        for (int c = 0; c < chunks; ++c)
+          b.prefills.push_back(PrefillChunk{1 + static_cast<std::int64_t>(rng() % 2048),
+                                            static_cast<std::int64_t>(rng() % 4000), rng() % 2 == 0});
+      }
+    }
+    return v;
+  }();
+  return all;
+}
+
+ModelSpec llama3_8b() {
+  ModelSpec m;
+  m.name = "Llama-3-8B";
+  return m;
+}
+HardwareSpec h100() {
+  HardwareSpec h;
+  h.name = "H100-SXM";
+  return h;
+}
+
+void run(benchmark::State& state, const CostModel& cost) {
+  const auto& v = batches();
+  std::size_t i = 0;
+  Time sum = 0;
+  for (auto _ : state) {
+    sum += cost.iteration_time(v[i]);
+    i = (i + 1) & (v.size() - 1);
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_roofline(benchmark::State& s) { run(s, RooflineCostModel(llama3_8b(), h100(), RooflineOptions{})); }
+void BM_roofline_priced(benchmark::State& s) {
+  run(s, *priced(std::make_shared<RooflineCostModel>(llama3_8b(), h100(), RooflineOptions{})));
+}
+void BM_roofline_flat(benchmark::State& s) {
+  RooflineOptions o;
+  o.model = "flat";
+  run(s, RooflineCostModel(llama3_8b(), h100(), o));
+}
+void BM_fixed(benchmark::State& s) { run(s, FixedCostModel(FixedCostOptions{})); }
+
+std::shared_ptr<const CostModel> calibrated_model() {
+  static std::shared_ptr<const CostModel> model = []() -> std::shared_ptr<const CostModel> {
+    try {
+      auto fits = std::make_shared<const KernelFits>(
+          KernelFits::fit(ProfileTable::load(SERVESIM_SOURCE_DIR "/costmodel/profiles/h100-sxm/profile.csv")));
+      return std::make_shared<CalibratedCostModel>(fits, llama3_8b(), h100(), AttentionMethods{}, CalibratedOptions{});
+    } catch (const std::exception&) {
+      return nullptr;
+    }
+  }();
+  return model;
+}
+void BM_calibrated(benchmark::State& s) {
+  auto m = calibrated_model();
+  if (!m) {
+    s.SkipWithError("costmodel/profiles/h100-sxm/profile.csv could not be loaded and fitted");
+    return;
+  }
+  run(s, *m);
+}
+void BM_calibrated_priced(benchmark::State& s) {
+  auto m = calibrated_model();
+  if (!m) {
+    s.SkipWithError("costmodel/profiles/h100-sxm/profile.csv could not be loaded and fitted");
+    return;
+  }
+  run(s, *priced(m));  // the backend itself until it implements TablePricedBackend
+}
+
+}  // namespace
+
+BENCHMARK(BM_roofline);
+BENCHMARK(BM_roofline_priced);
+BENCHMARK(BM_roofline_flat);
+BENCHMARK(BM_calibrated);
+BENCHMARK(BM_calibrated_priced);
+BENCHMARK(BM_fixed);
+BENCHMARK_MAIN();
