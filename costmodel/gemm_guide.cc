@@ -132,7 +132,12 @@ GemmGuideSelection select_gemm_guide(const GemmPoints& points, int sms) {
       for (const auto& [m, t] : by_m) xs.push_back(static_cast<double>(m)), ys.push_back(t);
       MonotoneCurve::Guide guide;
       if (!c.linear) guide = guides.at(key);
-      for (std::size_t i = 1; i + 1 < xs.size(); ++i) {
+      // At most kMaxHeldOut interior points per shape, evenly spaced: every LOO refit is
+      // O(points), so a densely measured shape (imported tables: ~130 M values) costs
+      // O(points) refits instead of O(points²) work; sparser shapes hold out every point.
+      constexpr std::size_t kMaxHeldOut = 64;
+      const std::size_t step = (xs.size() - 2 + kMaxHeldOut - 1) / kMaxHeldOut;
+      for (std::size_t i = 1; i + 1 < xs.size(); i += step) {
         std::vector<double> lx = xs, ly = ys;
         lx.erase(lx.begin() + static_cast<std::ptrdiff_t>(i));
         ly.erase(ly.begin() + static_cast<std::ptrdiff_t>(i));

@@ -222,3 +222,23 @@ TEST_CASE("crossval: leave one model out predicts a model's layer from the other
 }
 
 }  // namespace servesim
+
+namespace servesim {
+
+TEST_CASE("stack disagreement: identical shapes of two stacks compared, never averaged") {
+  TempDir tmp;
+  const std::string a = tmp.write("a/gemm_perf.csv", "m,n,k,latency\n4096,12288,4096,1.517\n1,4096,4096,0.02\n");
+  const std::string b = tmp.write("b/org/Model/mlp.csv", mlp_csv(32, 32, 4096, 11008, 1.0));
+  const ProfileTable ta = ProfileTable::parse(import_measured({{a, "", {}}}, options()).text, "a.csv");
+  const ProfileTable tb = ProfileTable::parse(import_measured({{b, "", {}}}, options()).text, "b.csv");
+  const auto d = stack_disagreement(ta, tb);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].kernel == "gemm");
+  // The MHA model's QKV at 4,096 tokens (n = 3 x 4096 at TP 1) and its O projection at 1 token.
+  CHECK(d[0].matches == 2);
+  CHECK(d[0].p10 == doctest::Approx((0.01 + 1e-5 * 4096) / 1.517).epsilon(1e-4));
+  CHECK(d[0].p90 == doctest::Approx((0.01 + 1e-5) / 3 / 0.02).epsilon(1e-4));
+  CHECK(d[0].example.find("4096x12288x4096") != std::string::npos);
+}
+
+}  // namespace servesim

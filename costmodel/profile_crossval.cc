@@ -1,6 +1,7 @@
 // Cross-validation experiments; see profile_crossval.h.
 #include "costmodel/profile_crossval.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -169,6 +170,44 @@ CrossvalResult crossval_profile(const ProfileTable& t) {
     add_rows(out, "size-out", pooled);
   }
   if (out.rows.empty()) out.notes.push_back("the profile has no rows any experiment applies to");
+  return out;
+}
+
+std::vector<StackDisagreement> stack_disagreement(const ProfileTable& a, const ProfileTable& b) {
+  auto key = [](const ProfilePoint& p) -> std::string {
+    if (p.kernel == "gemm") return fmt::format("gemm {}x{}x{}", p.m, p.n, p.k);
+    if (p.kernel == "decode") return fmt::format("decode b{} ctx{} {}/{}/{}", p.batch, p.ctx, p.heads, p.kv_heads, p.head_dim);
+    if (p.kernel == "prefill")
+      return fmt::format("prefill b{} q{} ctx{} {}/{}/{}", p.batch, p.q_len, p.ctx, p.heads, p.kv_heads, p.head_dim);
+    if (p.kernel == "allreduce") return fmt::format("allreduce {} gpus {} B", param_or(p, "gpus"), p.bytes);
+    return "";
+  };
+  std::map<std::string, const ProfilePoint*> first;  // a's first row per key (repeated runs: the first)
+  // A stack's own rows only: a borrowed row is the other stack's measurement.
+  auto own = [](const ProfilePoint& p) { return KernelFits::family_of(p) == p.kernel && !p.param("borrowed"); };
+  for (const auto& p : a.points())
+    if (const std::string k = key(p); !k.empty() && own(p)) first.emplace(k, &p);
+  std::map<std::string, std::vector<double>> ratios;
+  std::map<std::string, std::pair<double, std::string>> example;
+  std::set<std::string> seen;
+  for (const auto& p : b.points()) {
+    const std::string k = key(p);
+    if (k.empty() || !own(p) || !seen.insert(k).second) continue;
+    auto it = first.find(k);
+    if (it == first.end()) continue;
+    const double r = p.median_us / it->second->median_us;
+    ratios[p.kernel].push_back(r);
+    const double size = p.kernel == "gemm" ? static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) : 0;
+    auto& ex = example[p.kernel];
+    if (ex.second.empty() || size > ex.first)
+      ex = {size, fmt::format("{}: {:.4g} us vs {:.4g} us (x{:.3f})", k, it->second->median_us, p.median_us, r)};
+  }
+  std::vector<StackDisagreement> out;
+  for (auto& [kernel, v] : ratios) {
+    std::sort(v.begin(), v.end());
+    auto q = [&](double f) { return v[static_cast<std::size_t>(f * static_cast<double>(v.size() - 1) + 0.5)]; };
+    out.push_back({kernel, v.size(), q(0.1), q(0.5), q(0.9), example[kernel].second});
+  }
   return out;
 }
 

@@ -41,6 +41,17 @@ struct CrossvalResult {
 };
 
 CrossvalResult crossval_profile(const ProfileTable& table);
+
+// Two stacks' times for the same measured shape (docs/costmodel.md, "Engine stacks"):
+// per kernel, rows with identical keys (GEMM m/n/k; decode batch/ctx/heads; prefill
+// batch/q_len/ctx/heads; all-reduce GPUs/bytes), the ratio b / a. Nothing is averaged.
+struct StackDisagreement {
+  std::string kernel;
+  std::size_t matches = 0;
+  double p10 = 0, median = 0, p90 = 0;  // of b / a
+  std::string example;                  // the largest-FLOP GEMM match, or the first match
+};
+std::vector<StackDisagreement> stack_disagreement(const ProfileTable& a, const ProfileTable& b);
 // experiment,part,points,median_rel_err,p90_rel_err,max_rel_err,target_median,target_p90,meets
 std::string crossval_csv(const CrossvalResult& r);
 

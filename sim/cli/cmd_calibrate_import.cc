@@ -48,11 +48,25 @@ void run_import(const ImportArgs& a, const std::string& command) {
 }
 
 struct CrossvalArgs {
-  std::string profile, out;
+  std::string profile, out, against;
 };
+
+void run_disagreement(const ProfileTable& a, const std::string& other) {
+  const ProfileTable b = ProfileTable::load(other);
+  auto stack = [](const ProfileTable& t) {
+    const std::string s = t.provenance_value("stack");
+    return s.empty() ? std::string(kOwnStack) : s;
+  };
+  fmt::print("same shapes measured by two stacks (borrowed rows excluded): {} ({}) vs {} ({}); ratio = second / "
+             "first\n", a.file(), stack(a), b.file(), stack(b));
+  fmt::print("{:<10} {:>8} {:>8} {:>8} {:>8}  {}\n", "kernel", "matches", "p10", "median", "p90", "largest example");
+  for (const auto& d : stack_disagreement(a, b))
+    fmt::print("{:<10} {:>8} {:>8.3f} {:>8.3f} {:>8.3f}  {}\n", d.kernel, d.matches, d.p10, d.median, d.p90, d.example);
+}
 
 void run_crossval(const CrossvalArgs& a) {
   const ProfileTable table = ProfileTable::load(a.profile);
+  if (!a.against.empty()) return run_disagreement(table, a.against);
   fmt::print("profile: {} ({} rows) {}\n", table.file(), table.points().size(), table.provenance_summary());
   const CrossvalResult r = crossval_profile(table);
   fmt::print("{:<12} {:<26} {:>7} {:>8} {:>8} {:>8}  {}\n", "experiment", "part", "points", "median", "p90", "max",
@@ -108,6 +122,8 @@ void add_import_commands(CLI::App& cal) {
                   "all-reduce by size");
   cv->add_option("profile", ca->profile, "Profile CSV (imported or measured)")->required()->check(CLI::ExistingFile);
   cv->add_option("-o,--out", ca->out, "Write the table as CSV");
+  cv->add_option("--against", ca->against, "Instead: compare with another stack's profile on identical shapes "
+                                            "(the disagreement table)")->check(CLI::ExistingFile);
   cv->callback([ca] { run_crossval(*ca); });
 
   CLI::App* ls = cal.add_subcommand("list", "List the measured profiles shipped per GPU and engine stack");
