@@ -148,8 +148,15 @@ void FairnessTracker::on_admitted(const RequestSpec& spec, Time t, std::int64_t 
 void FairnessTracker::on_output_tokens(ClientId c, Time t, std::int64_t n) {
   grow(c);
   if (t > now_) advance(t);
-  s_[c] += w_out_ * static_cast<double>(n);
-  e_[c] += w_out_ * static_cast<double>(n);
+  // One token at a time: the engine reports an iteration's tokens per client in
+  // one call, and the sums must equal those of n calls of one token bit for bit.
+  double s = s_[c], e = e_[c];
+  for (std::int64_t i = 0; i < n; ++i) {
+    s += w_out_;
+    e += w_out_;
+  }
+  s_[c] = s;
+  e_[c] = e;
   dirty_ = true;
   if (win_on_) mark(c);
 }

@@ -57,6 +57,7 @@ class FairnessTracker {
 
   void on_queued(ClientId c, Time t);
   void on_admitted(const RequestSpec& spec, Time t, std::int64_t cached, bool first);
+  // n tokens are added one at a time (same sums as n calls with one token).
   void on_output_tokens(ClientId c, Time t, std::int64_t n);
   // Closes every open interval at `end` (requests still waiting stay backlogged until then).
   void finish(Time end);

@@ -26,37 +26,41 @@ enum class Phase : std::uint8_t {
 };
 
 struct LiveRequest {
-  RequestSpec spec;
-  Time arrival = 0;                 // effective arrival (release time for dependents)
-  std::optional<Time> admitted;     // first admission
-  std::optional<Time> first_token;
-  WorkerId worker = 0;
-  bool routed = false;
+  // Hot fields first: every iteration reads or writes these for each request in
+  // its batch (sim/worker.cc), so they share the struct's first cache lines with
+  // the head of `spec` (client, output_tokens). Order only affects speed.
   Phase phase = Phase::kPending;
+  bool routed = false;
+  WorkerId worker = 0;
+  // PD disaggregation (docs/simulation.md, "Prefill/decode disaggregation"):
+  // the worker the global policy routed the prefill to and the worker that
+  // decodes (equal when colocated).
+  WorkerId prefill_worker = 0;
+  WorkerId decode_worker = 0;
   std::int64_t prefill_target = 0;  // tokens to compute before the next token
   std::int64_t computed = 0;        // of prefill_target, including cached tokens
   std::int64_t generated = 0;       // output tokens produced so far
-  std::int64_t cached = 0;          // prompt tokens served from the prefix cache at first admission (reported)
   std::int64_t kv_pages = 0;        // private KV pages held (not counting the locked cache path)
   // KV eviction (KvEviction): prompt tokens kept per KV head after the prefill, as
   // a private compacted copy; 0 = not compressed (the whole context is held).
   std::int64_t compressed = 0;
-  // Prefix cache state on the routed worker: the path this request locks
-  // (its matched prefix, then its whole inserted prompt once prefilled) and
-  // the memo of its current match while it waits.
-  CacheNodeId cache_node = kCacheRoot;
   std::int64_t shared_tokens = 0;   // tokens of its KV held by the cache path it locks
+  std::optional<Time> first_token;
+  RequestSpec spec;
+  Time arrival = 0;                 // effective arrival (release time for dependents)
+  std::optional<Time> admitted;     // first admission
+  std::int64_t cached = 0;          // prompt tokens served from the prefix cache at first admission (reported)
+  // Prefix cache state on the routed worker: the path this request locks
+  // (its matched prefix, then its whole inserted prompt once prefilled; its
+  // tokens are shared_tokens above) and the memo of its current match while it waits.
+  CacheNodeId cache_node = kCacheRoot;
   std::int32_t shared_blocks = 0;
   PrefixMatch match;
   std::int32_t preemptions = 0;
   std::int32_t parents_left = 0;
   std::int32_t dependents_unseen = 0;  // dependents not yet pulled from the source
   Time ready_at = 0;                // max over finished parents of finish + think time
-  // PD disaggregation (docs/simulation.md, "Prefill/decode disaggregation"):
-  // the worker the global policy routed the prefill to and the worker that
-  // decodes (equal when colocated); the hand-off's times and bytes.
-  WorkerId prefill_worker = 0;
-  WorkerId decode_worker = 0;
+  // The PD hand-off's times and bytes.
   std::optional<Time> prefill_end;     // the prefill worker produced the first token (hand-off asked)
   std::optional<Time> transfer_start;  // the decode worker had room; the transfer began
   std::optional<Time> transfer_end;    // the KV arrived; decoding may start

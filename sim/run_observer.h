@@ -72,7 +72,8 @@ class RunObserver {
   //    from the prefix cache; `first` is false for a re-admission after a
   //    preemption;
   //  - `n` output tokens were generated for `client` (the token that ends a
-  //    prefill included).
+  //    prefill included); a worker reports each iteration's tokens once per
+  //    client, after applying the iteration.
   virtual void on_queued(ClientId client, Time t) {}
   // A request arrived: once per request whose RequestOutcome will carry an
   // arrival, at that arrival (before its on_queued), in time order with the

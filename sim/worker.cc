@@ -162,6 +162,7 @@ void Worker::preempt_now(RequestHandle h) {
   LiveRequest& r = table_[h];
   release_private(r);
   context_tokens_ -= kv_tokens(r);
+  if (r.phase == Phase::kPrefill) --prefilling_;
   r.compressed = 0;  // recomputation prefills (and compresses) the whole context again
   auto it = std::find(running_.begin(), running_.end(), h);
   SIM_CHECK(it != running_.end(), "preempted request {} is not running", r.spec.id);
@@ -210,8 +211,18 @@ bool Worker::preempt(RequestHandle h) {
   return true;
 }
 
+// The per-request passes of an iteration touch one LiveRequest per running
+// request (a cache miss each when other workers ran in between): fetch a few
+// ahead so the misses overlap. Its first two lines hold the hot fields.
+void Worker::prefetch(RequestHandle h) const {
+  const auto* p = reinterpret_cast<const char*>(&table_[h]);
+  __builtin_prefetch(p);
+  __builtin_prefetch(p + 64);
+}
+
 void Worker::schedule_decodes() {
   for (std::size_t i = 0; i < running_.size() && budget_ > 0; ++i) {
+    if (i + kPrefetchAhead < running_.size()) prefetch(running_[i + kPrefetchAhead]);
     RequestHandle h = running_[i];
     LiveRequest& r = table_[h];
     if (r.phase != Phase::kDecode) continue;
@@ -243,9 +254,13 @@ void Worker::add_prefill_chunk(RequestHandle h) {
 }
 
 void Worker::schedule_prefill_chunks() {
+  std::int64_t left = prefilling_;  // stop once every prefilling request had its turn
   for (RequestHandle h : running_) {
-    if (budget_ <= 0) return;
-    if (table_[h].phase == Phase::kPrefill) add_prefill_chunk(h);
+    if (budget_ <= 0 || left == 0) return;
+    if (table_[h].phase == Phase::kPrefill) {
+      --left;
+      add_prefill_chunk(h);
+    }
   }
 }
 
@@ -271,6 +286,7 @@ AdmitResult Worker::try_admit(const QueuedRequest& q) {
   r.shared_tokens = cached;
   r.shared_blocks = m.blocks;
   r.phase = Phase::kPrefill;
+  ++prefilling_;
   const bool first = !r.admitted;
   std::int64_t loaded = 0;  // lower-tier hits: HBM pages allocated above, loaded instead of computed
   if (host_) {
@@ -363,8 +379,10 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
   SIM_CHECK(busy_, "worker {} finished an iteration it did not start", id_);
   busy_ = false;
   now_ = now;
-  bool any_finished = false;
-  for (const Item& it : items_) {
+  gone_.clear();
+  for (std::size_t i = 0; i < items_.size(); ++i) {
+    if (i + kPrefetchAhead < items_.size()) prefetch(items_[i + kPrefetchAhead].h);
+    const Item& it = items_[i];
     LiveRequest& r = table_[it.h];
     if (it.prefill) {
       r.computed += it.tokens;
@@ -373,6 +391,7 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
       stats_.prefill_tokens += it.tokens;
       if (r.computed < r.prefill_target) continue;
       r.phase = Phase::kDecode;
+      --prefilling_;
       cache_prompt(r);
       if (eviction_) evict_after_prefill(r);
     } else {
@@ -382,7 +401,7 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
     r.generated += 1;
     context_tokens_ += 1;
     policy_->on_decode_tokens(r.spec.client, 1);
-    if (observer_) observer_->on_output_tokens(r.spec.client, now, 1);
+    if (observer_) count_output_token(r.spec.client);
     if (!r.first_token) r.first_token = now;
     if (r.generated >= r.spec.output_tokens) {
       r.phase = Phase::kFinished;
@@ -391,7 +410,7 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
       stats_.finished++;
       policy_->on_finish(r.spec);
       done.push_back(it.h);
-      any_finished = true;
+      gone_.push_back(it.h);
     } else if (it.prefill && r.decode_worker != id_) {
       // PD hand-off: the KV stays here (held) until its transfer ends.
       r.phase = Phase::kHandoff;
@@ -405,14 +424,28 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
       r.match = PrefixMatch{};
       stats_.handoffs++;
       handoffs_.push_back(it.h);
-      any_finished = true;
+      gone_.push_back(it.h);
     }
   }
-  if (any_finished)
-    std::erase_if(running_, [this](RequestHandle h) {
-      const Phase p = table_[h].phase;
-      return p == Phase::kFinished || p == Phase::kHandoff;
-    });
+  // The observer hears the iteration's tokens once per client (first-seen order).
+  for (const auto& [client, n] : client_tokens_) {
+    observer_->on_output_tokens(client, now, n);
+    client_slot_[client] = 0;
+  }
+  client_tokens_.clear();
+  // Finished and handed-off requests leave the running set (order kept).
+  if (!gone_.empty())
+    std::erase_if(running_, [this](RequestHandle h) { return std::find(gone_.begin(), gone_.end(), h) != gone_.end(); });
+}
+
+void Worker::count_output_token(ClientId c) {
+  if (c >= client_slot_.size()) client_slot_.resize(c + 1, 0);
+  std::uint32_t& slot = client_slot_[c];
+  if (slot == 0) {
+    client_tokens_.emplace_back(c, 0);
+    slot = static_cast<std::uint32_t>(client_tokens_.size());
+  }
+  client_tokens_[slot - 1].second += 1;
 }
 
 void Worker::release_handoff(RequestHandle h, Time now) {

@@ -164,6 +164,9 @@ class Worker final : private AdmissionContext {
   void schedule_prefill_chunks();
   void add_prefill_chunk(RequestHandle h);
   void preempt_now(RequestHandle h);
+  void count_output_token(ClientId c);
+  static constexpr std::size_t kPrefetchAhead = 4;
+  void prefetch(RequestHandle h) const;  // the hot lines of h's LiveRequest (worker.cc)  // one output token of client c in this iteration
   std::int64_t private_tokens_after_step(const LiveRequest& r) const;
   std::int64_t kv_tokens(const LiveRequest& r) const;  // context held: computed (or compressed) + generated
   void evict_after_prefill(LiveRequest& r);             // KV eviction at prefill completion
@@ -198,6 +201,12 @@ class Worker final : private AdmissionContext {
   std::int64_t budget_ = 0;  // tokens left in the iteration being built
   std::vector<Item> items_;
   BatchShape shape_;
+  std::int64_t prefilling_ = 0;  // running requests in phase kPrefill (skips the chunk pass when 0)
+  // finish_iteration scratch, reused: requests that left the running set, and the
+  // output tokens of the iteration per client (first-seen order; slot+1 by client id).
+  std::vector<RequestHandle> gone_;
+  std::vector<std::pair<ClientId, std::int64_t>> client_tokens_;
+  std::vector<std::uint32_t> client_slot_;
   WorkerStats stats_;
   // Tiered KV cache (null: no tiers).
   std::unique_ptr<KvTier> ssd_, host_;

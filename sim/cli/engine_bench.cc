@@ -16,10 +16,17 @@
 // prefill-role + the rest decode-role workers, RDMA KV transfers with
 // contention and back-pressure; docs/simulation.md), to compare its wall time
 // with the colocated run.
+// --scale: the scale checks of issue 35, each case in its own child process
+// (so each peak RSS is its own): 1M requests at 16 workers, 200k at 1,024
+// workers, 10M at 16 (memory must stay flat: compare its RSS with 1M's), PD
+// with KV transfers (1M), templates with prefix caching (1M); --requests
+// scales every case (N, N/5, 10·N). One line per case.
 // --set KEY=VALUE (repeatable): a scenario override, e.g.
 // --set report.window.warmup_s=600 --set report.window.cooldown_requests=100000
 // (the measurement window's memory: docs/reports.md).
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -125,6 +132,8 @@ int main(int argc, char** argv) {
   app.add_flag("--pd", pd, "prefill/decode pools (W/2 prefill + W - W/2 decode workers) with KV transfers");
   std::vector<std::string> overrides;
   app.add_option("--set", overrides, "KEY=VALUE scenario override (repeatable)");
+  bool scale = false;
+  app.add_flag("--scale", scale, "the scale checks (1M@16, 200k@1024, 10M@16, PD, templates), one child process each");
   CLI11_PARSE(app, argc, argv);
   // --pd: cluster.workers becomes two pools of the same total.
   auto to_pd = [&](YAML::Node& root) {
@@ -142,7 +151,51 @@ int main(int argc, char** argv) {
     root["cluster"]["pools"].push_back(dec);
     root["cluster"]["pd"]["link"] = "rdma";
   };
+  // One scale case: runs in a child process and prints one line.
+  auto scale_case = [&](const char* kind, std::uint64_t n, int w, bool use_templates, bool use_pd) {
+    const std::string name = fmt::format("{}{}@{}", kind, n, w);
+    std::fflush(stdout);
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid > 0) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    int rc = 0;
+    try {
+      workers = w;
+      pd = use_pd;
+      YAML::Node root = YAML::Load(use_templates ? kTemplateScenario : kScenario);
+      apply_override(root, fmt::format("workload.requests={}", n));
+      apply_override(root, fmt::format("cluster.workers={}", w));
+      for (const auto& s : overrides) apply_override(root, s);
+      to_pd(root);
+      ScenarioConfig c = parse_scenario(root, "<engine_bench>");
+      std::vector<double> walls;
+      RunOutput r = timed_runs(c, out, 1, walls);
+      fmt::print("  {:<16} {:>9} {:>7} {:>9.2f} {:>10} {:>10.2f} {:>9.1f} {:>9}\n", name, r.totals.requests, w, walls[0],
+                 r.totals.events, static_cast<double>(r.totals.events) / walls[0] / 1e6, peak_rss_mb(),
+                 r.totals.finished);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "engine_bench: {}: {}\n", name, e.what());
+      rc = 1;
+    }
+    std::fflush(stdout);
+    _exit(rc);
+  };
   try {
+    if (scale) {
+      fmt::print("engine_bench --scale: one child process per case (peak RSS per case)\n");
+      fmt::print("  {:<16} {:>9} {:>7} {:>9} {:>10} {:>10} {:>9} {:>9}\n", "case", "requests", "workers", "wall_s",
+                 "events", "M_ev/s", "rss_MB", "finished");
+      bool ok = scale_case("", requests, 16, false, false);
+      ok = scale_case("", requests / 5, 1024, false, false) && ok;
+      ok = scale_case("", requests * 10, 16, false, false) && ok;
+      ok = scale_case("pd:", requests, 16, false, true) && ok;
+      ok = scale_case("tmpl:", requests, 16, true, false) && ok;
+      return ok ? 0 : 1;
+    }
     std::vector<std::string> sets = {fmt::format("workload.requests={}", requests),
                                      fmt::format("cluster.workers={}", workers)};
     sets.insert(sets.end(), overrides.begin(), overrides.end());
