@@ -277,3 +277,32 @@ TEST_CASE("AnDPro keeps the uncompressed shared prefix in the prefix cache for l
   CHECK(andpro.workers[0].kv_evicted_tokens == 3 * (8192 - 2080));
   CHECK(summary_value(andpro, "finished") == 3);
 }
+
+TEST_CASE("cost_model.stack picks a measured profile per GPU and engine stack") {
+  const std::string a100 = "name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: a100-80gb\ncluster: {workers: 1}\n"
+                           "report: {requests_csv: false, timeline_interval_s: 0}\n";
+  SUBCASE("a named stack") {
+    const ScenarioConfig c =
+        parse(a100 + "cost_model: {stack: vidur-2024}\nworkload:\n" + kSmallWorkload);
+    CHECK(c.cost_model.backend == "calibrated");
+    CHECK(c.cost_model.stack == "vidur-2024");
+    CHECK(c.workers.front().profile.ends_with("a100-80gb/vidur-2024/profile.csv"));
+    CHECK(YAML::Dump(c.resolved()).find("stack: vidur-2024") != std::string::npos);
+  }
+  SUBCASE("an unknown stack names the known ones") {
+    const std::string e = error_of(a100 + "cost_model: {stack: vllm-9}\nworkload:\n" + kSmallWorkload);
+    CHECK(e.find("no measured profile of engine stack 'vllm-9'") != std::string::npos);
+    CHECK(e.find("vidur-2024") != std::string::npos);
+    CHECK(e.find("cost_model") != std::string::npos);
+  }
+  SUBCASE("a stack the GPU lacks: auto falls back to the roofline, calibrated is an error") {
+    // h200 has only our own profile.
+    const std::string h200 = "name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: h200\ncluster: {workers: 1}\n"
+                             "report: {requests_csv: false, timeline_interval_s: 0}\n";
+    CHECK(parse(h200 + "cost_model: {stack: vllm-0.14}\nworkload:\n" + kSmallWorkload).cost_model.backend ==
+          "roofline");
+    const std::string e =
+        error_of(h200 + "cost_model: {backend: calibrated, stack: vllm-0.14}\nworkload:\n" + kSmallWorkload);
+    CHECK(e.find("no measured kernel profile for hardware 'H200' (stack vllm-0.14)") != std::string::npos);
+  }
+}
