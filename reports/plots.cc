@@ -122,37 +122,52 @@ class Plotter {
     }
     const std::string all_log = (plots / "gnuplot.log.tmp").string();
     const int rc = std::system(fmt::format("{} 2>'{}'", cmd, all_log).c_str());
-    std::map<std::string, std::string> logs;  // per plot: what gnuplot printed while running it
-    std::string current = pending_.front().name, seen;
-    {
-      std::ifstream in(all_log);
-      if (!in && rc == 0) throw InputError(fmt::format("{}: was not written", all_log));
-      for (std::string line; std::getline(in, line);) {
-        if (line.rfind(kMarker, 0) == 0) {
-          current = seen = line.substr(std::string_view(kMarker).size());
-          logs[current];
-        } else {
-          logs[current] += line + "\n";
-        }
-      }
-    }
-    std::error_code ec;
-    fs::remove(all_log, ec);
     std::vector<Pending> jobs;
     jobs.swap(pending_);
-    for (const Pending& job : jobs) {
-      const std::string log = (plots / (job.name + ".log")).string();
-      write_file(log, logs[job.name]);
-      const bool failed = rc != 0 && (job.name == seen || seen.empty());
-      if (failed)
-        throw InputError(fmt::format(
-            "gnuplot failed on {} (see {}); is gnuplot installed (apt-get install gnuplot-nox)?", job.script, log));
-      for (const auto& img : job.images) {
-        if (!fs::is_regular_file(img + ".tmp", ec) || fs::file_size(img + ".tmp", ec) == 0)
-          throw InputError(fmt::format("{}: gnuplot wrote no image (see {})", img, log));
-        commit_rename(img + ".tmp", img);
-        result.images.push_back(img);
+    std::error_code ec;
+    try {
+      std::map<std::string, std::string> logs;  // per plot: what gnuplot printed while running it
+      std::string current = jobs.front().name, seen;
+      {
+        std::ifstream in(all_log);
+        if (!in && rc == 0) throw InputError(fmt::format("{}: was not written", all_log));
+        for (std::string line; std::getline(in, line);) {
+          if (line.rfind(kMarker, 0) == 0) {
+            current = seen = line.substr(std::string_view(kMarker).size());
+            logs[current];
+          } else {
+            logs[current] += line + "\n";
+          }
+        }
       }
+      fs::remove(all_log, ec);
+      for (const Pending& job : jobs) {
+        const std::string log = (plots / (job.name + ".log")).string();
+        write_file(log, logs[job.name]);
+        // The failing plot: the one gnuplot's last marker names or, when its messages
+        // are lost (a full disk), the first one with an incomplete image.
+        std::string problem;
+        for (const auto& img : job.images)
+          if (problem.empty()) problem = image_problem(img + ".tmp", img);
+        const bool failed = rc != 0 && (job.name == seen || (seen.empty() && !problem.empty()));
+        if (failed)
+          throw InputError(fmt::format("gnuplot failed on {} (see {}){}", job.script, log,
+                                       problem.empty() || !fs::exists(job.images.front() + ".tmp", ec)
+                                           ? "; is gnuplot installed (apt-get install gnuplot-nox)?"
+                                           : ": " + problem));
+        if (!problem.empty()) throw InputError(fmt::format("{} (see {})", problem, log));
+        for (const auto& img : job.images) {
+          commit_rename(img + ".tmp", img);
+          result.images.push_back(img);
+        }
+      }
+      if (rc != 0 && seen.empty())  // every image complete, yet gnuplot failed and its messages are lost
+        throw InputError(fmt::format("gnuplot exited with status {} and its messages could not be read ({})", rc, all_log));
+    } catch (...) {
+      for (const Pending& job : jobs)  // no temporary image outlives a failed flush
+        for (const auto& img : job.images) fs::remove(img + ".tmp", ec);
+      fs::remove(all_log, ec);
+      throw;
     }
   }
   // Writes plots/<name> (data for a script) and returns its path.
@@ -164,6 +179,36 @@ class Plotter {
   PlotResult result;
 
  private:
+  // Empty when `tmp` holds a complete image for `img` (png, svg or pdf by its extension),
+  // else what is wrong, naming `img`: not just size > 0, as gnuplot on a full disk exits 0
+  // after writing part of a file.
+  static std::string image_problem(const std::string& tmp, const std::string& img) {
+    std::error_code ec;
+    if (!fs::is_regular_file(tmp, ec)) return fmt::format("{}: gnuplot wrote no image", img);
+    const auto size = fs::file_size(tmp, ec);
+    if (ec || size == 0) return fmt::format("{}: gnuplot wrote an empty image", img);
+    std::ifstream in(tmp, std::ios::binary);
+    std::string head(std::min<std::uintmax_t>(size, 8), '\0'), tail(std::min<std::uintmax_t>(size, 1024), '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    in.seekg(static_cast<std::streamoff>(size - tail.size()));
+    in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+    if (!in) return fmt::format("{}: cannot read gnuplot's image back", img);
+    const std::string ext = fs::path(img).extension().string();
+    bool complete = false;
+    if (ext == ".png") {  // signature, and the IEND chunk (length 0, type, CRC) as the last 12 bytes
+      static const std::string sig("\x89PNG\r\n\x1a\n", 8), iend("\0\0\0\0IEND\xae\x42\x60\x82", 12);
+      complete = head == sig && tail.size() >= 12 && tail.compare(tail.size() - 12, 12, iend) == 0;
+    } else if (ext == ".pdf") {  // header, and the %%EOF trailer near the end
+      complete = head.rfind("%PDF-", 0) == 0 && tail.find("%%EOF") != std::string::npos;
+    } else if (ext == ".svg") {  // the closing tag, followed only by white space
+      const auto end = tail.find_last_not_of(" \t\r\n");
+      complete = end != std::string::npos && end + 1 >= 6 && tail.compare(end + 1 - 6, 6, "</svg>") == 0;
+    } else {
+      complete = true;
+    }
+    if (!complete) return fmt::format("{}: gnuplot wrote an incomplete image ({} bytes; a full disk?)", img, size);
+    return {};
+  }
   static void commit_rename(const std::string& from, const std::string& to) {
     std::error_code ec;
     if (!fs::exists(from, ec)) throw InputError(fmt::format("{}: was not written (no {})", to, from));

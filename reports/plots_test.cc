@@ -313,3 +313,38 @@ TEST_CASE("all plots of a folder render in one gnuplot run, and a failure names 
   // Every script resets gnuplot's settings, so each also runs alone.
   CHECK(slurp(d / "plots" / "kv_usage.gp").rfind("reset\n", 0) == 0);
 }
+
+TEST_CASE("a truncated image (gnuplot on a full disk exits 0) is an error naming that plot; no .tmp is left, none renamed") {
+  fs::path d = testing::fresh_temp_dir("servesim_plots_test", "truncated");
+  write_run(d, 1.0);
+  PlotOptions o;
+  // Draws everything, then cuts the second plot's image short, as a full disk does.
+  const fs::path fake = d / "short_gnuplot.sh";
+  std::ofstream(fake) << "#!/bin/sh\ngnuplot \"$@\" || exit 1\ntruncate -s 3000 '" << (d / "plots").string()
+                      << "/client_service.png.tmp'\nexit 0\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  o.gnuplot = fake.string();
+  std::string e = "no error";
+  try {
+    make_plots(d.string(), o);
+  } catch (const InputError& x) {
+    e = x.what();
+  }
+  CHECK(e.find("client_service.png: gnuplot wrote an incomplete image (3000 bytes") != std::string::npos);
+  CHECK(is_png(d / "plots" / "latency_cdf.png"));  // complete, before it: kept
+  CHECK_FALSE(fs::exists(d / "plots" / "client_service.png"));
+  for (const auto& f : fs::directory_iterator(d / "plots")) CHECK(f.path().extension() != ".tmp");
+  // The same for svg and pdf: a file cut anywhere is refused.
+  o.formats = {"svg", "pdf"};
+  std::ofstream(fake) << "#!/bin/sh\ngnuplot \"$@\" || exit 1\ntruncate -s 2000 '" << (d / "plots").string()
+                      << "/latency_cdf.pdf.tmp'\nexit 0\n";
+  e = "no error";
+  try {
+    make_plots(d.string(), o);
+  } catch (const InputError& x) {
+    e = x.what();
+  }
+  CHECK(e.find("latency_cdf.pdf: gnuplot wrote an incomplete image") != std::string::npos);
+  CHECK_FALSE(fs::exists(d / "plots" / "latency_cdf.pdf"));
+  for (const auto& f : fs::directory_iterator(d / "plots")) CHECK(f.path().extension() != ".tmp");
+}
