@@ -24,8 +24,11 @@
 // target's own bytes and FLOPs; a GEMM weight shape that was not measured
 // uses the nearest measured shape's curve scaled by n·k. Every such use is
 // listed in identity() (so every report shows it); with allow_scaling=false
-// it is an InputError instead. A family the attention method needs but the
-// profile lacks is an InputError naming the family and the bench command.
+// it is an InputError instead. A sparse method whose families the profile lacks
+// entirely (imported public tables) is derived from the profile's dense kernels
+// (derived_sparse.h; noted in identity()); with allow_scaling=false, or a measured
+// family missing the requested pattern or window, it is an InputError naming the
+// family and the bench command.
 //
 // Dense prefill uses the fastest valid prefill variant the profile measured at
 // the head shape (KernelFits::prefill_variant(): fa2, fa2_qreg, hopper_wgmma,

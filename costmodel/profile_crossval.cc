@@ -139,6 +139,26 @@ CrossvalResult crossval_profile(const ProfileTable& t) {
     experiment(
         t, "tokens", [&](const ProfilePoint& p) { return only_ops(p) && p.m <= 1024; },
         [&](const ProfilePoint& p) { return only_ops(p) && p.m == 4096; }, true, out);
+  // GEMM weight shapes of a grid (no model rows): eight folds of shapes, each
+  // predicted from the nearest shape of the others (the transport rule).
+  std::set<std::pair<std::int64_t, std::int64_t>> grid;
+  for (const auto& p : t.points())
+    if (p.kernel == "gemm" && !p.param("model")) grid.insert({p.n, p.k});
+  if (grid.size() >= 8) {
+    std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> fold;
+    std::size_t i = 0;
+    for (const auto& key : grid) fold[key] = i++ % 8;  // sorted by (n, k): neighbours land in different folds
+    auto is_grid = [](const ProfilePoint& p) { return p.kernel == "gemm" && !p.param("model"); };
+    std::map<std::string, Pairs> pooled;
+    for (std::size_t f = 0; f < 8; ++f) {
+      const KernelFits fits =
+          KernelFits::fit(t, [&](const ProfilePoint& p) { return is_grid(p) && fold.at({p.n, p.k}) != f; });
+      for (const auto& p : t.points())
+        if (is_grid(p) && fold.at({p.n, p.k}) == f)
+          if (const auto pred = fits.predict(p)) pooled["gemm"].add(*pred, p.median_us);
+    }
+    add_rows(out, "shape-out", pooled);
+  }
   if (shapes.size() >= 2) {
     std::map<std::string, Pairs> pooled;
     auto attention = [](const ProfilePoint& p) { return p.kernel == "decode" || p.kernel == "prefill"; };

@@ -13,7 +13,9 @@
 //   tp          fit TP 1 rows only, predict TP 2, 4 and 8 (rows with params tp=)
 //   tokens      fit rows of <= 1,024 tokens, predict 4,096 (GEMM and small ops)
 //   shape-out   leave one attention head shape out: decode and prefill rows predicted
-//               from the nearest measured head shape at their own bytes and FLOPs
+//               from the nearest measured head shape at their own bytes and FLOPs; a
+//               GEMM grid (rows without a model) in eight folds of weight shapes, each
+//               shape priced from its nearest measured neighbour (the transport rule)
 //   size-out    all-reduce: every other measured message size held out, per GPU count
 // Targets: per-layer sums median <= 5% and p90 <= 10%; every part median <= 10%.
 #pragma once

@@ -10,9 +10,12 @@
 #include <fmt/format.h>
 
 #include "configs/profile_catalog.h"
+#include "configs/scenario_config.h"
+#include "costmodel/kernel_fits.h"
 #include "costmodel/measured_import.h"
 #include "costmodel/profile_crossval.h"
 #include "costmodel/profile_table.h"
+#include "costmodel/sparse_ratio_checks.h"
 #include "reports/output_dir.h"
 #include "sim/cli/commands.h"
 #include "sim/core/error.h"
@@ -125,6 +128,26 @@ void add_import_commands(CLI::App& cal) {
   cv->add_option("--against", ca->against, "Instead: compare with another stack's profile on identical shapes "
                                             "(the disagreement table)")->check(CLI::ExistingFile);
   cv->callback([ca] { run_crossval(*ca); });
+
+  struct SparseArgs {
+    std::string profile, hardware = "h100-sxm";
+    bool dense_only = false;
+  };
+  auto sp = std::make_shared<SparseArgs>();
+  CLI::App* sc = cal.add_subcommand(
+      "sparse-check", "Published sparse speedups (MInference, Quest) against this profile's (docs/sparse_kernels.md)");
+  sc->add_option("profile", sp->profile, "Profile CSV")->required()->check(CLI::ExistingFile);
+  sc->add_option("--hardware", sp->hardware, "Hardware name or file the profile measured (default h100-sxm)");
+  sc->add_flag("--dense-only", sp->dense_only, "Ignore the profile's quest/minf/andpro rows (derived pricing)");
+  sc->callback([sp] {
+    const ProfileTable table = ProfileTable::load(sp->profile);
+    fmt::print("profile: {} ({} rows) {}\n", table.file(), table.points().size(), table.provenance_summary());
+    auto fits = std::make_shared<const KernelFits>(KernelFits::fit(table, [&](const ProfilePoint& p) {
+      return !sp->dense_only ||
+             !(p.kernel.starts_with("quest") || p.kernel.starts_with("minf") || p.kernel.starts_with("andpro"));
+    }));
+    fmt::print("{}", format_sparse_ratio_checks(sparse_ratio_checks(fits, load_hardware_named(sp->hardware))));
+  });
 
   CLI::App* ls = cal.add_subcommand("list", "List the measured profiles shipped per GPU and engine stack");
   ls->callback([] {
