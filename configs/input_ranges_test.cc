@@ -179,3 +179,47 @@ TEST_CASE("tiny positive hardware and roofline numbers are range errors, not an 
   // The floors are far below real parts: 0.001 itself is accepted.
   CHECK(error_of(std::string(kBase) + kWorkload, {"cost_model.memory_efficiency=0.001"}).empty());
 }
+
+TEST_CASE("horizon_s and KV tier bandwidths are bounded so that derived times fit the clock (issue 34)") {
+  // horizon_s=1e10 wrapped to -9.2e9 s: 0 requests finished, exit 0.
+  for (const char* h : {"1e10", "9.3e9", "1e300"})
+    CHECK(contains(error_of(std::string(kBase) + kWorkload, {std::string("horizon_s=") + h}),
+                   "horizon_s: must be in (0, 1e+09] s"));
+  CHECK(error_of(std::string(kBase) + kWorkload, {"horizon_s=1e9"}).empty());
+  // bandwidth 1e-9 was "time went backwards", <= 1e-11 free loads (the float -> int64 cast).
+  for (const char* tier : {"host", "ssd"})
+    for (const char* bw : {"1e-9", "1e-11"})
+      CHECK(contains(error_of(std::string(kBase) + kWorkload,
+                              {std::string("kv_cache.") + tier + ".capacity_gb=10",
+                               std::string("kv_cache.") + tier + ".bandwidth_gbps=" + bw}),
+                     std::string("kv_cache.") + tier + ".bandwidth_gbps: must be at least 0.001"));
+}
+
+TEST_CASE("a key with a null value is an error naming it, not its default (issue 34)") {
+  const std::string head = "name: t\nmodel: llama-3-8b\nhardware: h100-sxm\ncost_model: {backend: roofline}\n";
+  CHECK(contains(error_of(head + "cluster: {workers: ~}\n" + kWorkload), "cluster.workers: is null"));
+  CHECK(contains(error_of(head + "cluster:\n  workers:\n" + kWorkload), "cluster.workers: is null"));
+  CHECK(contains(error_of(std::string(kBase) + kWorkload + "horizon_s: null\n"), "horizon_s: is null"));
+  CHECK(contains(error_of(std::string(kBase) + "workload: {type: synthetic, requests: ~, clients: [{rate: 1}]}\n"),
+                 "workload.requests: is null"));
+  // A trace window's end_s: null means no end (config.resolved.yaml writes it so).
+  const std::string trace = write("t2.csv", "arrival_ns,prompt_tokens,output_tokens\n0,4,4\n");
+  CHECK(error_of(std::string(kBase) + "workload: {type: trace, path: " + trace + ", window: {start_s: 0, end_s: ~}}\n")
+            .empty());
+}
+
+TEST_CASE("a string value that is not valid UTF-8 is an error naming the key, not raw bytes in summary.csv (issue 34)") {
+  CHECK(contains(error_of("name: \"bad\xff\"\n" + std::string(kBase).substr(std::string(kBase).find('\n') + 1) + kWorkload),
+                 "name: is not valid UTF-8 (byte 4 of the value)"));
+  CHECK(contains(error_of("name: \"over\xc0\xaflong\"\n" + std::string(kBase).substr(std::string(kBase).find('\n') + 1) +
+                          kWorkload),
+                 "is not valid UTF-8 (byte 5"));
+  CHECK(error_of("name: \"caf\xc3\xa9 \xf0\x9f\x9a\x80\"\n" + std::string(kBase).substr(std::string(kBase).find('\n') + 1) +
+                 kWorkload)
+            .empty());
+}
+
+TEST_CASE("an unknown report.window key lists all four window keys, the *_s ones too (issue 34)") {
+  const std::string e = error_of(std::string(kBase) + kWorkload, {"report.window.warmup=1"});
+  for (const char* key : {"warmup_s", "cooldown_s", "warmup_requests", "cooldown_requests"}) CHECK(contains(e, key));
+}

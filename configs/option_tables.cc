@@ -195,7 +195,7 @@ const OptionTable<KvTierSpec>& kv_tier_options() {
   static const OptionTable<KvTierSpec> t = {
       {"capacity_gb", &KvTierSpec::capacity_gb, R::kNonNegative, "per worker, GB; 0 = no tier", 1e9},
       {"bandwidth_gbps", &KvTierSpec::bandwidth_gbps, R::kNonNegative,
-       "load bandwidth to HBM, GB/s; host: 0 = tp x hardware pcie_gbps", 1e6},
+       "load bandwidth to HBM, GB/s; host: 0 = tp x hardware pcie_gbps", 1e6, 1e-3},
       {"latency_us", &KvTierSpec::latency_us, R::kNonNegative, "fixed cost of one request's load from the tier, us",
        1e9},
   };

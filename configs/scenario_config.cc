@@ -519,7 +519,9 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   c.name = m.get<std::string>("name", fs::path(file).stem().string());
   c.seed = m.get<std::uint64_t>("seed", c.seed);
   if (auto h = m.optional<double>("horizon_s")) {
-    if (*h <= 0) m.fail("horizon_s", "must be > 0");
+    // 1e9 s (31.7 years): a horizon in int64 nanoseconds with room for what follows it
+    // (1e10 wrapped to -9.2e9 s).
+    if (!(*h > 0 && *h <= kOptionMax)) m.fail("horizon_s", fmt::format("must be in (0, {:.0e}] s, got {}", kOptionMax, *h));
     c.horizon = seconds_to_time(*h);
   }
   {

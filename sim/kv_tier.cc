@@ -4,6 +4,8 @@
 #include <cmath>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "sim/core/error.h"
 
 namespace servesim {
@@ -22,6 +24,15 @@ KvTier::KvTier(std::string name, std::int64_t capacity_pages, std::int64_t page_
       bandwidth_gbps_(bandwidth_gbps), latency_(latency), below_(below), stats_(stats ? stats : &own_stats_) {
   SIM_CHECK(capacity_pages >= 0 && page_size > 0 && bytes_per_token > 0 && bandwidth_gbps > 0 && latency >= 0,
             "KV tier {}: invalid settings", name_);
+  // Every load must fit the engine's nanosecond clock: the longest one, the whole tier,
+  // may take at most kMaxTierLoadS (with the 1e9 s horizon that stays below int64's 9.2e18 ns).
+  const double worst_ns = static_cast<double>(capacity_pages) * static_cast<double>(page_size) * bytes_per_token / bandwidth_gbps;
+  if (!(worst_ns <= kMaxTierLoadS * 1e9))
+    throw InputError(fmt::format(
+        "kv_cache.{}.bandwidth_gbps: loading the whole tier ({:.3g} GB) at {} GB/s would take {:.3g} s, more than the "
+        "{:.0e} s one load may take; raise bandwidth_gbps or lower capacity_gb",
+        name_, static_cast<double>(capacity_pages) * static_cast<double>(page_size) * bytes_per_token * 1e-9,
+        bandwidth_gbps, worst_ns * 1e-9, kMaxTierLoadS));
   stats_->capacity_pages = capacity_pages;
 }
 
@@ -66,6 +77,8 @@ Time KvTier::load_time(std::int64_t tokens) const {
   if (tokens <= 0) return 0;
   // bytes / (GB/s) = ns
   const double ns = std::ceil(static_cast<double>(tokens) * bytes_per_token_ / bandwidth_gbps_);
+  // The constructor bounded the whole tier's load; a cast of more would be undefined.
+  SIM_CHECK(ns >= 0 && ns <= kMaxTierLoadS * 1e9, "KV tier {}: a load of {} tokens takes {} ns", name_, tokens, ns);
   return static_cast<Time>(ns) + latency_;
 }
 

@@ -64,6 +64,10 @@ struct KvTierStats {
   std::int64_t loaded_tokens = 0;   // tokens loaded up from this tier (all admissions, re-admissions included)
 };
 
+// The longest one load from a tier may take, in seconds (checked at construction for
+// the whole tier: a slower tier is an input error naming kv_cache.<tier>.bandwidth_gbps).
+inline constexpr double kMaxTierLoadS = 1e9;
+
 class KvTier {
  public:
   // bytes_per_token: KV bytes of one token (all layers); below may be null;

@@ -132,6 +132,19 @@ TEST_CASE("load time is bytes / bandwidth + latency, in ns") {
   CHECK(slow.load_time(512) == 512LL * 131072 * 8);
 }
 
+TEST_CASE("a tier whose full load would not fit the clock is an input error naming its bandwidth key (issue 34)") {
+  // 1e-11 GB/s made loads free (the float -> int64 cast of 1e26 ns); now refused.
+  try {
+    KvTier t("host", 1 << 20, kPage, 131072, 1e-11, 0, nullptr);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("kv_cache.host.bandwidth_gbps: loading the whole tier") != std::string::npos);
+  }
+  // The slowest accepted bandwidth (1 MB/s) with a 2 GB tier: 2,147 s, fits.
+  KvTier ok("ssd", 1 << 20, kPage, 128, 1e-3, 0, nullptr);
+  CHECK(ok.load_time(kPage) == kPage * 128 * 1000);
+}
+
 TEST_CASE("a host-tier hit costs bytes / bandwidth + latency instead of a recompute, to the nanosecond") {
   // Without tiers, C recomputes its 256 tokens: 1 ms + 256 x 10 us.
   const Run none = run_abc(std::nullopt);

@@ -61,7 +61,9 @@ TraceOptions parse_trace_options(YamlMap& m) {
   o.start_s = w.get<double>("start_s", 0.0);
   if (!(o.start_s >= 0 && o.start_s <= kMaxTraceTimeS))
     w.fail("start_s", fmt::format("must be in [0, {:.0f}] s, got {}", kMaxTraceTimeS, o.start_s));
-  if (auto end = w.optional<double>("end_s")) {  // absent or null: no end
+  if (w.null_value("end_s")) {
+    // null: no end (as config.resolved.yaml writes it)
+  } else if (auto end = w.optional<double>("end_s")) {  // absent: no end
     o.end_s = *end;
     if (!(o.end_s > o.start_s)) w.fail("end_s", fmt::format("must be > start_s ({})", o.start_s));
     if (!(o.end_s <= kMaxTraceTimeS))

@@ -1,6 +1,7 @@
 // The trace replay chain; see trace_source.h and trace_options.h.
 #include "traces/trace_source.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -73,6 +74,8 @@ bool TraceSource::next(RequestSpec& out) {
     RequestSpec& s = row_.spec;
     const bool dependent = !s.parents.empty();
     if (!dependent) {
+      ++independent_rows_;
+      last_arrival_ = std::max(last_arrival_, s.arrival);
       // Limits cut only before an independent request, so sessions and DAGs stay whole.
       if (opt_.max_requests > 0 && emitted_ >= opt_.max_requests) break;
       if (has_end_ && s.arrival >= end_ns_) break;  // arrivals are sorted: nothing later fits
@@ -116,6 +119,12 @@ bool TraceSource::next(RequestSpec& out) {
   }
   finished_ = true;
   report_skips();
+  // A window past the trace's end (or before its start) ran 0 requests with exit 0.
+  if (emitted_ == 0 && independent_rows_ > 0 && opt_.max_requests == 0 && opt_.sample >= 1.0)
+    throw InputError(fmt::format(
+        "{}: window.start_s {} .. end_s {} selects none of the trace's {} requests (the latest arrives at {:.6g} s{})",
+        opt_.path, opt_.start_s, has_end_ ? fmt::format("{}", opt_.end_s) : std::string("(none)"), independent_rows_,
+        time_to_seconds(last_arrival_), rebase_ ? ", counted from the first row" : ""));
   return false;
 }
 

@@ -58,6 +58,8 @@ class TraceSource final : public RequestSource {
   std::unordered_set<RequestId> dropped_;
   std::int64_t emitted_ = 0;
   bool finished_ = false;
+  std::int64_t independent_rows_ = 0;  // rows read that start a request (not a dependent one)
+  Time last_arrival_ = 0;              // the latest such row's arrival (rebased), for the empty-window error
   bool declared_done_ = false;
   TraceRow row_;
 };

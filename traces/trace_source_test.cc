@@ -198,3 +198,19 @@ TEST_CASE("the resolved trace settings state every transformation and parse back
   err = servesim::testing::input_error([&] { workload_from("{type: trace, path: x.csv, format: parquet}"); });
   CHECK(err.find("parquet") != std::string::npos);
 }
+
+TEST_CASE("a window past the trace's end is an error naming the window and the last arrival, not 0 requests (issue 34)") {
+  TempDir dir;
+  const std::string path = dir.write("t.csv", "arrival_ns,prompt_tokens,output_tokens\n0,4,4\n2000000000,4,4\n");
+  ClientTable clients;
+  std::string e = "no error";
+  try {
+    replay(*workload_from("{type: trace, path: " + path + ", window: {start_s: 100}}"), clients);
+  } catch (const InputError& x) {
+    e = x.what();
+  }
+  CHECK(e.find("window.start_s 100 .. end_s (none) selects none of the trace's 2 requests (the latest arrives at 2 s") !=
+        std::string::npos);
+  ClientTable c2;  // a window inside the trace is fine
+  CHECK(replay(*workload_from("{type: trace, path: " + path + ", window: {start_s: 1}}"), c2).size() == 1);
+}

@@ -199,6 +199,8 @@ void read_options(YamlMap& m, const OptionTable<S>& table, S& s) {
             if (m.has(f.key))
               s.*member.member = seconds_to_time(check_range(m, f.key, m.get<double>(f.key, 0), f.range, f.max) *
                                                  (1.0 / member.per_second));
+            else
+              m.get<double>(f.key, 0);  // a known key when absent too (errors list it); null is an error
           } else if constexpr (is_enum<S, M>) {
             const std::string name = m.get<std::string>(f.key, member.names.at(static_cast<std::size_t>(member.get(s))));
             std::size_t i = 0;

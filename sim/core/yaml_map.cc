@@ -1,7 +1,10 @@
 // Implementation of the strict YAML reader; see yaml_map.h for the contract.
 #include "sim/core/yaml_map.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -9,8 +12,33 @@
 
 #include <yaml-cpp/eventhandler.h>
 
+#include "sim/core/input_file.h"
+
 namespace servesim {
 namespace {
+
+// Offset of the first byte that is not part of well-formed UTF-8 (no overlongs, no
+// surrogates, at most U+10FFFF); s.size() when all of it is.
+std::size_t first_invalid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // bounds of the second byte
+    if (b < 0x80) n = 1;
+    else if (b >= 0xC2 && b <= 0xDF) n = 2;
+    else if (b >= 0xE0 && b <= 0xEF) n = 3, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
+    else if (b >= 0xF0 && b <= 0xF4) n = 4, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
+    else return i;
+    if (i + n > s.size()) return i;
+    for (std::size_t k = 1; k < n; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xBF)) return i;
+    }
+    i += n;
+  }
+  return i;
+}
 
 const char* type_name(const bool*) { return "a boolean (true/false)"; }
 const char* type_name(const int*) { return "an integer"; }
@@ -70,6 +98,24 @@ bool YamlMap::has(const std::string& key) const {
   return v && !v.IsNull();
 }
 
+void YamlMap::reject_null(const std::string& key) const {
+  if (!node_ || !node_.IsMap()) return;
+  const YAML::Node& c = node_;
+  const YAML::Node v = c[key];
+  if (v && v.IsNull())
+    throw InputError(fmt::format("{}: {}: is null (~ or nothing); give a value, or leave the key out for its default",
+                                 where(v), key_path(key)));
+}
+
+bool YamlMap::null_value(const std::string& key) {
+  if (!node_ || !node_.IsMap()) return false;
+  const YAML::Node& c = node_;
+  const YAML::Node v = c[key];
+  if (!v || !v.IsNull()) return false;
+  used_.insert(key);
+  return true;
+}
+
 void YamlMap::fail(const std::string& key, const std::string& msg) const {
   // Point at the key's value when it exists, else at this map.
   if (has(key)) {
@@ -88,6 +134,9 @@ template <class T>
 T YamlMap::convert(const std::string& key, const YAML::Node& v) const {
   if constexpr (std::is_same_v<T, std::string>) {
     if (!v.IsScalar()) fail(key, fmt::format("expected {}, got {}", type_name(static_cast<T*>(nullptr)), describe(v)));
+    // Names go into CSV files and messages: raw invalid bytes would corrupt them.
+    if (const std::size_t bad = first_invalid_utf8(v.Scalar()); bad != v.Scalar().size())
+      fail(key, fmt::format("is not valid UTF-8 (byte {} of the value)", bad + 1));
     return v.Scalar();
   } else {
     if (!v.IsScalar()) fail(key, fmt::format("expected {}, got {}", type_name(static_cast<T*>(nullptr)), describe(v)));
@@ -126,6 +175,7 @@ T YamlMap::convert(const std::string& key, const YAML::Node& v) const {
 template <class T>
 T YamlMap::get(const std::string& key, const T& def) {
   used_.insert(key);
+  reject_null(key);
   if (!has(key)) return def;
   const YAML::Node& c = node_;
   return convert<T>(key, c[key]);
@@ -134,6 +184,7 @@ T YamlMap::get(const std::string& key, const T& def) {
 template <class T>
 T YamlMap::require(const std::string& key) {
   used_.insert(key);
+  reject_null(key);
   if (!has(key)) fail_here(fmt::format("missing required key '{}'", key));
   const YAML::Node& c = node_;
   return convert<T>(key, c[key]);
@@ -142,6 +193,7 @@ T YamlMap::require(const std::string& key) {
 template <class T>
 std::optional<T> YamlMap::optional(const std::string& key) {
   used_.insert(key);
+  reject_null(key);
   if (!has(key)) return std::nullopt;
   const YAML::Node& c = node_;
   return convert<T>(key, c[key]);
@@ -150,6 +202,7 @@ std::optional<T> YamlMap::optional(const std::string& key) {
 template <class T>
 std::vector<T> YamlMap::list(const std::string& key) {
   used_.insert(key);
+  reject_null(key);
   std::vector<T> out;
   if (!has(key)) return out;
   const YAML::Node& c = node_;
@@ -163,15 +216,30 @@ std::vector<T> YamlMap::list(const std::string& key) {
   return out;
 }
 
+namespace {
+// The magnitude bound of every number key (kOptionMax in option_table.h): products of
+// keys stay inside int64 and doubles finite.
+constexpr double kMaxMagnitude = 1e9;
+}  // namespace
+
 double YamlMap::positive(const std::string& key, double def) {
   double x = get<double>(key, def);
   if (!(x > 0)) fail(key, fmt::format("must be > 0, got {}", x));
+  if (x > kMaxMagnitude) fail(key, fmt::format("must be at most {:.0e}, got {}", kMaxMagnitude, x));
+  return x;
+}
+
+double YamlMap::in_range(const std::string& key, double def, double lo, double hi, const char* unit) {
+  const double x = get<double>(key, def);
+  if (!(x >= lo && x <= hi))
+    fail(key, fmt::format("must be in [{}, {}]{}{}, got {}", lo, hi, *unit ? " " : "", unit, x));
   return x;
 }
 
 std::int64_t YamlMap::positive_int(const std::string& key, std::int64_t def) {
   std::int64_t x = get<std::int64_t>(key, def);
   if (x <= 0) fail(key, fmt::format("must be a positive integer, got {}", x));
+  if (static_cast<double>(x) > kMaxMagnitude) fail(key, fmt::format("must be at most {:.0e}, got {}", kMaxMagnitude, x));
   return x;
 }
 
@@ -271,8 +339,28 @@ void check_yaml_keys(std::istream& in, const std::string& where) {
 }
 
 YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
+  require_regular_file(path);
+  // Read whole, with every read checked: a read error names the file (/proc/self/mem was
+  // an unnamed exit 1).
+  std::string text;
+  {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw InputError(fmt::format("{}: cannot open file: {}", path, std::strerror(errno)));
+    char buf[1 << 16];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+      text.append(buf, n);
+      if (text.size() > (std::size_t{64} << 20)) {
+        std::fclose(f);
+        throw InputError(fmt::format("{}: larger than 64 MiB: not a configuration file", path));
+      }
+    }
+    const int err = errno;
+    const bool failed = std::ferror(f) != 0;
+    std::fclose(f);
+    if (failed) throw InputError(fmt::format("{}: read error: {}", path, std::strerror(err)));
+  }
+  std::istringstream in(text);
   try {
     check_yaml_keys(in, path);
     in.clear();

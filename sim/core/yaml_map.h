@@ -28,15 +28,22 @@ class YamlMap {
   bool has(const std::string& key) const;
 
   // Typed getters. T in {bool, int, int64_t, uint64_t, double, std::string}.
-  // get() returns `def` when absent; require() errors when absent.
+  // get() returns `def` when absent; require() errors when absent. A key present with a
+  // null value (`workers: ~`, `workers:`) is an error, not the default.
   template <class T> T get(const std::string& key, const T& def);
   template <class T> T require(const std::string& key);
   template <class T> std::optional<T> optional(const std::string& key);
   template <class T> std::vector<T> list(const std::string& key);  // absent = empty
 
-  // Checks for numbers read with get/require (inclusive bounds).
+  // Checks for numbers read with get/require (inclusive bounds): in (0, 1e9].
   double positive(const std::string& key, double def);
   std::int64_t positive_int(const std::string& key, std::int64_t def);
+  // A number in [lo, hi]; the error names both bounds in the key's unit ("s", "requests/s").
+  double in_range(const std::string& key, double def, double lo, double hi, const char* unit);
+
+  // True (and the key known) when `key` is present with a null value: for the few keys
+  // where null means something (a trace window's end_s: no end).
+  bool null_value(const std::string& key);
 
   // Sub-map (absent = empty map). The child shares nothing with the parent
   // except the file name; call finish() on it too.
@@ -58,6 +65,7 @@ class YamlMap {
 
  private:
   template <class T> T convert(const std::string& key, const YAML::Node& v) const;
+  void reject_null(const std::string& key) const;
   std::string where(const YAML::Node& n) const;
 
   YAML::Node node_;

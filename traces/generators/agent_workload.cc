@@ -36,7 +36,7 @@ class AgentSource final : public RequestSource {
  private:
   bool generate_workflow() {
     if (!spec_.starts.within(workflows_, next_start_s_)) return false;
-    const Time start = seconds_to_time(next_start_s_);
+    const Time start = arrival_time(next_start_s_, "workload (agent_dag)", workflows_);
     next_start_s_ += spec_.starts.gap_s(arrivals_);
     const std::uint64_t wf = static_cast<std::uint64_t>(++workflows_);
     Rng rng = Rng::stream(seed_, wf);

@@ -14,7 +14,29 @@
 #include "sim/core/yaml_map.h"
 #include "sim/core/rng.h"
 
+#include "sim/core/time.h"
+
 namespace servesim {
+
+// Bounds of the generators' numbers (docs/configuration.md, "Ranges"): every arrival is
+// at most kMaxArrivalS seconds after the start (31.7 years; the engine's int64
+// nanosecond clock holds 292 years), so sums of gaps, think times and durations fit.
+inline constexpr double kMinRate = 1e-6;    // arrivals/s: a mean gap of 11.6 days
+inline constexpr double kMaxRate = 1e9;
+inline constexpr double kMinCv = 1e-3;      // gamma arrivals: shape 1/cv^2 in [1e-6, 1e6]
+inline constexpr double kMaxCv = 1e3;
+inline constexpr double kMaxCount = 1e9;    // requests, sessions, runs of a generator
+inline constexpr double kMaxArrivalS = 1e9;
+
+// `rate` read as arrivals per second in [kMinRate, kMaxRate].
+double read_rate(YamlMap& m, const std::string& key, double def);
+// The optional request/session count `key`: a positive integer up to kMaxCount.
+std::optional<std::int64_t> read_count(YamlMap& m, const std::string& key);
+// duration_s: in (0, kMaxArrivalS].
+std::optional<double> read_duration_s(YamlMap& m);
+// The arrival at `s` seconds as engine time; InputError naming `what` (the workload) when
+// it is past kMaxArrivalS: too low a rate for the number of requests asked for.
+Time arrival_time(double s, const std::string& what, std::int64_t index);
 
 // A renewal arrival process: Poisson (exponential gaps) or Gamma gaps with a
 // coefficient of variation (cv > 1 is burstier than Poisson). YAML, under the

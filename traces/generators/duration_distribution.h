@@ -1,7 +1,7 @@
 // DurationDistribution: think times and tool-call times, in seconds.
 //   {dist: fixed, value: S} | {dist: exponential, mean: S} |
 //   {dist: uniform, min: A, max: B} | {dist: lognormal, median: M, sigma: S}
-// A bare number means fixed. Samples are >= 0 and converted to integer ns.
+// A bare number means fixed. Samples are in [0, kMaxDurationS] and converted to integer ns.
 #pragma once
 #include <string>
 
@@ -12,6 +12,9 @@
 #include "sim/core/time.h"
 
 namespace servesim {
+
+// The largest duration a sample takes (116 days); parameters above it are refused.
+inline constexpr double kMaxDurationS = 1e7;
 
 struct DurationDistribution {
   enum class Kind { kFixed, kExponential, kUniform, kLognormal } kind = Kind::kFixed;

@@ -44,7 +44,7 @@ class EmpiricalSource final : public RequestSource {
     out = RequestSpec{};
     out.id = emitted_++;
     out.client = client_;
-    out.arrival = seconds_to_time(next_s_);
+    out.arrival = arrival_time(next_s_, "workload (empirical)", out.id);
     auto [p, o] = lengths_.sample(sizes_, spec_.joint);
     out.prompt_tokens = p;
     out.output_tokens = o;

@@ -3,10 +3,12 @@
 // format (what `servesim trace gen` writes).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 
 #include "traces/generators/agent_workload.h"
+#include "traces/generators/arrival_spec.h"
 #include "traces/generators/empirical_workload.h"
 #include "traces/readers/native_writer.h"
 #include "traces/generators/session_workload.h"
@@ -210,4 +212,53 @@ TEST_CASE("a generated workload written in the native format replays exactly") {
       }
     }
   }
+}
+
+TEST_CASE("generator numbers are bounded where they are read, and a derived arrival past the clock is an error (issue 34)") {
+  auto error = [](const std::string& yaml) {
+    try {
+      parse(yaml);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto has = [](const std::string& s, const char* part) { return s.find(part) != std::string::npos; };
+  // rate 1e-10 arrived at -9.2e18 ns; gamma cv 1e-300 hung, 1e300 was exit 3; 2^63-1 requests ran forever.
+  CHECK(has(error("{type: synthetic, requests: 10, clients: [{rate: 1e-10}]}"),
+            "clients[0].rate: must be in [1e-06, 1000000000] arrivals/s, got 1e-10"));
+  CHECK(has(error("{type: sessions, sessions: 4, rate: 1e-10}"), "workload.rate: must be in [1e-06"));
+  CHECK(has(error("{type: synthetic, requests: 10, clients: [{rate: 1, arrival: {process: gamma, cv: 1e-300}}]}"),
+            "cv: must be in [0.001, 1000]"));
+  CHECK(has(error("{type: synthetic, requests: 10, clients: [{rate: 1, arrival: {process: gamma, cv: 1e300}}]}"),
+            "cv: must be in [0.001, 1000]"));
+  CHECK(has(error("{type: synthetic, requests: 9223372036854775807, clients: [{rate: 1}]}"),
+            "workload.requests: must be a positive integer up to 1e+09"));
+  CHECK(has(error("{type: sessions, sessions: 9223372036854775807, rate: 1}"), "workload.sessions: must be a positive"));
+  CHECK(has(error("{type: synthetic, duration_s: 1e300, clients: [{rate: 1}]}"), "duration_s: must be in (0, 1e+09] s"));
+  // think_time_s: 1e300 silently became 1e7 s.
+  CHECK(has(error("{type: sessions, sessions: 4, rate: 1, think_time_s: 1e300}"),
+            "think_time_s: must be in [0, 10000000] s, got 1e+300"));
+  CHECK(has(error("{type: sessions, sessions: 4, rate: 1, think_time_s: {dist: exponential, mean: 1e300}}"),
+            "mean: must be at most"));
+  CHECK(has(error("{type: sessions, sessions: 4, rate: 1, think_time_s: {dist: uniform, min: 0, max: 1e9}}"),
+            "max: must be in [0, 10000000] s"));
+  CHECK(has(error("{type: sessions, sessions: 4, rate: 1, clients: 1e10}"), "clients: must be at most 1e+09"));
+  // In range, yet the arrivals pass the 1e9 s the generators cover: an error, not a wrap.
+  auto w = parse("{type: synthetic, requests: 1000000000, clients: [{rate: 1e-6}]}");
+  ClientTable clients;
+  auto src = w->open(clients, 1);
+  RequestSpec r;
+  std::string e = "no error";
+  try {
+    while (src->next(r)) {
+    }
+  } catch (const InputError& x) {
+    e = x.what();
+  }
+  CHECK(has(e, "workload (synthetic): arrival "));
+  CHECK(has(e, "past the 1e+09 s the generators cover"));
+  CHECK(arrival_time(1e9, "w", 0) == 1'000'000'000'000'000'000);
+  CHECK_THROWS_AS(arrival_time(1e10, "w", 0), InputError);
+  CHECK_THROWS_AS(arrival_time(std::nan(""), "w", 0), InputError);
 }

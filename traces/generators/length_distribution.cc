@@ -57,7 +57,8 @@ namespace {
 
 // Token counts of a generated request: 1 .. kMaxTraceTokens, as in traces.
 std::int64_t tokens(YamlMap& m, const std::string& key, std::int64_t def) {
-  const std::int64_t v = m.positive_int(key, def);
+  const std::int64_t v = m.get<std::int64_t>(key, def);
+  if (v <= 0) m.fail(key, fmt::format("must be a positive integer, got {}", v));
   if (v > kMaxTraceTokens) m.fail(key, fmt::format("must be at most {} tokens, got {}", kMaxTraceTokens, v));
   return v;
 }

@@ -35,7 +35,7 @@ class SessionSource final : public RequestSource {
  private:
   bool generate_session() {
     if (!spec_.starts.within(sessions_, next_start_s_)) return false;
-    const Time start = seconds_to_time(next_start_s_);
+    const Time start = arrival_time(next_start_s_, "workload (sessions)", sessions_);
     next_start_s_ += spec_.starts.gap_s(arrivals_);
     const std::uint64_t session = static_cast<std::uint64_t>(++sessions_);
     Rng rng = Rng::stream(seed_, session);

@@ -26,7 +26,7 @@ class SyntheticSource final : public RequestSource {
     out = RequestSpec{};
     out.id = emitted_++;
     out.client = s.client;
-    out.arrival = seconds_to_time(s.next_arrival_s);
+    out.arrival = arrival_time(s.next_arrival_s, "workload (synthetic)", out.id);
     out.prompt_tokens = c.prompt.sample(s.rng);
     out.output_tokens = c.output.sample(s.rng);
     s.next_arrival_s += gap(c, s.rng, spec_.rate_scale);
@@ -76,13 +76,10 @@ std::unique_ptr<RequestSource> SyntheticWorkload::open(ClientTable& clients, std
 
 std::unique_ptr<Workload> parse_synthetic_workload(YamlMap& m) {
   SyntheticSpec spec;
-  if (auto r = m.optional<std::int64_t>("requests")) {
-    if (*r <= 0) m.fail("requests", "must be a positive integer");
-    spec.requests = static_cast<std::uint64_t>(*r);
-  }
-  if (m.has("duration_s")) spec.duration_s = m.positive("duration_s", 1);
+  if (auto r = read_count(m, "requests")) spec.requests = static_cast<std::uint64_t>(*r);
+  spec.duration_s = read_duration_s(m);
   if (!spec.requests && !spec.duration_s) m.fail_here("set `requests` or `duration_s` (or both)");
-  spec.rate_scale = m.positive("rate_scale", 1.0);
+  spec.rate_scale = m.in_range("rate_scale", 1.0, 1e-6, 1e6, "");
   YAML::Node list = m.raw("clients");
   if (!list || !list.IsSequence() || list.size() == 0) m.fail("clients", "expected a non-empty list of clients");
   LengthDistribution def_prompt;
@@ -95,7 +92,7 @@ std::unique_ptr<Workload> parse_synthetic_workload(YamlMap& m) {
     c.name = cm.get<std::string>("name", fmt::format("client{}", i));
     for (const auto& prev : spec.clients)
       if (prev.name == c.name) cm.fail("name", fmt::format("duplicate client name '{}'", c.name));
-    c.rate = cm.positive("rate", 1.0);
+    c.rate = read_rate(cm, "rate", 1.0);
     c.arrival = parse_arrival_process(cm);
     c.prompt = parse_length(cm, "prompt", def_prompt);
     c.output = parse_length(cm, "output", def_output);

@@ -57,7 +57,7 @@ class TemplateSource final : public RequestSource {
     out = RequestSpec{};
     out.id = emitted_++;
     out.client = s.client;
-    out.arrival = seconds_to_time(t);
+    out.arrival = arrival_time(t, "workload (templates)", out.id);
     std::int64_t template_tokens = 0;
     std::uint64_t template_key = 0;
     if (c.pool && s.rng.uniform() < c.template_share) {
@@ -159,11 +159,8 @@ std::unique_ptr<RequestSource> TemplateWorkload::open(ClientTable& clients, std:
 
 std::unique_ptr<Workload> parse_template_workload(YamlMap& m) {
   TemplateSpec spec;
-  if (auto r = m.optional<std::int64_t>("requests")) {
-    if (*r <= 0) m.fail("requests", "must be a positive integer");
-    spec.requests = static_cast<std::uint64_t>(*r);
-  }
-  if (m.has("duration_s")) spec.duration_s = m.positive("duration_s", 1);
+  if (auto r = read_count(m, "requests")) spec.requests = static_cast<std::uint64_t>(*r);
+  spec.duration_s = read_duration_s(m);
   if (!spec.requests && !spec.duration_s) m.fail_here("set `requests` or `duration_s` (or both)");
   spec.block_size = static_cast<std::int32_t>(m.positive_int("block_size", spec.block_size));
   YAML::Node pools = m.raw("pools");
@@ -194,7 +191,7 @@ std::unique_ptr<Workload> parse_template_workload(YamlMap& m) {
     c.name = cm.get<std::string>("name", fmt::format("client{}", i));
     for (const auto& prev : spec.clients)
       if (prev.name == c.name) cm.fail("name", fmt::format("duplicate client name '{}'", c.name));
-    c.rate = cm.positive("rate", c.rate);
+    c.rate = read_rate(cm, "rate", c.rate);
     c.arrival = parse_arrival_process(cm);
     if (cm.has("pool")) {
       const std::string pool = cm.get<std::string>("pool", "");

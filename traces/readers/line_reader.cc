@@ -5,11 +5,13 @@
 #include <cstring>
 
 #include "sim/core/error.h"
+#include "sim/core/input_file.h"
 
 namespace servesim {
 
 LineReader::LineReader(std::string path, std::size_t buffer_bytes)
     : path_(std::move(path)), buf_(buffer_bytes < 4096 ? 4096 : buffer_bytes) {
+  require_regular_file(path_);  // a FIFO would block forever
   file_ = std::fopen(path_.c_str(), "rb");
   if (!file_) throw InputError(located(path_, 0, fmt::format("cannot open file: {}", std::strerror(errno))));
 }
