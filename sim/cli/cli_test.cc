@@ -3,6 +3,7 @@
 // 2 with CLI11's message, never 104-109; a bad path exits 2 naming it.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -227,4 +228,87 @@ TEST_CASE("calibrate on a full disk exits 2 naming the file and leaves no partia
   // Without the limit the same command writes the whole profile.
   CHECK(servesim("calibrate synth --quick -o " + out).code == 0);
   CHECK(fs::file_size(out) > 1024);
+}
+
+namespace {
+// Runs `servesim ARGS` with stdout and stderr as given (shell redirections); the exit
+// code, or 128 + the signal that ended it.
+int servesim_status(const std::string& args, const std::string& redirections) {
+  const std::string cmd = std::string(SERVESIM_BIN) + " " + args + " " + redirections;
+  const int status = std::system(("exec " + cmd).c_str());
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+}  // namespace
+
+TEST_CASE("a full disk on stdout or stderr is exit 2, never an abort or exit 0 (issue 34)") {
+  fs::path d = temp_dir("full");
+  if (!fs::exists("/dev/full")) return;  // Linux only
+  // An error printed while stderr is on a full disk: was SIGABRT (a throw inside the catch).
+  CHECK(servesim_status("run " + (d / "missing.yaml").string(), ">/dev/null 2>/dev/full") == 2);
+  CHECK(servesim_status("frobnicate", ">/dev/null 2>/dev/full") == 2);
+  // stdout lost: the summary of run, trace stats, compare and the sweep table.
+  const std::string run = "run " + kScenario + " --set workload.requests=5 --out " + (d / "a").string();
+  CHECK(servesim_status(run, ">/dev/full 2>/dev/null") == 2);
+  REQUIRE(servesim_status(run, ">/dev/null 2>/dev/null") == 0);
+  CHECK(servesim_status("compare " + (d / "a").string() + " " + (d / "a").string(), ">/dev/full 2>/dev/null") == 2);
+  std::ofstream(d / "t.csv") << "arrival_ns,prompt_tokens,output_tokens\n0,4,4\n";
+  CHECK(servesim_status("trace stats " + (d / "t.csv").string(), ">/dev/full 2>/dev/null") == 2);
+  CHECK(servesim_status("trace stats " + (d / "t.csv").string(), ">/dev/null 2>/dev/null") == 0);
+  std::ofstream(d / "s.yaml") << "name: s\nbase: " << kScenario << "\ngrid: {seed: [1]}\n";
+  const std::string sweep = "sweep " + (d / "s.yaml").string() + " --set workload.requests=5 --out " + (d / "sw").string();
+  CHECK(servesim_status(sweep, ">/dev/full 2>/dev/null") == 2);
+  // The error names standard output.
+  Result r;
+  {
+    const fs::path err = d / "err.txt";
+    servesim_status(run, ">/dev/full 2>" + err.string());
+    std::ifstream in(err);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    r.err = ss.str();
+  }
+  CHECK(r.err.find("servesim: error: writing standard output") != std::string::npos);
+}
+
+TEST_CASE("CLI messages: unknown commands suggest the nearest, integer options say so, usage errors say servesim: error:") {
+  Result r = servesim("frobnicate");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("servesim: error: unknown command 'frobnicate'") != std::string::npos);
+  r = servesim("swep x.yaml");
+  CHECK(r.err.find("did you mean 'sweep'?") != std::string::npos);
+  fs::path d = temp_dir("msgs");
+  std::ofstream(d / "s.yaml") << "name: s\nbase: " << kScenario << "\ngrid: {seed: [1]}\n";
+  r = servesim("sweep " + (d / "s.yaml").string() + " --jobs 0");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("0 is out of range: an integer from 1 to 2147483647") != std::string::npos);
+  CHECK(r.err.find("1.797e308") == std::string::npos);
+  r = servesim("sweep " + (d / "s.yaml").string() + " --repeat abc");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("'abc' is not an integer") != std::string::npos);
+  r = servesim("sweep " + (d / "s.yaml").string() + " --repeat 1001");
+  CHECK(r.err.find("an integer from 1 to 1000") != std::string::npos);
+  for (const char* usage : {"", "run", "run --no-such-flag", "sweep"}) {
+    r = servesim(usage);
+    CHECK(r.code == 2);
+    CHECK(r.err.rfind("servesim: error: ", 0) == 0);
+  }
+}
+
+TEST_CASE("run --out into a sweep's point folder is refused; a FIFO as scenario or trace is refused, not waited on") {
+  fs::path d = temp_dir("foreign");
+  fs::create_directories(d / "sw" / "points" / "p0");
+  std::ofstream(d / "sw" / "points" / "p0" / "point.yaml") << "config_key: x\n";
+  Result r = servesim("run " + kScenario + " --quiet --set workload.requests=5 --out " + (d / "sw" / "points" / "p0").string());
+  CHECK(r.code == 2);
+  CHECK(r.err.find("is a point of a sweep") != std::string::npos);
+  CHECK_FALSE(fs::exists(d / "sw" / "points" / "p0" / "summary.csv"));
+  const fs::path fifo = d / "fifo.yaml";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  r = servesim("run " + fifo.string());
+  CHECK(r.code == 2);
+  CHECK(r.err.find(fifo.string() + ": is a FIFO, not a regular file") != std::string::npos);
+  r = servesim("trace stats " + fifo.string() + " --format native_csv");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("is a FIFO") != std::string::npos);
 }

@@ -6,6 +6,7 @@
 
 #include "configs/run_builder.h"
 #include "sim/cli/commands.h"
+#include "sim/core/error.h"
 
 namespace servesim::cli {
 namespace {
@@ -90,6 +91,13 @@ void add_run_command(CLI::App& app) {
       ->needs(record);
   run->callback([args] {
     ScenarioConfig c = load_scenario(args->scenario, args->sets);
+    // A sweep's point folder belongs to its sweep: a foreign run there would be trusted
+    // by the sweep's next resume (point.yaml's key, the run's files).
+    const std::string out = args->out.empty() ? c.out_dir : args->out;
+    if (std::filesystem::exists(std::filesystem::path(out) / "point.yaml"))
+      throw InputError(fmt::format("{}: is a point of a sweep (it holds point.yaml); `servesim sweep` writes it, choose "
+                                   "another --out",
+                                   out));
     RunOutput r = execute_run(c, RunOptions{args->out, true, args->explain, args->record_batches, args->record_every});
     if (!args->quiet) print_summary(c, r);
     // Warnings go to stdout with the summary (stdout carries no data), to

@@ -4,7 +4,10 @@
 // of its runs (reports/compare.h) on stdout, which carries only messages.
 // merge holds an exclusive lock on the output CSV's folder and a shared one on
 // every other input folder, so it cannot read a shard a sweep is writing.
+#include <exception>
 #include <filesystem>
+#include <limits>
+#include <string>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -38,17 +41,35 @@ void add_sweep_commands(CLI::App& app) {
         }
       },
       "K/N");
+  // An integer in [lo, hi], said as such ("--jobs 0" was "not in range 0.000000 to 1.797e308",
+  // "--repeat abc" "not in range 1 to 1000").
+  auto integer_in = [](long long lo, long long hi) {
+    return CLI::Validator(
+        [lo, hi](std::string& s) {
+          long long v = 0;
+          size_t used = 0;
+          try {
+            v = std::stoll(s, &used);
+          } catch (const std::exception&) {
+            used = 0;
+          }
+          if (used == 0 || used != s.size()) return fmt::format("'{}' is not an integer", s);
+          if (v < lo || v > hi) return fmt::format("{} is out of range: an integer from {} to {}", s, lo, hi);
+          return std::string();
+        },
+        fmt::format("INT in [{} - {}]", lo, hi));
+  };
   auto a = std::make_shared<Args>();
   CLI::App* sweep = app.add_subcommand("sweep", "Run a grid of scenarios (in parallel threads) and write sweep.csv");
   sweep->add_option("sweep", a->file, "Sweep YAML file")->required()->check(CLI::ExistingFile);
-  sweep->add_option("-j,--jobs", a->jobs, "Points run in parallel (results do not depend on it)")->check(CLI::PositiveNumber);
+  sweep->add_option("-j,--jobs", a->jobs, "Points run in parallel (results do not depend on it)")->check(integer_in(1, std::numeric_limits<int>::max()));
   sweep->add_option("-o,--out", a->out, "Sweep folder (default runs/sweeps/<name>)");
   sweep->add_option("--shard", a->shard,
                     "Run only the K-th of N shards (1 <= K <= N): points with index % N == K-1, e.g. --shard 3/16")
       ->check(shard_check);
   sweep->add_option("-r,--repeat", a->repeat,
                     "Runs per point, each with its own seed (overrides the file's repeat:; seeds: docs/sweeps.md)")
-      ->check(CLI::Range(std::size_t{1}, kMaxRepeat));
+      ->check(integer_in(1, static_cast<long long>(kMaxRepeat)));
   sweep->add_option("-s,--set", a->sets, "Override a key in every point, e.g. --set workload.requests=500")->take_all();
   sweep->callback([a] {
     SweepSpec spec = load_sweep(a->file, a->repeat);

@@ -4,19 +4,87 @@
 // Exit codes (docs/failure.md): 0 success (and --help/--version); 2 bad
 // input: a command-line usage error (CLI11's message), an InputError, or a
 // filesystem error (its message names the path); 3 internal error; 1 any
-// other library exception (unexpected: please report it too).
+// other library exception (unexpected: please report it too). A failed write to
+// stdout or stderr (a full disk) is an error too: exit 2, never an abort - the
+// messages below are written with stdio, which reports failure instead of throwing.
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "sim/cli/commands.h"
 #include "sim/core/error.h"
 
+namespace {
+
+// Never throws (fmt::print throws on a failed write; a throw inside a catch block ends in
+// std::terminate, SIGABRT).
+void print_error(const char* prefix, const char* what) noexcept {
+  std::fflush(stdout);
+  std::fprintf(stderr, "servesim: %s%s\n", prefix, what);
+  std::fflush(stderr);
+}
+
+// Edit distance, for "did you mean".
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "servesim frobnicate": CLI11 would say "A subcommand is required". Names the word and
+// the nearest command instead. Empty when argv[1] is an option or a command.
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return {};
+  const std::string word = argv[1];
+  std::string best;
+  size_t best_distance = 0;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->check_name(word)) return {};
+    const size_t d = edit_distance(word, sub->get_name());
+    if (best.empty() || d < best_distance) best = sub->get_name(), best_distance = d;
+  }
+  std::string message = "unknown command '" + word + "'";
+  if (!best.empty() && best_distance <= std::max<size_t>(2, best.size() / 3)) message += "; did you mean '" + best + "'?";
+  return message + " (servesim --help lists the commands)";
+}
+
+// Everything written to stdout must have reached it: a full disk turns exit 0 into 2.
+int checked_exit(int code) noexcept {
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    const int err = errno;
+    std::fprintf(stderr, "servesim: error: writing standard output: %s\n", err ? std::strerror(err) : "write failed");
+    return code == 0 ? 2 : code;
+  }
+  if (std::fflush(stderr) != 0 || std::ferror(stderr)) return code == 0 ? 2 : code;
+  return code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"servesim: a discrete-event simulator of LLM serving clusters"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "servesim 0.1.0");
+  // Every usage error starts "servesim: error:" like the others.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    return "servesim: error: " + CLI::FailureMessage::simple(a, e);
+  });
   servesim::cli::add_run_command(app);
   servesim::cli::add_trace_commands(app);
   servesim::cli::add_sweep_commands(app);
@@ -25,26 +93,30 @@ int main(int argc, char** argv) {
   servesim::cli::add_calibrate_commands(app);
   servesim::cli::add_ltr_commands(app);
   try {
+    if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
+      print_error("error: ", unknown.c_str());
+      return 2;
+    }
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help, the version or the usage error
-    return code == 0 ? 0 : 2;
+    return checked_exit(code == 0 ? 0 : 2);
   } catch (const servesim::InputError& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "servesim: error: {}\n", e.what());
+    print_error("error: ", e.what());
     return 2;
   } catch (const std::filesystem::filesystem_error& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "servesim: error: {}\n", e.what());
+    print_error("error: ", e.what());
     return 2;
   } catch (const servesim::InvariantViolation& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "servesim: internal error (please report): {}\n", e.what());
+    print_error("internal error (please report): ", e.what());
     return 3;
   } catch (const std::exception& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "servesim: error: {}\n", e.what());
+    if (std::ferror(stdout)) {  // fmt::print's write to stdout failed (a full disk): not a bug
+      print_error("error: writing standard output: ", e.what());
+      return 2;
+    }
+    print_error("error: ", e.what());
     return 1;
   }
-  return 0;
+  return checked_exit(0);
 }
