@@ -179,10 +179,23 @@ PartTimes CalibratedCostModel::parts(const BatchShape& b) const {
   return r;
 }
 
+void CalibratedCostModel::attention_parts(const BatchShape& b, PartTimes& p) const {
+  p[static_cast<std::size_t>(Part::kAttentionPrefill)] = attention_.prefill->us(b);
+  p[static_cast<std::size_t>(Part::kAttentionDecode)] = attention_.decode->us(b);
+  if (attention_.kv) p[static_cast<std::size_t>(Part::kAttentionKv)] = attention_.kv->us(b);
+}
+
+Time CalibratedCostModel::time_of(const PartTimes& p) const {
+  return std::max<Time>(1, seconds_to_time(group(p).total() * 1e-6));
+}
+
 CalibratedCostModel::Breakdown CalibratedCostModel::breakdown(const BatchShape& b) const {
+  if (b.empty()) return Breakdown{};
+  return group(parts(b));
+}
+
+CalibratedCostModel::Breakdown CalibratedCostModel::group(const PartTimes& p) {
   Breakdown r;
-  if (b.empty()) return r;
-  const PartTimes p = parts(b);
   auto at = [&](Part x) { return p[static_cast<std::size_t>(x)]; };
   r.linear = at(Part::kQkv) + at(Part::kO) + at(Part::kGateUp) + at(Part::kDown);
   r.elementwise = at(Part::kAttnNorm) + at(Part::kRope) + at(Part::kKvWrite) + at(Part::kMlpNorm) +
@@ -198,7 +211,7 @@ CalibratedCostModel::Breakdown CalibratedCostModel::breakdown(const BatchShape& 
 
 Time CalibratedCostModel::iteration_time(const BatchShape& b) const {
   if (b.empty()) return 0;
-  return std::max<Time>(1, seconds_to_time(breakdown(b).total() * 1e-6));
+  return time_of(parts(b));
 }
 
 std::string CalibratedCostModel::identity() const {

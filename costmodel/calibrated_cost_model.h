@@ -45,6 +45,7 @@
 #include "costmodel/hardware_spec.h"
 #include "costmodel/kernel_fits.h"
 #include "costmodel/model_spec.h"
+#include "costmodel/priced_cost_model.h"
 
 namespace servesim {
 
@@ -57,7 +58,7 @@ struct CalibratedOptions {
   bool operator==(const CalibratedOptions&) const = default;
 };
 
-class CalibratedCostModel final : public CostModel {
+class CalibratedCostModel final : public CostModel, public TablePricedBackend {
  public:
   // Throws InputError when the profile lacks a family or shape it needs.
   CalibratedCostModel(std::shared_ptr<const KernelFits> fits, ModelSpec model, HardwareSpec hw,
@@ -77,6 +78,14 @@ class CalibratedCostModel final : public CostModel {
     }
   };
   Breakdown breakdown(const BatchShape& batch) const;  // parts() grouped as above
+  static Breakdown group(const PartTimes& p);           // the same grouping of given parts
+
+  // TablePricedBackend (priced_cost_model.h): every part but attention is a
+  // function of the batch's token and logit-row counts, whatever the phase.
+  bool table_priceable() const override { return true; }
+  bool prefill_sensitive() const override { return false; }
+  void attention_parts(const BatchShape& b, PartTimes& p) const override;
+  Time time_of(const PartTimes& p) const override;
   PartTimes parts(const BatchShape& batch) const override;
   // Unmeasured shapes priced by a scaling rule (empty when all were measured).
   const std::vector<std::string>& scaling_notes() const { return notes_; }

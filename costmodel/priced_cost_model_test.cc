@@ -5,7 +5,9 @@
 
 #include <random>
 
+#include "costmodel/calibrated_cost_model.h"
 #include "costmodel/fixed_cost_model.h"
+#include "costmodel/kernel_fits.h"
 #include "costmodel/priced_cost_model.h"
 #include "costmodel/roofline_cost_model.h"
 
@@ -66,4 +68,32 @@ TEST_CASE("priced cost model: backends that are not sums of parts stay unwrapped
   CHECK(priced(f) == f);
   auto fixed = std::make_shared<FixedCostModel>(FixedCostOptions{});
   CHECK(priced(fixed) == fixed);
+}
+
+TEST_CASE("priced cost model: bit-identical to the calibrated backend (own and imported profiles, sparse methods)") {
+  ModelSpec m;
+  m.name = "Llama-3-8B";
+  HardwareSpec hw;
+  hw.name = "H100-SXM";
+  for (const char* profile : {"/costmodel/profiles/h100-sxm/profile.csv", "/costmodel/profiles/a100-80gb/vllm-0.14/profile.csv"}) {
+    auto fits = std::make_shared<const KernelFits>(
+        KernelFits::fit(ProfileTable::load(std::string(SERVESIM_SOURCE_DIR) + profile)));
+    AttentionMethods sparse;
+    sparse.decode = DecodeMethod::kQuest;
+    sparse.kv = KvMethod::kAndpro;
+    for (const AttentionMethods& a : {AttentionMethods{}, sparse})
+      for (int tp : {1, 2}) {
+        CalibratedOptions o;
+        o.tp = tp;
+        auto backend = std::make_shared<CalibratedCostModel>(fits, m, hw, a, o);
+        auto fast = priced(backend);
+        REQUIRE(dynamic_cast<const PricedCostModel*>(fast.get()) != nullptr);
+        std::mt19937_64 rng(7 + tp);
+        for (int i = 0; i < 300; ++i) {
+          const BatchShape b = random_batch(rng);
+          CHECK(fast->iteration_time(b) == backend->iteration_time(b));
+          CHECK(fast->iteration_time(b) == backend->iteration_time(b));  // from the filled tables
+        }
+      }
+  }
 }
