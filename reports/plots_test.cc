@@ -314,7 +314,7 @@ TEST_CASE("all plots of a folder render in one gnuplot run, and a failure names 
   CHECK(slurp(d / "plots" / "kv_usage.gp").rfind("reset\n", 0) == 0);
 }
 
-TEST_CASE("a truncated image (gnuplot on a full disk exits 0) is an error naming that plot; no .tmp is left, none renamed") {
+TEST_CASE("a truncated image (gnuplot on a full disk exits 0) is an error naming that plot, with no .tmp left and none renamed") {
   fs::path d = testing::fresh_temp_dir("servesim_plots_test", "truncated");
   write_run(d, 1.0);
   PlotOptions o;

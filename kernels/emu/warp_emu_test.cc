@@ -126,7 +126,7 @@ TEST_CASE("emulated deadlocks are reported at once, not waited for: crossed barr
                        doctest::Contains("never completed"), std::logic_error);
 }
 
-TEST_CASE("emulated kernels are deterministic: float atomics sum in the same order every launch; a thrown exception reaches the launcher") {
+TEST_CASE("emulated kernels are deterministic: float atomics sum in the same order every launch, and a thrown exception reaches the launcher") {
   float first = 0, second = 0;
   SERVESIM_LAUNCH(float_atomic_kernel, 4, 256, 0, nullptr, &first);
   SERVESIM_LAUNCH(float_atomic_kernel, 4, 256, 0, nullptr, &second);

@@ -295,7 +295,7 @@ TEST_CASE("CLI messages: unknown commands suggest the nearest, integer options s
   }
 }
 
-TEST_CASE("run --out into a sweep's point folder is refused; a FIFO as scenario or trace is refused, not waited on") {
+TEST_CASE("run --out into a sweep's point folder is refused, and a FIFO as scenario or trace is refused, not waited on") {
   fs::path d = temp_dir("foreign");
   fs::create_directories(d / "sw" / "points" / "p0");
   std::ofstream(d / "sw" / "points" / "p0" / "point.yaml") << "config_key: x\n";
