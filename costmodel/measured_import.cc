@@ -12,27 +12,12 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.h"
+#include "sim/core/text_split.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
 namespace {
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t end = s.find(sep, start);
-    out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) return out;
-    start = end + 1;
-  }
-}
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
-}
 
 // One CSV file, read strictly: every row has the header's cell count; cells are
 // fetched by column name and parsed with the file, line and column in errors.
@@ -46,10 +31,10 @@ class StrictCsv {
     while (std::getline(in, line)) {
       ++no;
       if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (trim(line).empty()) continue;
-      std::vector<std::string> cells = split(line, ',');
+      if (trim_blanks(line).empty()) continue;
+      std::vector<std::string> cells = split_fields(line, ',');
       if (header_.empty()) {
-        for (auto& c : cells) header_.push_back(trim(c));
+        for (auto& c : cells) header_.push_back(trim_blanks(c));
         for (std::size_t i = 0; i < header_.size(); ++i) col_[header_[i]] = i;
         continue;
       }
@@ -70,7 +55,7 @@ class StrictCsv {
     for (const auto& c : cols)
       if (!has(c)) throw InputError(fmt::format("{}: header lacks column '{}'", path_, c));
   }
-  std::string text(const Row& r, const std::string& c) const { return trim(r.cells[col_.at(c)]); }
+  std::string text(const Row& r, const std::string& c) const { return trim_blanks(r.cells[col_.at(c)]); }
   double number(const Row& r, const std::string& c) const {
     const std::string s = text(r, c);
     double v = 0;
@@ -296,23 +281,15 @@ void read_vidur_cpu(const StrictCsv& csv, Sink& out) {
   }
 }
 
-void read_aic_gemm(const StrictCsv& csv, Sink& out) {
+// A GEMM table: one row per (M, N, K) and a time in ms (AIConfigurator, LLMCompass).
+void read_gemm_table(const StrictCsv& csv, const char* variant, const char* m, const char* n, const char* k,
+                     const char* ms, Sink& out) {
   for (const auto& r : csv.rows()) {
     ++out.file->rows_read;
-    OutRow o = out_row("gemm", "vllm_default");
-    o.m = csv.integer(r, "m", 1), o.n = csv.integer(r, "n", 1), o.k = csv.integer(r, "k", 1);
+    OutRow o = out_row("gemm", variant);
+    o.m = csv.integer(r, m, 1), o.n = csv.integer(r, n, 1), o.k = csv.integer(r, k, 1);
     o.flops = 2.0 * static_cast<double>(o.m) * static_cast<double>(o.n) * static_cast<double>(o.k);
-    out.add(o, csv.number(r, "latency"));
-  }
-}
-
-void read_llmcompass(const StrictCsv& csv, Sink& out) {
-  for (const auto& r : csv.rows()) {
-    ++out.file->rows_read;
-    OutRow o = out_row("gemm", "llmcompass");
-    o.m = csv.integer(r, "M", 1), o.n = csv.integer(r, "N", 1), o.k = csv.integer(r, "K", 1);
-    o.flops = 2.0 * static_cast<double>(o.m) * static_cast<double>(o.n) * static_cast<double>(o.k);
-    out.add(o, csv.number(r, "latency_ms"));
+    out.add(o, csv.number(r, ms));
   }
 }
 
@@ -366,9 +343,9 @@ std::map<std::string, std::string> read_provenance_table(const std::string& path
   std::string line;
   while (std::getline(in, line)) {
     if (!line.starts_with("|")) continue;
-    std::vector<std::string> c = split(line, '|');
+    std::vector<std::string> c = split_fields(line, '|');
     if (c.size() < 8) continue;
-    for (auto& x : c) x = trim(x);
+    for (auto& x : c) x = trim_blanks(x);
     if (c[4].size() != 40 || c[4].find_first_not_of("0123456789abcdef") != std::string::npos) continue;  // header, rule
     out[c[1]] = fmt::format("repo:{};commit:{};path:{};blob:{};rows:{}", c[3], c[4], c[5], c[6], c[2]);
   }
@@ -443,12 +420,12 @@ ImportReport import_measured(const std::vector<ImportInput>& inputs, const Impor
     else if (format == "vidur_allreduce_legacy") read_vidur_allreduce_legacy(csv, sink);
     else if (format == "vidur_attention") read_vidur_attention(csv, sink);
     else if (format == "vidur_cpu") read_vidur_cpu(csv, sink);
-    else if (format == "aic_gemm") read_aic_gemm(csv, sink);
+    else if (format == "aic_gemm") read_gemm_table(csv, "vllm_default", "m", "n", "k", "latency", sink);
     else if (format == "aic_context") read_aic_attention(csv, true, sink);
     else if (format == "aic_generation") read_aic_attention(csv, false, sink);
     else if (format == "aic_nccl") read_aic_nccl(csv, sink);
     else if (format == "aic_custom_ar") read_aic_custom_ar(csv, sink);
-    else read_llmcompass(csv, sink);
+    else read_gemm_table(csv, "llmcompass", "M", "N", "K", "latency_ms", sink);
     const int index = static_cast<int>(rep.files.size());
     // Provenance: the table's row for this file (matched by its path relative to the table), else the local file.
     std::string prov;

@@ -10,28 +10,13 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.h"
+#include "sim/core/text_split.h"
 
 namespace servesim {
 namespace {
 
 constexpr int kSchemaVersion = 1;
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t end = s.find(sep, start);
-    out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) return out;
-    start = end + 1;
-  }
-}
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
 
 bool parse_double(const std::string& s, double& out) {
   if (s.empty()) return false;
@@ -49,7 +34,7 @@ class RowReader {
 
   std::string text(const std::string& name) const { return cells_[col_.at(name)]; }
   std::int64_t integer(const std::string& name) const {
-    const std::string c = trim(text(name));
+    const std::string c = trim_blanks(text(name));
     if (c.empty()) return -1;
     std::int64_t v = 0;
     auto [p, ec] = std::from_chars(c.data(), c.data() + c.size(), v);
@@ -57,7 +42,7 @@ class RowReader {
     return v;
   }
   double number(const std::string& name, bool positive, bool empty_is_zero = false) const {
-    const std::string c = trim(text(name));
+    const std::string c = trim_blanks(text(name));
     if (empty_is_zero && c.empty()) return 0;
     double v = 0;
     if (!parse_double(c, v) || v < 0 || (positive && v <= 0))
@@ -83,7 +68,7 @@ const std::vector<std::string> kRequiredColumns = {
 
 std::optional<std::string> ProfilePoint::param(const std::string& key) const {
   if (params.empty()) return std::nullopt;
-  for (const std::string& kv : split(params, ';')) {
+  for (const std::string& kv : split_fields(params, ';')) {
     const auto eq = kv.find('=');
     if (eq != std::string::npos && kv.substr(0, eq) == key) return kv.substr(eq + 1);
   }
@@ -119,16 +104,16 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
   while (std::getline(in, line)) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (trim(line).empty()) continue;
+    if (trim_blanks(line).empty()) continue;
     if (line[0] == '#') {
       if (n_columns > 0) throw InputError(located(name, line_no, "provenance line after the header row"));
-      const std::string body = trim(line.substr(1));
+      const std::string body = trim_blanks(line.substr(1));
       const auto eq = body.find('=');
       if (eq == std::string::npos) throw InputError(located(name, line_no, "provenance line without key=value"));
-      t.provenance_.emplace_back(trim(body.substr(0, eq)), trim(body.substr(eq + 1)));
+      t.provenance_.emplace_back(trim_blanks(body.substr(0, eq)), trim_blanks(body.substr(eq + 1)));
       continue;
     }
-    std::vector<std::string> cells = split(line, ',');
+    std::vector<std::string> cells = split_fields(line, ',');
     if (n_columns == 0) {  // header row: check provenance first, then the columns
       if (t.provenance_value("format") != "servesim-kernel-profile")
         throw InputError(located(name, line_no,
@@ -138,7 +123,7 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
       if (sv != std::to_string(kSchemaVersion))
         throw InputError(located(name, line_no, fmt::format("schema_version '{}' is not supported (this servesim reads "
                                                             "schema_version {})", sv, kSchemaVersion)));
-      for (std::size_t i = 0; i < cells.size(); ++i) col[trim(cells[i])] = i;
+      for (std::size_t i = 0; i < cells.size(); ++i) col[trim_blanks(cells[i])] = i;
       for (const auto& c : kRequiredColumns)
         if (!col.count(c)) throw InputError(located(name, line_no, fmt::format("header lacks column '{}'", c)));
       n_columns = cells.size();
@@ -150,8 +135,8 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
     RowReader r(name, line_no, cells, col);
     ProfilePoint p;
     p.line = line_no;
-    p.kernel = trim(r.text("kernel"));
-    p.variant = trim(r.text("variant"));
+    p.kernel = trim_blanks(r.text("kernel"));
+    p.variant = trim_blanks(r.text("variant"));
     if (p.kernel.empty()) throw InputError(located(name, line_no, "column 'kernel': empty"));
     p.batch = r.integer("batch");
     p.ctx = r.integer("ctx");
@@ -165,7 +150,7 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
     p.m = r.integer("m");
     p.n = r.integer("n");
     p.k = r.integer("k");
-    p.params = trim(r.text("params"));
+    p.params = trim_blanks(r.text("params"));
     p.median_us = r.number("median_us", true);
     p.p10_us = r.number("p10_us", false, true);  // empty: not published (imported tables give medians)
     p.p90_us = r.number("p90_us", false, true);
