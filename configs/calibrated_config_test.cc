@@ -306,3 +306,21 @@ TEST_CASE("cost_model.stack picks a measured profile per GPU and engine stack") 
     CHECK(e.find("no measured kernel profile for hardware 'H200' (stack vllm-0.14)") != std::string::npos);
   }
 }
+
+TEST_CASE("backend auto: our own profile first, then a public stack, else the roofline") {
+  auto stack_of = [](const std::string& hw) {
+    const ScenarioConfig c = parse("name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: " + hw +
+                                   "\ncluster: {workers: 1}\nreport: {requests_csv: false, timeline_interval_s: 0}\n"
+                                   "workload:\n" + kSmallWorkload);
+    REQUIRE(c.cost_model.backend == "calibrated");
+    return c.workers.front().profile;
+  };
+  CHECK(stack_of("h100-sxm").ends_with("h100-sxm/profile.csv"));  // our own bench's
+  CHECK(stack_of("h200").ends_with("h200/profile.csv"));
+  CHECK(stack_of("a100-80gb").ends_with("a100-80gb/vllm-0.14/profile.csv"));  // no own profile: vLLM 0.14's tables
+  const ScenarioConfig other = parse(
+      "name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: {name: B200-Test, memory_gb: 180, mem_bandwidth_gbps: 8000, "
+      "bf16_tflops: 2250, interconnect_gbps: 900, sms: 148, l2_mb: 126}\ncluster: {workers: 1}\n"
+      "report: {requests_csv: false, timeline_interval_s: 0}\nworkload:\n" + std::string(kSmallWorkload));
+  CHECK(other.cost_model.backend == "roofline");
+}

@@ -33,7 +33,7 @@ std::size_t data_rows(const std::string& path) {
 }  // namespace
 
 const std::vector<std::string>& auto_stack_order() {
-  static const std::vector<std::string> order = {kOwnStack};
+  static const std::vector<std::string> order = {kOwnStack, "vllm-0.14", "vidur-2024"};
   return order;
 }
 

@@ -117,7 +117,7 @@ TEST_CASE("import: Vidur per-op rows become GEMMs at the TP shard's shape and sm
   CHECK(norm);
 }
 
-TEST_CASE("import: bad cells name file, line and column; zero times are skipped and counted") {
+TEST_CASE("import: bad cells name file, line and column, and zero times are skipped and counted") {
   TempDir tmp;
   std::string text = mlp_csv(32, 8, 4096, 14336, 1.0);
   const auto bad = text.find("True");

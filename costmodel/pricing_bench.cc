@@ -102,7 +102,7 @@ void BM_calibrated_priced(benchmark::State& s) {
     s.SkipWithError("costmodel/profiles/h100-sxm/profile.csv could not be loaded and fitted");
     return;
   }
-  run(s, *priced(m));  // the backend itself until it implements TablePricedBackend
+  run(s, *priced(m));  // CalibratedCostModel implements TablePricedBackend
 }
 
 }  // namespace

@@ -200,7 +200,7 @@ TEST_CASE("kMinfSparseEfficiency is the H100 profile's measured sparse/dense til
   CHECK(median == doctest::Approx(kMinfSparseEfficiency).epsilon(0.005));
 }
 
-TEST_CASE("published sparse speedups: the checks run and print (H100 dense kernels; docs/costmodel.md)") {
+TEST_CASE("published sparse speedups: the checks run and print (H100 dense kernels, docs/costmodel.md)") {
   for (bool dense_only : {true, false}) {
     const auto checks = sparse_ratio_checks(h100(dense_only), HardwareSpec{});
     REQUIRE(checks.size() == 5);
@@ -213,7 +213,7 @@ TEST_CASE("published sparse speedups: the checks run and print (H100 dense kerne
   }
 }
 
-TEST_CASE("H100: derived pricing against the measured families (printed; docs/sparse_kernels.md)") {
+TEST_CASE("H100: derived pricing against the measured families (printed, docs/sparse_kernels.md)") {
   const CalibratedCostModel measured = model(false), derived = model(true);
   std::string table = "| method | batch | measured us | derived us | derived / measured |\n|---|---|---:|---:|---:|\n";
   auto row = [&](const char* method, const std::string& what, const BatchShape& b, double CalibratedCostModel::Breakdown::*part) {
