@@ -4,7 +4,9 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <array>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -25,44 +27,52 @@ bool parse_double(const std::string& s, double& out) {
   return ec == std::errc() && p == end && std::isfinite(out);
 }
 
-// Reads the cells of one data row into a point; `col` maps column name → index.
+// The columns the cost model reads (and `source`, optional), in one order: a row's
+// cells are found by position, the header's names resolved once per file.
+enum Col : std::size_t {
+  kKernel, kVariant, kBatch, kCtx, kQLen, kPrefix, kHeads, kKvHeads, kHeadDim, kPageSize, kBudget, kM, kN, kK,
+  kParams, kMedian, kP10, kP90, kBytes, kFlops, kSource, kColumns
+};
+const std::array<const char*, kColumns> kColumnNames = {
+    "kernel", "variant", "batch",  "ctx",    "q_len",  "prefix",    "heads",  "kv_heads", "head_dim", "page_size",
+    "budget", "m",       "n",      "k",      "params", "median_us", "p10_us", "p90_us",   "bytes",    "flops", "source"};
+constexpr std::size_t kRequired = kSource;  // every column before `source` is required
+
+// Reads the cells of one data row into a point; `index` maps a Col to the cell's position.
 class RowReader {
  public:
   RowReader(const std::string& file, long line, const std::vector<std::string>& cells,
-            const std::map<std::string, std::size_t>& col)
-      : file_(file), line_(line), cells_(cells), col_(col) {}
+            const std::array<std::size_t, kColumns>& index)
+      : file_(file), line_(line), cells_(cells), index_(index) {}
 
-  std::string text(const std::string& name) const { return cells_[col_.at(name)]; }
-  std::int64_t integer(const std::string& name) const {
-    const std::string c = trim_blanks(text(name));
+  std::string text(Col c) const { return trim_blanks(cells_[index_[c]]); }
+  std::int64_t integer(Col col) const {
+    const std::string c = text(col);
     if (c.empty()) return -1;
     std::int64_t v = 0;
     auto [p, ec] = std::from_chars(c.data(), c.data() + c.size(), v);
-    if (ec != std::errc() || p != c.data() + c.size() || v < 0) fail(name, "a non-negative integer", c);
+    if (ec != std::errc() || p != c.data() + c.size() || v < 0) fail(col, "a non-negative integer", c);
     return v;
   }
-  double number(const std::string& name, bool positive, bool empty_is_zero = false) const {
-    const std::string c = trim_blanks(text(name));
+  double number(Col col, bool positive, bool empty_is_zero = false) const {
+    const std::string c = text(col);
     if (empty_is_zero && c.empty()) return 0;
     double v = 0;
     if (!parse_double(c, v) || v < 0 || (positive && v <= 0))
-      fail(name, positive ? "a number > 0" : "a number >= 0", c);
+      fail(col, positive ? "a number > 0" : "a number >= 0", c);
     return v;
   }
 
  private:
-  [[noreturn]] void fail(const std::string& name, const char* what, const std::string& got) const {
-    throw InputError(located(file_, line_, fmt::format("column '{}': expected {}, got '{}'", name, what, got)));
+  [[noreturn]] void fail(Col col, const char* what, const std::string& got) const {
+    throw InputError(
+        located(file_, line_, fmt::format("column '{}': expected {}, got '{}'", kColumnNames[col], what, got)));
   }
   const std::string& file_;
   long line_;
   const std::vector<std::string>& cells_;
-  const std::map<std::string, std::size_t>& col_;
+  const std::array<std::size_t, kColumns>& index_;
 };
-
-const std::vector<std::string> kRequiredColumns = {
-    "kernel", "variant", "batch",  "ctx",    "q_len",  "prefix",    "heads",  "kv_heads", "head_dim", "page_size",
-    "budget", "m",       "n",      "k",      "params", "median_us", "p10_us", "p90_us",   "bytes",    "flops"};
 
 }  // namespace
 
@@ -98,6 +108,8 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
   std::map<std::string, std::size_t> col;
   std::size_t n_columns = 0;
   bool has_source = false;  // imported profiles name each row's source (measured_import.h)
+  std::array<std::size_t, kColumns> index{};
+  std::set<std::string> sources;  // N of every `# source.N=` line
   std::istringstream in(text);
   std::string line;
   long line_no = 0;
@@ -124,41 +136,47 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
         throw InputError(located(name, line_no, fmt::format("schema_version '{}' is not supported (this servesim reads "
                                                             "schema_version {})", sv, kSchemaVersion)));
       for (std::size_t i = 0; i < cells.size(); ++i) col[trim_blanks(cells[i])] = i;
-      for (const auto& c : kRequiredColumns)
-        if (!col.count(c)) throw InputError(located(name, line_no, fmt::format("header lacks column '{}'", c)));
+      for (std::size_t c = 0; c < kColumns; ++c) {
+        auto it = col.find(kColumnNames[c]);
+        if (it == col.end() && c < kRequired)
+          throw InputError(located(name, line_no, fmt::format("header lacks column '{}'", kColumnNames[c])));
+        if (it != col.end()) index[c] = it->second;
+      }
       n_columns = cells.size();
       has_source = col.count("source") > 0;
+      for (const auto& [k, v] : t.provenance_)
+        if (k.starts_with("source.")) sources.insert(k.substr(7));
       continue;
     }
     if (cells.size() != n_columns)
       throw InputError(located(name, line_no, fmt::format("{} cells, the header has {}", cells.size(), n_columns)));
-    RowReader r(name, line_no, cells, col);
+    RowReader r(name, line_no, cells, index);
     ProfilePoint p;
     p.line = line_no;
-    p.kernel = trim_blanks(r.text("kernel"));
-    p.variant = trim_blanks(r.text("variant"));
+    p.kernel = r.text(kKernel);
+    p.variant = r.text(kVariant);
     if (p.kernel.empty()) throw InputError(located(name, line_no, "column 'kernel': empty"));
-    p.batch = r.integer("batch");
-    p.ctx = r.integer("ctx");
-    p.q_len = r.integer("q_len");
-    p.prefix = r.integer("prefix");
-    p.heads = r.integer("heads");
-    p.kv_heads = r.integer("kv_heads");
-    p.head_dim = r.integer("head_dim");
-    p.page_size = r.integer("page_size");
-    p.budget = r.integer("budget");
-    p.m = r.integer("m");
-    p.n = r.integer("n");
-    p.k = r.integer("k");
-    p.params = trim_blanks(r.text("params"));
-    p.median_us = r.number("median_us", true);
-    p.p10_us = r.number("p10_us", false, true);  // empty: not published (imported tables give medians)
-    p.p90_us = r.number("p90_us", false, true);
-    p.bytes = r.number("bytes", false);
-    p.flops = r.number("flops", false);
+    p.batch = r.integer(kBatch);
+    p.ctx = r.integer(kCtx);
+    p.q_len = r.integer(kQLen);
+    p.prefix = r.integer(kPrefix);
+    p.heads = r.integer(kHeads);
+    p.kv_heads = r.integer(kKvHeads);
+    p.head_dim = r.integer(kHeadDim);
+    p.page_size = r.integer(kPageSize);
+    p.budget = r.integer(kBudget);
+    p.m = r.integer(kM);
+    p.n = r.integer(kN);
+    p.k = r.integer(kK);
+    p.params = r.text(kParams);
+    p.median_us = r.number(kMedian, true);
+    p.p10_us = r.number(kP10, false, true);  // empty: not published (imported tables give medians)
+    p.p90_us = r.number(kP90, false, true);
+    p.bytes = r.number(kBytes, false);
+    p.flops = r.number(kFlops, false);
     if (has_source) {
-      const std::int64_t src = r.integer("source");
-      if (src >= 0 && t.provenance_value(fmt::format("source.{}", src)).empty())
+      const std::int64_t src = r.integer(kSource);
+      if (src >= 0 && !sources.count(std::to_string(src)))
         throw InputError(located(name, line_no, fmt::format("column 'source': {} has no '# source.{}=' line", src, src)));
       p.source = static_cast<int>(src);
     }
