@@ -223,10 +223,11 @@ std::vector<StackDisagreement> stack_disagreement(const ProfileTable& a, const P
       ex = {size, fmt::format("{}: {:.4g} us vs {:.4g} us (x{:.3f})", k, it->second->median_us, p.median_us, r)};
   }
   std::vector<StackDisagreement> out;
-  for (auto& [kernel, v] : ratios) {
+  for (auto& entry : ratios) {
+    std::vector<double>& v = entry.second;  // a plain reference: lambdas cannot capture structured bindings in clang
     std::sort(v.begin(), v.end());
-    auto q = [&](double f) { return v[static_cast<std::size_t>(f * static_cast<double>(v.size() - 1) + 0.5)]; };
-    out.push_back({kernel, v.size(), q(0.1), q(0.5), q(0.9), example[kernel].second});
+    auto q = [&v](double f) { return v[static_cast<std::size_t>(f * static_cast<double>(v.size() - 1) + 0.5)]; };
+    out.push_back({entry.first, v.size(), q(0.1), q(0.5), q(0.9), example[entry.first].second});
   }
   return out;
 }
