@@ -34,6 +34,35 @@
 namespace servesim {
 namespace {
 
+// A batch's decoding sequences split by Quest's budget (both pricers): every sequence
+// (`all`), those within the budget (dense: nothing to select), those past it, and the
+// tokens of the pages selected for them. The new token's K/V is read too (ctx + 1).
+struct QuestSplit {
+  DecodeWork all, short_ctx;
+  QuestWork sparse;
+  DecodeWork selected;
+};
+QuestSplit split_by_budget(const BatchShape& b, std::int64_t budget) {
+  QuestSplit s;
+  for (std::int64_t ctx : b.decode_contexts) {
+    const auto kv = static_cast<double>(ctx + 1);
+    s.all.add(kv);
+    if (ctx + 1 <= budget) {
+      s.short_ctx.add(kv);
+    } else {
+      s.sparse.add(kv, budget);
+      s.selected.add(static_cast<double>(std::min(quest_pages(ctx + 1), quest_pages(budget)) * kQuestPageSize));
+    }
+  }
+  return s;
+}
+
+// The first dense_layers layers run dense decode, the rest Quest.
+double over_layers(double layers, std::int64_t dense_layers, double dense_layer, double quest_layer) {
+  const double dense = std::min(layers, static_cast<double>(dense_layers));
+  return dense * dense_layer + (layers - dense) * quest_layer;
+}
+
 class QuestPricer final : public AttentionPricer {
  public:
   QuestPricer(const QuestParams& p, const AttentionPricingContext& ctx) : p_(p), ctx_(ctx) {
@@ -62,18 +91,7 @@ class QuestPricer final : public AttentionPricer {
     if (b.decode_contexts.empty()) return 0;
     const auto layers = static_cast<double>(ctx_.layers);
     const HeadShape& shape = ctx_.shape;
-    DecodeWork all;
-    DecodeWork short_ctx;  // contexts within the budget run dense (nothing to select)
-    QuestWork sparse;
-    for (std::int64_t ctx : b.decode_contexts) {
-      const auto kv = static_cast<double>(ctx + 1);  // the new token's K/V is read too
-      all.add(kv);
-      if (ctx + 1 <= p_.budget) {
-        short_ctx.add(kv);
-      } else {
-        sparse.add(kv, p_.budget);
-      }
-    }
+    const auto [all, short_ctx, sparse, selected] = split_by_budget(b, p_.budget);
     const double dense_layer = ctx_.dense->decode_us(all);
     double quest_layer = q_->metadata.predict(quest_metadata_features(shape, QuestWork{all.seqs, 0, 0, 0}));
     if (short_ctx.seqs > 0) quest_layer += ctx_.dense->decode_us(short_ctx);
@@ -81,8 +99,7 @@ class QuestPricer final : public AttentionPricer {
       quest_layer += q_->estimate.predict(quest_estimate_features(shape, sparse)) +
                      q_->topk.predict(quest_topk_features(shape, sparse)) +
                      q_->decode.predict(quest_decode_features(shape, sparse));
-    const double dense_layers = std::min(layers, static_cast<double>(p_.dense_layers));
-    return dense_layers * dense_layer + (layers - dense_layers) * quest_layer;
+    return over_layers(layers, p_.dense_layers, dense_layer, quest_layer);
   }
 
  private:
@@ -107,18 +124,7 @@ class DerivedQuestPricer final : public AttentionPricer {
     const HeadShape& h = ctx_.shape;
     const DenseAttentionKernels& dense = *ctx_.dense;
     const double key_vector_bytes = 2.0 * static_cast<double>(h.kv_heads * h.head_dim);  // one bf16 key per KV head
-    DecodeWork all, short_ctx, selected;
-    QuestWork sparse;
-    for (std::int64_t ctx : b.decode_contexts) {
-      const auto kv = static_cast<double>(ctx + 1);  // the new token's K/V is read too
-      all.add(kv);
-      if (ctx + 1 <= p_.budget) {
-        short_ctx.add(kv);
-      } else {
-        sparse.add(kv, p_.budget);
-        selected.add(static_cast<double>(std::min(quest_pages(ctx + 1), quest_pages(p_.budget)) * kQuestPageSize));
-      }
-    }
+    const auto [all, short_ctx, sparse, selected] = split_by_budget(b, p_.budget);
     const double dense_layer = dense.decode_us(all);
     double quest_layer = memory_kernel_us(dense, h, all.seqs, all.seqs * 5 * key_vector_bytes);
     if (short_ctx.seqs > 0) quest_layer += dense.decode_us(short_ctx);
@@ -126,8 +132,7 @@ class DerivedQuestPricer final : public AttentionPricer {
       quest_layer += memory_kernel_us(dense, h, sparse.seqs, sparse.pages * 2 * key_vector_bytes) +
                      topk_kernel_us(dense, h, sparse.seqs, sparse.pages * static_cast<double>(h.kv_heads)) +
                      dense.decode_us(selected);
-    const double dense_layers = std::min(layers, static_cast<double>(p_.dense_layers));
-    return dense_layers * dense_layer + (layers - dense_layers) * quest_layer;
+    return over_layers(layers, p_.dense_layers, dense_layer, quest_layer);
   }
 
  private:
