@@ -50,6 +50,8 @@
 // Memory invariant (checked): pool use = private pages of running requests +
 // pages held for hand-off + pages reserved for incoming KV + cache pages <= capacity;
 // each lower tier's use <= its capacity.
+// Where KV lives (pool, cache, tiers, hand-off pages) is the KvManager's
+// (sim/kv_manager.h): the worker asks it and applies its answers.
 #pragma once
 #include <memory>
 #include <optional>
@@ -61,8 +63,7 @@
 #include "costmodel/cost_model.h"
 #include "policies/local_policy.h"
 #include "sim/batching_options.h"
-#include "sim/kv_pool.h"
-#include "sim/kv_tier.h"
+#include "sim/kv_manager.h"
 #include "sim/live_request.h"
 #include "sim/prefix_cache.h"
 #include "sim/run_observer.h"
@@ -81,8 +82,9 @@ class Worker final : private AdmissionContext {
   bool has_work() const { return waiting_ > 0 || !running_.empty(); }
   std::int64_t waiting() const { return waiting_; }
   std::int64_t running() const override { return static_cast<std::int64_t>(running_.size()); }
-  const KvPool& kv() const { return kv_; }
-  const PrefixCache& cache() const { return cache_; }
+  const KvPool& kv() const { return kvm_.pool(); }
+  const PrefixCache& cache() const { return kvm_.cache(); }
+  const KvManager& kv_manager() const { return kvm_; }
   const CostModel& cost_model() const { return *cost_; }
   const LocalPolicy& policy() const { return *policy_; }
   const WorkerStats& stats() const { return stats_; }
@@ -93,8 +95,8 @@ class Worker final : private AdmissionContext {
   // token, all layers (costmodel/kv_capacity.h); default_host_gbps: the host
   // bandwidth when c.host.bandwidth_gbps is 0 (tp × hardware pcie_gbps).
   void set_kv_tiers(const KvTiersConfig& c, double kv_bytes_per_token, double default_host_gbps);
-  const KvTier* host_tier() const { return host_.get(); }
-  const KvTier* ssd_tier() const { return ssd_.get(); }
+  const KvTier* host_tier() const { return kvm_.host_tier(); }
+  const KvTier* ssd_tier() const { return kvm_.ssd_tier(); }
   // True when the request could run on this worker alone (else the engine rejects it).
   bool fits_alone(const RequestSpec& spec) const;
 
@@ -134,9 +136,9 @@ class Worker final : private AdmissionContext {
   bool reserve_early(RequestHandle h, Time now);
   void adopt_early(RequestHandle h);
   // Requests held for hand-off plus requests whose KV is on its way here.
-  std::int64_t parked() const { return static_cast<std::int64_t>(held_.size()) + incoming_; }
+  std::int64_t parked() const { return kvm_.held() + incoming_; }
   // Prompt tokens of `spec` this worker's prefix cache holds now (PD decider).
-  std::int64_t cached_prefix(const RequestSpec& spec) const;
+  std::int64_t cached_prefix(const RequestSpec& spec) const { return kvm_.cached_prefix(spec); }
 
  private:
   struct Item {
@@ -155,10 +157,7 @@ class Worker final : private AdmissionContext {
   void running_requests(std::vector<RunningRequest>& out) const override;
   bool preempt(RequestHandle h) override;
 
-  const PrefixMatch& refresh_match(RequestHandle h) const;
-  bool alloc(std::int64_t pages);          // evicts unlocked cache leaves if needed
-  void release_private(LiveRequest& r);    // frees private pages, unlocks the cache path
-  void cache_prompt(LiveRequest& r);       // at prefill completion: prompt blocks join the cache
+  void release_private(LiveRequest& r) { kvm_.release_private(r); }
   void drop_from_batch(RequestHandle h);   // undoes h's item in the batch being built
   void schedule_decodes();
   void schedule_prefill_chunks();
@@ -173,24 +172,13 @@ class Worker final : private AdmissionContext {
   void check_invariants() const;
   // Every running slot is taken; requests whose KV is on its way here (PD) hold one already.
   bool slots_full() const { return static_cast<std::int64_t>(running_.size()) + incoming_ >= opt_.max_running; }
-  // Tiered KV cache: the lower-tier continuation of HBM match m (kv_tier.h).
-  struct LowerMatch {
-    std::int64_t tokens = 0, host_tokens = 0, ssd_tokens = 0;
-    Time load = 0;
-  };
-  LowerMatch match_lower(const LiveRequest& r, const PrefixMatch& m);
-  void take_lower(const LowerMatch& lm, bool first);  // on admission: touch the hits, count them
-
   WorkerId id_;
   std::unique_ptr<LocalPolicy> policy_;
   std::shared_ptr<const CostModel> cost_;
   BatchingOptions opt_;
-  KvPool kv_;
-  PrefixCache cache_;
   RequestTable& table_;
   RunObserver* observer_;
   std::shared_ptr<const KvEviction> eviction_;  // KV eviction after prefill, or null
-  std::int64_t private_pages_ = 0;  // sum of running requests' kv_pages
 
   std::vector<RequestHandle> running_;  // admission order (the back is preempted first)
   std::int64_t waiting_ = 0;
@@ -208,40 +196,9 @@ class Worker final : private AdmissionContext {
   std::vector<std::pair<ClientId, std::int64_t>> client_tokens_;
   std::vector<std::uint32_t> client_slot_;
   WorkerStats stats_;
-  // Tiered KV cache (null: no tiers).
-  std::unique_ptr<KvTier> ssd_, host_;
-  bool tier_overlap_ = true;
-  Time iter_load_ns_ = 0;  // loads of the iteration being built
-  std::vector<std::pair<KvTier*, std::uint64_t>> lower_hits_;  // of the last match_lower
-  struct Held {
-    RequestHandle h;
-    std::int64_t pages;
-    CacheNodeId node;
-  };
-  std::vector<Held> held_;            // KV kept for hand-off until the transfer ends
+  KvManager kvm_;  // after stats_: it counts into them
   std::vector<RequestHandle> handoffs_;
   std::int64_t incoming_ = 0;         // requests with pages reserved here, KV in transit
-  // The fields of a LiveRequest that say where its KV lives on one worker.
-  struct KvPlacement {
-    std::int64_t pages;
-    CacheNodeId node;
-    std::int64_t shared_tokens;
-    std::int32_t shared_blocks;
-  };
-  static KvPlacement placement_of(const LiveRequest& r) {
-    return {r.kv_pages, r.cache_node, r.shared_tokens, r.shared_blocks};
-  }
-  static void place(LiveRequest& r, const KvPlacement& p) {
-    r.kv_pages = p.pages;
-    r.cache_node = p.node;
-    r.shared_tokens = p.shared_tokens;
-    r.shared_blocks = p.shared_blocks;
-  }
-  struct Early {  // layerwise: a reservation made before the hand-off (the decode side's placement)
-    RequestHandle h;
-    KvPlacement kv;
-  };
-  std::vector<Early> early_;
 };
 
 }  // namespace servesim
