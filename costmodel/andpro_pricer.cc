@@ -25,6 +25,7 @@
 #include "costmodel/attention_pricer.h"
 #include "costmodel/attention_registry.h"
 #include "costmodel/derived_sparse.h"
+#include "costmodel/andpro_fits.h"
 #include "costmodel/kernel_fits.h"
 #include "sim/core/error.h"
 
@@ -41,12 +42,13 @@ class AndproPricer final : public AttentionPricer {
  public:
   AndproPricer(const AndproParams& p, const AttentionPricingContext& ctx) : p_(p), ctx_(ctx) {
     const std::string& file = ctx.fits->file();
-    auto it = ctx.fits->andpro().find(p.window);
-    if (it == ctx.fits->andpro().end() || it->second.score.empty() || it->second.select.empty() ||
+    const auto& windows = andpro_fits(*ctx.fits).windows;
+    auto it = windows.find(p.window);
+    if (it == windows.end() || it->second.score.empty() || it->second.select.empty() ||
         it->second.compact.empty())
       throw InputError(fmt::format("{}: attention.andpro window {} has no measured andpro_score/select/compact rows; "
                                    "measured windows: {}; run `servesim-kernels bench --family andpro`",
-                                   file, p.window, windows_of(ctx.fits->andpro())));
+                                   file, p.window, windows_of(windows)));
     a_ = &it->second;
     if (p.layer_topk && (a_->select_layer.empty() || a_->compact_ragged.empty()))
       throw InputError(fmt::format("{}: attention.andpro allocation layer_topk needs andpro_select_layer and "
@@ -150,7 +152,7 @@ AttentionMethodType andpro_method() {
   t.write = [](YAML::Node& n, const AttentionMethods& a) { write_options(n, andpro_options(), a.andpro); };
   t.describe_params = [](const AttentionMethods& a) { return describe_options(andpro_options(), a.andpro); };
   t.make_pricer = [](const AttentionMethods& a, const AttentionPricingContext& ctx) -> std::unique_ptr<AttentionPricer> {
-    if (ctx.allow_scaling && ctx.fits->andpro().empty()) return std::make_unique<DerivedAndproPricer>(a.andpro, ctx);
+    if (ctx.allow_scaling && andpro_fits(*ctx.fits).windows.empty()) return std::make_unique<DerivedAndproPricer>(a.andpro, ctx);
     return std::make_unique<AndproPricer>(a.andpro, ctx);
   };
   t.kv_eviction = [](const AttentionMethods& a) -> std::shared_ptr<const KvEviction> {
@@ -161,6 +163,7 @@ AttentionMethodType andpro_method() {
     };
     return std::make_shared<Eviction>(a.andpro);
   };
+  t.fitting = andpro_fitting();
   return t;
 }
 

@@ -29,6 +29,7 @@
 #include "costmodel/attention_method.h"
 #include "costmodel/attention_pricer.h"
 #include "costmodel/kv_eviction.h"
+#include "costmodel/method_fits.h"
 #include "costmodel/model_spec.h"
 #include "sim/core/option_table.h"
 #include "sim/core/yaml_map.h"
@@ -60,6 +61,10 @@ struct AttentionMethodType {
   // Memory effects (empty: none): KV kept after prefill, metadata per KV page.
   std::function<std::shared_ptr<const KvEviction>(const AttentionMethods&)> kv_eviction;
   std::function<double(const ModelSpec&, const AttentionMethods&, std::int64_t page_size)> kv_metadata_share;
+
+  // Fitting its own profile kernels (<method>_fits.h); empty: priced from the
+  // shared kernels only.
+  MethodFitting fitting;
 };
 
 // Every method, in the order their parameter maps are read and written.

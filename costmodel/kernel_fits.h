@@ -16,15 +16,9 @@
 //                             variant); ties keep fa2.
 //   gemm                      per weight shape (n, k): a MonotoneCurve over M, shaped
 //                             between measured M by the selected guide (gemm_guide.h)
-//   quest_*                   per variant (kvhead, qhead) and head shape: estimate, topk,
-//                             decode; the metadata update (variant decode_step) per head
-//                             shape, shared by the variants. Variant qhead selects per
-//                             query head: its top-k and decode features count query heads
-//   minf_*                    area (tiles vs n) per pattern and data (vs_30_2048/structured);
-//                             estimate, index and attention: one fit each over all
-//                             patterns (per-type terms; kernel_features.h)
-//   andpro_*                  per window (16, 32, 64): score, select, compact (equal split),
-//                             select_layer, compact_ragged (layer_topk allocation)
+//   <method>                  every attention method with kernels of its own (Quest,
+//                             MInference, AnDPro): its registry entry's fitter
+//                             (method_fits.h; <method>_fits.h says what and how)
 //   elementwise               per variant (add_rmsnorm, rope, kv_append, silu_mul, embedding,
 //                             argmax: the GPU replay's small kernels, family `elementwise`):
 //                             a MonotoneCurve of µs over the operation list's bytes
@@ -37,21 +31,24 @@
 //                             for reference only)
 //   ceiling copy bandwidth    the best measured copy rate (elementwise kernels of a profile
 //                             without elementwise rows)
-// Rows of composite or baseline kernels (quest_e2e, minf_e2e, andpro_e2e, the
-// dense baselines inside the sparse families) are not fitted; predict() prices
+// Rows of composite or baseline kernels (a method's end-to-end rows, the dense
+// baselines measured beside the sparse kernels) are not fitted; predict() prices
 // them from the fitted parts, which is how validation checks composition.
 #pragma once
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "costmodel/feature_fit.h"
 #include "costmodel/gemm_guide.h"
 #include "costmodel/kernel_features.h"
+#include "costmodel/method_fits.h"
 #include "costmodel/monotone_curve.h"
 #include "costmodel/profile_table.h"
 
@@ -63,33 +60,6 @@ struct GemmCurve {
   RelativeError residuals;  // of the isotonic curve at the measured points
 };
 
-struct QuestFits {
-  HeadShape shape;  // head shape the rows were measured at
-  FeatureFit metadata, estimate, topk, decode;
-};
-
-// The measured head shape nearest to `want`: the same shape, else the same
-// head_dim and GQA group (heads / kv_heads) with the nearest KV head count,
-// else the nearest group. Null when `measured` is empty.
-template <class V>
-const std::pair<const HeadShape, V>* nearest_head_shape(const std::map<HeadShape, V>& measured, const HeadShape& want);
-
-// A MInference pattern: its own area; stage fits shared by every pattern.
-struct MinfFits {
-  HeadShape shape;
-  MinfPatternInfo info;          // type and selected lines (estimate/index features)
-  double band_width = 0;         // fitted tiles per row block (minf_band_tiles); 0 = none
-  RelativeError area_residuals;  // of the band against the measured tiles
-  FeatureFit estimate, index, attention;  // estimate/index empty for static patterns (A-shape)
-};
-
-struct AndproFits {
-  HeadShape shape;
-  std::int64_t budget = 0, block = 16;  // as measured
-  FeatureFit score, select, compact;                 // allocation: equal
-  FeatureFit select_layer, compact_ragged;           // allocation: layer_topk (issue 20 item 4)
-};
-
 // A GEMM weight shape's price over M: its own measured curve, or (a shape the
 // profile did not measure) the nearest measured shape's curve times to(m) /
 // from(m), the ratio of the two shapes' guides (gemm_guide_of).
@@ -99,14 +69,6 @@ struct GemmPrice {
   GemmGuide from, to;
   std::pair<std::int64_t, std::int64_t> measured{0, 0};  // the (n, k) whose curve it uses
   double operator()(double m) const { return scaled ? (*curve)(m) * to(m) / from(m) : (*curve)(m); }
-};
-
-// One fitted model, for `servesim calibrate fit` reports.
-struct FitSummaryRow {
-  std::string family;  // decode, gemm, quest_topk, ...
-  std::string key;     // head shape, (n,k), variant
-  std::string form;    // coefficients or "monotone over M=1..16384"
-  RelativeError residuals;
 };
 
 class KernelFits {
@@ -147,10 +109,17 @@ class KernelFits {
   const std::map<std::int64_t, MonotoneCurve>& allreduce() const { return allreduce_; }
   // Which implementations the all-reduce curves were built from ("nccl+vllm_custom_graph").
   const std::string& allreduce_source() const { return allreduce_source_; }
-  // Quest: by variant, then by the head shape the rows were measured at.
-  const std::map<std::string, std::map<HeadShape, QuestFits>>& quest() const { return quest_; }
-  const std::map<std::string, MinfFits>& minference() const { return minf_; }      // by "pattern/data"
-  const std::map<std::int64_t, AndproFits>& andpro() const { return andpro_; }    // by window
+  // The fits of attention method `name` (its registry entry's fitter; <method>_fits.h
+  // has a typed accessor), null when no registered method of that name fits kernels.
+  const MethodFits* method(std::string_view name) const;
+  template <class T>
+  const T* method_fits(std::string_view name) const {
+    return dynamic_cast<const T*>(method(name));
+  }
+  // A row priced by the shared dense fits: decode at the row's head shape (the
+  // nearest measured shape with its head_dim), prefill by `variant`'s fit.
+  std::optional<double> predict_decode(const ProfilePoint& p) const;
+  std::optional<double> predict_prefill(const ProfilePoint& p, const std::string& variant) const;
   double copy_gbps() const { return copy_gbps_; }  // 0 when the profile has no ceiling rows
   // Elementwise kernels by variant (empty for profiles measured before the family existed).
   const std::map<std::string, MonotoneCurve>& elementwise() const { return elementwise_; }
@@ -168,9 +137,7 @@ class KernelFits {
   std::map<std::string, std::map<HeadShape, FeatureFit>> prefill_variants_;
   std::map<std::pair<std::int64_t, std::int64_t>, GemmCurve> gemm_;
   GemmGuideSelection gemm_guide_;
-  std::map<std::string, std::map<HeadShape, QuestFits>> quest_;
-  std::map<std::string, MinfFits> minf_;
-  std::map<std::int64_t, AndproFits> andpro_;
+  std::vector<std::pair<std::string, std::shared_ptr<const MethodFits>>> methods_;  // registry order
   double copy_gbps_ = 0;
   std::map<std::string, MonotoneCurve> elementwise_;
   std::map<std::int64_t, MonotoneCurve> allreduce_;
@@ -195,8 +162,5 @@ const std::pair<const HeadShape, V>* nearest_head_shape(const std::map<HeadShape
   }
   return best;
 }
-
-// Key of a MInference row: "<pattern>/<data>" (data defaults to structured).
-std::string minf_key(const ProfilePoint& p);
 
 }  // namespace servesim

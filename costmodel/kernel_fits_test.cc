@@ -8,12 +8,15 @@
 
 #include <fmt/format.h>
 
+#include "costmodel/andpro_fits.h"
 #include "costmodel/attention_pricer.h"
 #include "costmodel/feature_fit.h"
 #include "costmodel/gemm_guide.h"
 #include "costmodel/kernel_fits.h"
+#include "costmodel/minference_fits.h"
 #include "costmodel/monotone_curve.h"
 #include "costmodel/profile_validation.h"
+#include "costmodel/quest_fits.h"
 #include "costmodel/synthetic_profile.h"
 #include "sim/core/error.h"
 
@@ -133,16 +136,16 @@ TEST_CASE("fits recover the formulas a noiseless generated profile was made from
   CHECK(f.decode().count(HeadShape{8, 1, 128}));
   CHECK(f.prefill().count(HeadShape{64, 8, 128}));
   CHECK(f.gemm().count({6144, 4096}));  // llama-3-8b qkv at tp 1
-  const QuestFits& q = f.quest().at("kvhead").at(HeadShape{32, 8, 128});
+  const QuestFits& q = quest_fits(f).variants.at("kvhead").at(HeadShape{32, 8, 128});
   CHECK(coef(q.topk, "scores") == doctest::Approx(truth.quest_topk_per_score_us).epsilon(0.02));
   CHECK(1 / coef(q.decode, "selected_kv_bytes") / 1e3 == doctest::Approx(truth.quest_dec_bw_gbps).epsilon(0.02));
   for (const char* p : {"vs_30_2048", "vs_3000_200", "bs_100", "ashape_1024_4096"}) {
-    const MinfFits& m = f.minference().at(std::string(p) + "/structured");
+    const MinfFits& m = minference_fits(f).patterns.at(std::string(p) + "/structured");
     CHECK(m.band_width == doctest::Approx(synthetic_minf_band_width(p)).epsilon(0.01));
     CHECK(coef(m.attention, "tiles") == doctest::Approx(truth.minf_att_per_tile_us).epsilon(0.02));
   }
-  CHECK(f.minference().at("ashape_1024_4096/structured").estimate.empty());  // static pattern: no estimate
-  const AndproFits& a = f.andpro().at(32);
+  CHECK(minference_fits(f).patterns.at("ashape_1024_4096/structured").estimate.empty());  // static pattern: no estimate
+  const AndproFits& a = andpro_fits(f).windows.at(32);
   CHECK(coef(a.score, "candidates") == doctest::Approx(truth.andpro_score_per_cand_us).epsilon(0.01));
   CHECK(coef(a.compact, "kept") == doctest::Approx(truth.andpro_compact_per_kept_us).epsilon(0.01));
   CHECK(coef(a.select_layer, "candidates") == doctest::Approx(truth.andpro_select_layer_per_cand_us).epsilon(0.01));
@@ -275,7 +278,7 @@ std::string with_second_quest_shape(double factor) {
 TEST_CASE("Quest fits are per (variant, head shape): two shapes with different timings keep their own fits") {
   const ProfileTable t = ProfileTable::parse(with_second_quest_shape(3.0), "two_shapes.csv");
   const KernelFits f = KernelFits::fit(t);
-  const auto& kv = f.quest().at("kvhead");
+  const auto& kv = quest_fits(f).variants.at("kvhead");
   REQUIRE(kv.count(HeadShape{32, 8, 128}) == 1);
   REQUIRE(kv.count(HeadShape{32, 16, 128}) == 1);
   CHECK(kv.at(HeadShape{32, 16, 128}).shape == HeadShape{32, 16, 128});

@@ -38,6 +38,7 @@
 #include "costmodel/attention_registry.h"
 #include "costmodel/derived_sparse.h"
 #include "costmodel/kernel_fits.h"
+#include "costmodel/minference_fits.h"
 #include "sim/core/error.h"
 
 namespace servesim {
@@ -49,11 +50,12 @@ class MInferencePricer final : public AttentionPricer {
   MInferencePricer(const MInferenceParams& p, const AttentionPricingContext& ctx) : p_(p), ctx_(ctx) {
     const std::string& file = ctx.fits->file();
     for (const auto& [name, share] : p.patterns) {
-      auto it = ctx.fits->minference().find(name + "/structured");
-      const MinfFits* m = it == ctx.fits->minference().end() ? nullptr : &it->second;
+      const auto& measured = minference_fits(*ctx.fits).patterns;
+      auto it = measured.find(name + "/structured");
+      const MinfFits* m = it == measured.end() ? nullptr : &it->second;
       if (!m || m->attention.empty() || m->band_width <= 0 || (m->estimate.empty() != m->index.empty())) {
         std::string known;
-        for (const auto& [key, f] : ctx.fits->minference())
+        for (const auto& [key, f] : measured)
           if (key.ends_with("/structured")) known += (known.empty() ? "" : ", ") + key.substr(0, key.find('/'));
         throw InputError(fmt::format("{}: attention.minference pattern '{}' has no measured minf_attention rows "
                                      "(structured data); measured patterns: {}; run `servesim-kernels bench --family "
@@ -196,7 +198,7 @@ class DerivedMInferencePricer final : public AttentionPricer {
 };
 
 bool has_minference_rows(const KernelFits& fits) {
-  for (const auto& [key, f] : fits.minference())
+  for (const auto& [key, f] : minference_fits(fits).patterns)
     if (key.ends_with("/structured")) return true;
   return false;
 }
@@ -273,6 +275,7 @@ AttentionMethodType minference_method() {
       return std::make_unique<DerivedMInferencePricer>(a.minference, ctx);
     return std::make_unique<MInferencePricer>(a.minference, ctx);
   };
+  t.fitting = minference_fitting();
   return t;
 }
 

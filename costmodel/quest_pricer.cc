@@ -29,6 +29,7 @@
 #include "costmodel/attention_registry.h"
 #include "costmodel/derived_sparse.h"
 #include "costmodel/kernel_fits.h"
+#include "costmodel/quest_fits.h"
 #include "sim/core/error.h"
 
 namespace servesim {
@@ -68,13 +69,14 @@ class QuestPricer final : public AttentionPricer {
   QuestPricer(const QuestParams& p, const AttentionPricingContext& ctx) : p_(p), ctx_(ctx) {
     const std::string& file = ctx.fits->file();
     // The kvhead fits at the model's head shape, else at the nearest measured one.
-    auto it = ctx.fits->quest().find("kvhead");
-    const auto* fit = it == ctx.fits->quest().end() ? nullptr : nearest_head_shape(it->second, ctx.shape);
+    const auto& variants = quest_fits(*ctx.fits).variants;
+    auto it = variants.find("kvhead");
+    const auto* fit = it == variants.end() ? nullptr : nearest_head_shape(it->second, ctx.shape);
     q_ = fit ? &fit->second : nullptr;
     if (!q_ || q_->metadata.empty() || q_->estimate.empty() || q_->topk.empty() || q_->decode.empty())
       throw InputError(fmt::format("{}: attention.decode quest needs the quest_metadata, quest_estimate, quest_topk and "
                                    "quest_decode rows of variant kvhead; run `servesim-kernels bench --family quest`{}",
-                                   file, it == ctx.fits->quest().end() && !ctx.allow_scaling
+                                   file, it == variants.end() && !ctx.allow_scaling
                                              ? " (or allow cost_model.allow_scaling to derive Quest from the dense "
                                                "kernels)"
                                              : ""));
@@ -163,13 +165,14 @@ AttentionMethodType quest_method() {
   t.write = [](YAML::Node& n, const AttentionMethods& a) { write_options(n, quest_options(), a.quest); };
   t.describe_params = [](const AttentionMethods& a) { return describe_options(quest_options(), a.quest); };
   t.make_pricer = [](const AttentionMethods& a, const AttentionPricingContext& ctx) -> std::unique_ptr<AttentionPricer> {
-    if (ctx.allow_scaling && !ctx.fits->quest().count("kvhead")) return std::make_unique<DerivedQuestPricer>(a.quest, ctx);
+    if (ctx.allow_scaling && !quest_fits(*ctx.fits).variants.count("kvhead")) return std::make_unique<DerivedQuestPricer>(a.quest, ctx);
     return std::make_unique<QuestPricer>(a.quest, ctx);
   };
   t.kv_metadata_share = [](const ModelSpec& m, const AttentionMethods& a, std::int64_t page_size) {
     const auto sparse_layers = static_cast<double>(std::max<std::int64_t>(0, m.layers - a.quest.dense_layers));
     return sparse_layers / (static_cast<double>(m.layers) * static_cast<double>(page_size));
   };
+  t.fitting = quest_fitting();
   return t;
 }
 

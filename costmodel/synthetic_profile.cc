@@ -17,8 +17,11 @@
 #include <fmt/format.h>
 
 #include "costmodel/attention_method.h"
+#include "costmodel/andpro_fits.h"
 #include "costmodel/gemm_shapes.h"
 #include "costmodel/kernel_features.h"
+#include "costmodel/minference_fits.h"
+#include "costmodel/quest_fits.h"
 #include "sim/core/rng.h"
 
 namespace servesim {
