@@ -28,7 +28,8 @@ void KvManager::set_tiers(const KvTiersConfig& c, double kv_bytes_per_token, dou
 }
 
 // The prompt's blocks after the HBM match, while each is held by the host or
-// the SSD tier (host first), up to the match cap (one token is computed).
+// the SSD tier (host first), up to the match cap (one token is computed; the
+// prompt's last block may be taken in part, as in PrefixCache::refresh).
 KvManager::LowerMatch KvManager::match_lower(const LiveRequest& r, const PrefixMatch& m) {
   LowerMatch lm;
   lower_hits_.clear();
@@ -40,13 +41,18 @@ KvManager::LowerMatch KvManager::match_lower(const LiveRequest& r, const PrefixM
   const std::int64_t cap = r.prefill_target - 1 - m.tokens;
   for (std::size_t i = start; i < s.prefix_blocks.size(); ++i) {
     const std::int64_t t = PrefixCache::block_tokens(s, i);
-    if (t <= 0 || lm.tokens + t > cap) break;
+    if (t <= 0) break;
+    // Past the cap only the prompt's last block is taken, in part (as in the HBM match).
+    const bool partial = lm.tokens + t > cap;
+    if (partial && (m.tokens + lm.tokens + t != s.prompt_tokens || cap <= lm.tokens)) break;
     key = tier_block_key(key, s.prefix_blocks[i], t);
     KvTier* tier = host_->contains(key) ? host_.get() : (ssd_ && ssd_->contains(key) ? ssd_.get() : nullptr);
     if (!tier) break;
+    const std::int64_t take = partial ? cap - lm.tokens : t;
     lower_hits_.emplace_back(tier, key);
-    lm.tokens += t;
-    (tier == host_.get() ? lm.host_tokens : lm.ssd_tokens) += t;
+    lm.tokens += take;
+    (tier == host_.get() ? lm.host_tokens : lm.ssd_tokens) += take;
+    if (partial) break;
   }
   lm.load = host_->load_time(lm.host_tokens) + (ssd_ ? ssd_->load_time(lm.ssd_tokens) : 0);
   return lm;

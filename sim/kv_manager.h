@@ -7,7 +7,8 @@
 //
 // Contract:
 //  - What is where: match(r) is r's prompt prefix in HBM (capped at
-//    prefill_target - 1: one token is always computed); at admission it continues through the host / SSD
+//    prefill_target - 1: one token is always computed; the prompt's last block
+//    may match in part); at admission it continues through the host / SSD
 //    tiers, block by block, each from the nearest tier that holds it.
 //  - What it costs to bring to HBM: a tier hit costs the tier's
 //    load_time(tokens) (bandwidth + latency, summed per iteration on the

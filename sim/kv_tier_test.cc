@@ -151,31 +151,31 @@ TEST_CASE("a host-tier hit costs bytes / bandwidth + latency instead of a recomp
   CHECK(ttft(none, 2) == kNsPerMs + 256 * 10 * kNsPerUs);
   CHECK(none.stats.cached_tokens == 0);
 
-  // Host tier: A's four blocks went down when B was admitted. C loads blocks
-  // 1..3 (192 tokens; the cap leaves the last block to compute, as for an
-  // HBM hit) and computes 64 tokens: compute 1 ms + 64 x 10 us = 1.64 ms.
+  // Host tier: A's four blocks went down when B was admitted. C loads 255
+  // tokens (blocks 1..3 and all but the last token of block 4: the cap
+  // prompt - 1, as for an HBM hit) and computes 1 token: 1 ms + 10 us.
   KvTiersConfig t;
   t.host = KvTierSpec{1.0, 0, 3};  // bandwidth 0: the default (16 GB/s here)
-  const Time compute = kNsPerMs + 64 * 10 * kNsPerUs;
-  const Time load = 192 * 1000 / 16 + 3000;  // bytes / (GB/s) = ns, + 3 us
+  const Time compute = kNsPerMs + 1 * 10 * kNsPerUs;
+  const Time load = (255 * 1000 + 15) / 16 + 3000;  // ceil(bytes / (GB/s)) = ns, + 3 us
   const Run fast = run_abc(t);
   CHECK(ttft(fast, 2) == std::max(compute, load));  // overlapped: compute dominates
-  CHECK(fast.stats.host.hit_tokens == 192);
-  CHECK(fast.stats.host.loaded_tokens == 192);
-  CHECK(fast.stats.prefill_tokens == 256 + 256 + 64);
+  CHECK(fast.stats.host.hit_tokens == 255);
+  CHECK(fast.stats.host.loaded_tokens == 255);
+  CHECK(fast.stats.prefill_tokens == 256 + 256 + 1);
   CHECK(fast.stats.kv_load_ns == load);
   CHECK(fast.stats.kv_stall_ns == 0);
   // A's and B's blocks in eviction order, then C's hits touched (most recent).
-  CHECK(fast.host_lru == std::vector<std::uint64_t>{key_of({1, 2, 3, 4}), key_of({11, 12, 13, 14}),
-                                                    key_of({11, 12, 13}), key_of({11, 12}), key_of({11}),
-                                                    key_of({1}), key_of({1, 2}), key_of({1, 2, 3})});
+  CHECK(fast.host_lru == std::vector<std::uint64_t>{key_of({11, 12, 13, 14}), key_of({11, 12, 13}),
+                                                    key_of({11, 12}), key_of({11}), key_of({1}), key_of({1, 2}),
+                                                    key_of({1, 2, 3}), key_of({1, 2, 3, 4})});
   t.overlap = false;
   CHECK(ttft(run_abc(t), 2) == compute + load);
 
   // A slow link (1/16 GB/s): the load dominates the overlapped iteration.
   t.overlap = true;
   t.host.bandwidth_gbps = 0.0625;
-  const Time slow_load = 192 * 1000 * 16 + 3000;
+  const Time slow_load = 255 * 1000 * 16 + 3000;
   const Run slow = run_abc(t);
   CHECK(ttft(slow, 2) == slow_load);
   CHECK(slow.stats.kv_stall_ns == slow_load - compute);
@@ -192,16 +192,15 @@ TEST_CASE("HBM -> host -> SSD cascade in the engine: an SSD hit is priced at the
   t.ssd = KvTierSpec{1.0, 0.125, 200};
   const Run r = run_abc(t);
   // A's 4, 3 go to the host; 2 and 1 push them to the SSD; B's 14..11 push
-  // 2, 1, 14, 13 down. C finds 1, 2, 3 on the SSD.
+  // 2, 1, 14, 13 down. C finds 1, 2, 3 and 4 (all but its last token) on the SSD.
   CHECK(r.host_lru == std::vector<std::uint64_t>{key_of({11, 12}), key_of({11})});
-  CHECK(r.ssd_lru == std::vector<std::uint64_t>{key_of({1, 2, 3, 4}), key_of({11, 12, 13, 14}),
-                                                key_of({11, 12, 13}), key_of({1}), key_of({1, 2}),
-                                                key_of({1, 2, 3})});
+  CHECK(r.ssd_lru == std::vector<std::uint64_t>{key_of({11, 12, 13, 14}), key_of({11, 12, 13}), key_of({1}),
+                                                key_of({1, 2}), key_of({1, 2, 3}), key_of({1, 2, 3, 4})});
   CHECK(r.stats.host.demoted_blocks == 6);
-  CHECK(r.stats.ssd.hit_tokens == 192);
+  CHECK(r.stats.ssd.hit_tokens == 255);
   CHECK(r.stats.host.hit_tokens == 0);
-  const Time load = 192 * 1000 * 8 + 200 * kNsPerUs;
-  CHECK(ttft(r, 2) == std::max<Time>(kNsPerMs + 64 * 10 * kNsPerUs, load));
+  const Time load = 255 * 1000 * 8 + 200 * kNsPerUs;
+  CHECK(ttft(r, 2) == std::max<Time>(kNsPerMs + 1 * 10 * kNsPerUs, load));
   CHECK(r.stats.host.peak_pages <= r.stats.host.capacity_pages);
   CHECK(r.stats.host.capacity_pages == 8);
 }

@@ -47,7 +47,15 @@ void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t 
     if (c == kCacheRoot) break;
     if (nodes_[c].tokens != t) break;  // same id, different length: not the same content
     if (m.tokens + t > cap) {
-      m.final = true;  // the cap (prompt - 1: one token must be computed) stops the match here
+      // The cap (prompt - 1: one token must be computed) stops the match here.
+      // In the prompt's last block the match takes the block's first cap - tokens
+      // tokens (the node is read, its last token is recomputed); elsewhere it stops
+      // before the block (see the header).
+      m.final = true;
+      if (m.tokens + t == spec.prompt_tokens && cap > m.tokens) {
+        n = c;
+        m.tokens = cap;
+      }
       break;
     }
     n = c;

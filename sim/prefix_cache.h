@@ -53,7 +53,7 @@ struct PrefixMatch {
   CacheNodeId node = kCacheRoot;  // deepest matched node (root: no match)
   std::uint32_t generation = 0;   // of `node`, to detect eviction and slot reuse
   std::uint64_t stamp = 0;        // cache insertion stamp when last walked
-  std::int64_t tokens = 0;        // matched tokens (path length of `node`)
+  std::int64_t tokens = 0;        // matched tokens (path length of `node`; less when the prompt's last block matched partially)
   std::int32_t blocks = 0;        // matched blocks (depth of `node`)
   std::int64_t cap = -1;          // max tokens this memo was computed for (-1: never)
   bool final = false;             // cannot grow (all blocks matched, or the cap reached)
@@ -64,6 +64,11 @@ class PrefixCache {
   explicit PrefixCache(KvPool& kv);
 
   // Brings `m` up to date for `spec`'s blocks, matching at most `cap` tokens.
+  // Whole blocks match; the one exception is the prompt's last block when the
+  // cap falls inside it (a fully cached prompt under the cap prompt - 1): that
+  // node then matches partially, m.node is it and m.tokens = cap < its path
+  // tokens (one token is recomputed, not the whole block; vLLM recomputes at
+  // most one KV page). A cap inside an earlier block stops before that block.
   // REQUIRES: m was last refreshed for the same spec (or is default).
   void refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t cap) const;
 

@@ -38,7 +38,9 @@ RequestSpec random_prompt(Rng& rng, RequestId id, std::int32_t block, int templa
 
 // Naive reference: every live node's full path of block ids (and its token
 // count), rebuilt from scratch; a match is the longest chain of the request's
-// blocks equal to some live path (token lengths equal too), capped at `cap`.
+// blocks equal to some live path (token lengths equal too), capped at `cap`:
+// a block past the cap stops the match, except the prompt's last block, which
+// then matches its first cap - (tokens before it) tokens.
 using PathSet = std::map<std::vector<BlockHash>, std::int64_t>;
 
 PathSet live_paths(const PrefixCache& c) {
@@ -54,7 +56,11 @@ std::int64_t naive_match(const PathSet& paths, const RequestSpec& r, std::int64_
     prefix.push_back(r.prefix_blocks[i]);
     tokens += PrefixCache::block_tokens(r, i);
     auto it = paths.find(prefix);
-    if (it == paths.end() || it->second != tokens || tokens > cap) break;
+    if (it == paths.end() || it->second != tokens) break;
+    if (tokens > cap) {
+      if (tokens == r.prompt_tokens && cap > best) best = cap;
+      break;
+    }
     best = tokens;
   }
   return best;
@@ -135,7 +141,8 @@ TEST_CASE("radix matches equal a naive matcher and locked nodes survive eviction
 
 TEST_CASE("one request at a time the engine's cache hits equal a naive replay of earlier prompts") {
   // Capacity far above the workload: nothing is evicted, so request k's match is
-  // the longest block chain it shares with any earlier prompt (capped at prompt - 1).
+  // the longest block chain it shares with any earlier prompt (capped at prompt - 1,
+  // the last block taken in part).
   for (std::int32_t block : {16, 64}) {
     Rng rng(5);
     std::vector<RequestSpec> v;
@@ -153,7 +160,11 @@ TEST_CASE("one request at a time the engine's cache hits equal a naive replay of
         for (std::size_t i = 0; i < v[k].prefix_blocks.size() && i < v[j].prefix_blocks.size(); ++i) {
           if (v[k].prefix_blocks[i] != v[j].prefix_blocks[i]) break;
           const std::int64_t t = PrefixCache::block_tokens(v[k], i);
-          if (t != PrefixCache::block_tokens(v[j], i) || tokens + t > v[k].prompt_tokens - 1) break;
+          if (t != PrefixCache::block_tokens(v[j], i)) break;
+          if (tokens + t > v[k].prompt_tokens - 1) {  // the last block: all but its last token
+            tokens = v[k].prompt_tokens - 1;
+            break;
+          }
           tokens += t;
         }
         best = std::max(best, tokens);
@@ -239,4 +250,56 @@ TEST_CASE("under memory pressure with shared prefixes the pool never exceeds cap
   MESSAGE("preemptions " << preemptions << ", cached tokens " << cached);
   CHECK(preemptions > 0);
   CHECK(cached > 0);
+}
+
+TEST_CASE("a fully cached prompt recomputes one token, not its whole last block (issue 30 regression)") {
+  // An identical 1000-token prompt with 256-token blocks (3 full blocks and a
+  // partial one of 232) sent twice: the second hits 999 tokens and computes one.
+  // Before the fix the cap dropped the whole last block: 768 hits, 232 computed.
+  for (std::int64_t prompt : {1000, 1024}) {
+    TinyCluster c;
+    c.cost = FixedCostOptions{kNsPerMs, kNsPerUs, 0};  // 1 ms + 1 us per prefill token
+    RequestSpec a = req(0, 0, prompt, 3), b = req(1, 1.0, prompt, 3);
+    for (RequestSpec* r : {&a, &b}) {
+      r->prefix_block_size = 256;
+      r->prefix_blocks = {1, 2, 3, 4};
+    }
+    VectorSource src({a, b});
+    CollectingObserver obs;
+    Simulation sim(make_setup(c), src, obs);
+    CHECK(sim.run().finished == 2);
+    const Worker& w = *sim.worker_list()[0];
+    CHECK(w.stats().cached_tokens == prompt - 1);
+    CHECK(w.stats().prefill_tokens == prompt + 1);
+    // b's prefill iteration computes one token: 1 ms + 1 us.
+    CHECK(obs.by_id[1].first_token.value() - obs.by_id[1].arrival.value() == kNsPerMs + kNsPerUs);
+    // Nothing leaked: both prompts' blocks are cached once (4 nodes), unlocked.
+    CHECK(w.cache().nodes() == 4);
+    CHECK(w.cache().locked_pages() == 0);
+    CHECK(w.kv().used() == w.cache().pages());
+    w.cache().check_invariants();
+  }
+}
+
+TEST_CASE("the cap takes the prompt's last block in part, never an earlier block") {
+  KvPool kv(1000, 16);
+  PrefixCache cache(kv);
+  RequestSpec a = req(0, 0, 100, 1);
+  a.prefix_block_size = 32;
+  a.prefix_blocks = {1, 2, 3, 4};  // 32 + 32 + 32 + 4 tokens
+  const PrefixMatch none;
+  const auto res = cache.insert(a, none, 100, 1000, 0);
+  CHECK(res.tokens == 100);
+  PrefixMatch m;
+  cache.refresh(m, a, 99);
+  CHECK(m.tokens == 99);  // the last 4-token block, less one token
+  CHECK(m.blocks == 4);
+  CHECK(m.final);
+  PrefixMatch mid;
+  cache.refresh(mid, a, 50);  // a cap inside block 2: the match stops before it
+  CHECK(mid.tokens == 32);
+  CHECK(mid.blocks == 1);
+  PrefixMatch full;
+  cache.refresh(full, a, 100);
+  CHECK(full.tokens == 100);
 }
