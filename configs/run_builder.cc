@@ -195,7 +195,7 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   write_resolved(c, out.out_dir);
 
   ClientTable clients;
-  std::unique_ptr<RequestSource> source = c.workload->open(clients, c.seed);
+  std::unique_ptr<RequestSource> source = with_variance(c.workload->open(clients, c.seed), c.variance, c.seed);
 
   SimulationSetup setup;
   setup.max_context = c.model.max_context;

@@ -595,6 +595,9 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   YamlMap wm = m.map("workload");
   if (!m.has("workload")) m.fail_here("missing required section 'workload'");
   c.workload = parse_workload(wm);
+  YamlMap vm = m.map("variance");
+  c.variance = parse_variance(vm);
+  c.variance.resolve(c.workload->resolved()["type"].as<std::string>("") == "trace");
 
   YamlMap rm = m.map("report");
   c.out_dir = rm.get<std::string>("out", "runs/" + c.name);
@@ -641,7 +644,7 @@ bool ScenarioConfig::operator==(const ScenarioConfig& o) const {
          global_policy.oracle == o.global_policy.oracle && cost_model == o.cost_model &&
          same_yaml(workload->resolved(), o.workload->resolved()) && out_dir == o.out_dir && w_in == o.w_in &&
          w_out == o.w_out && write_requests == o.write_requests && timeline_interval == o.timeline_interval &&
-         window == o.window && slo == o.slo && kv_tiers == o.kv_tiers && pools == o.pools && pd == o.pd &&
+         window == o.window && slo == o.slo && variance == o.variance && kv_tiers == o.kv_tiers && pools == o.pools && pd == o.pd &&
          same_yaml(decode_global_policy.resolved, o.decode_global_policy.resolved);
 }
 
@@ -779,6 +782,7 @@ YAML::Node ScenarioConfig::resolved() const {
     }
     n["slo"] = sn;
   }
+  if (variance.active()) n["variance"] = variance_yaml(variance);  // only when set: other scenarios resolve as before
   // A deep copy first: n shares nodes with members (the policies' resolved options).
   YAML::Node out = YAML::Clone(n);
   shorten_doubles(out);

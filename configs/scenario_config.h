@@ -27,6 +27,7 @@
 #include "sim/batching_options.h"
 #include "sim/pd_modes.h"
 #include "sim/kv_tier.h"
+#include "traces/variance_source.h"
 #include "traces/workload.h"
 
 namespace servesim {
@@ -146,6 +147,7 @@ struct ScenarioConfig {
   std::optional<Time> timeline_interval = kNsPerSec;  // timeline.csv sampling; none = off
   WindowOptions window;             // report.window: the measurement window (none set: the whole run)
   SloConfig slo;                    // slo: latency thresholds, per-client overrides (none set: no SLO)
+  VarianceConfig variance;          // variance: sources of variance for repetitions (resolved; none by default)
 
   // The exact configuration as YAML (defaults filled in, seeds included):
   // parse_scenario(resolved()) == *this, and a run of it reproduces this

@@ -95,9 +95,13 @@ void check_sweep_folder(const std::string& dir, const SweepMeta& want) {
 
 // The configuration of one run: the base scenario with the sweep's `set:`,
 // the point's values and --set; repetition r > 0 then replaces the seed it
-// resolved to by repetition_seed(seed, r).
+// resolved to by repetition_seed(seed, r). With repeat > 1 every run is marked
+// a repetition (variance.repetitions), before the sweep's own keys.
 ScenarioConfig run_config(const SweepSpec& spec, const SweepPoint& p, const std::vector<std::string>& extra) {
   auto sets = spec.assignments(p);
+  // Every run of a repeated point is a repetition (r = 0 too): `variance.resample: auto`
+  // then resamples a trace (traces/variance_source.h), so the runs are drawn alike.
+  if (spec.repeat > 1) sets.insert(sets.begin(), "variance.repetitions=true");
   sets.insert(sets.end(), extra.begin(), extra.end());
   ScenarioConfig c = load_scenario(spec.base, sets);
   if (p.repetition == 0) return c;
@@ -159,6 +163,10 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
       todo.push_back(&points[i]);
   }
 
+  const auto start = std::chrono::steady_clock::now();
+  if (o.progress && !todo.empty())
+    fmt::print(stderr, "servesim sweep: {} runs to do ({} already done), {} at a time\n", todo.size(), out.skipped,
+               std::max(1, std::min<int>(o.jobs, static_cast<int>(todo.size()))));
   std::atomic<std::size_t> next{0};
   std::mutex mu;
   std::size_t done = 0;
@@ -186,9 +194,15 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
       ++done;
       if (!error.empty()) out.failures.push_back(p.id + ": " + error);
       else ++out.ran;
-      if (o.progress)
-        fmt::print(stderr, "[{}/{}] {} {} ({:.1f} s)\n", done, todo.size(), p.id, error.empty() ? "done" : "FAILED",
-                   secs);
+      if (o.progress) {
+        // Total, share and a time-left estimate (elapsed per finished run x runs left; stderr only).
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double left = elapsed / static_cast<double>(done) * static_cast<double>(todo.size() - done);
+        fmt::print(stderr, "[{}/{} {:3.0f}%{}] {} {} ({:.1f} s)\n", done, todo.size(),
+                   100.0 * static_cast<double>(done) / static_cast<double>(todo.size()),
+                   done < todo.size() ? fmt::format(", ~{:.0f} s left", left) : std::string(", all done"), p.id,
+                   error.empty() ? "done" : "FAILED", secs);
+      }
     }
   };
   const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(todo.size())));

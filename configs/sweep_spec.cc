@@ -5,6 +5,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <fmt/format.h>
+
+#include "sim/core/error.h"
 #include "sim/core/rng.h"
 #include "sim/core/yaml_map.h"
 
@@ -166,6 +169,26 @@ SweepSpec load_sweep(const std::string& path, std::size_t repeat) {
       run.id = s.repeat == 1 ? p.point : fmt::format("{}-r{:03}", p.point, r);
       s.points.push_back(std::move(run));
     }
+  }
+  return s;
+}
+
+SweepSpec repeat_sweep(const std::string& scenario, const std::string& name, std::size_t repeat) {
+  if (repeat < 1 || repeat > kMaxRepeat)
+    throw InputError(fmt::format("--repeat {}: expected 1 to {} runs", repeat, kMaxRepeat));
+  SweepSpec s;
+  s.file = scenario;
+  s.name = name;
+  s.base = scenario;
+  s.repeat = repeat;
+  SweepPoint p;
+  p.point = fmt::format("p{:04}-{:08x}", 0, fnv1a(""));
+  for (std::size_t r = 0; r < repeat; ++r) {
+    SweepPoint run = p;
+    run.index = r;
+    run.repetition = r;
+    run.id = repeat == 1 ? p.point : fmt::format("{}-r{:03}", p.point, r);
+    s.points.push_back(std::move(run));
   }
   return s;
 }

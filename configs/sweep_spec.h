@@ -80,6 +80,10 @@ struct SweepSpec {
 // `repeat` (0 = the file's `repeat:`, default 1) overrides the file's key.
 SweepSpec load_sweep(const std::string& path, std::size_t repeat = 0);
 
+// `servesim run SCENARIO --repeat R`: a sweep of one point (no overrides)
+// repeated R times, named `name`; `file` and `base` are the scenario.
+SweepSpec repeat_sweep(const std::string& scenario, const std::string& name, std::size_t repeat);
+
 // `--shard K/N`: the K-th of N shards, 1 <= K <= N (decimal digits only).
 struct Shard {
   std::size_t k = 1, n = 1;

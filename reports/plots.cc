@@ -28,6 +28,20 @@ constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", 
                                     "#8c564b", "#e377c2", "#4d4d4d", "#bcbd22", "#17becf"};
 constexpr int kMarkers[] = {7, 5, 9, 11, 13, 6, 4};
 
+struct PolicyColour {
+  const char* name;
+  const char* colour;
+};
+// One colour per policy name, apart in print; routing policies reuse the
+// palette (a sweep rarely varies both a local and a global policy).
+constexpr PolicyColour kPolicyColours[] = {
+    {"fcfs", "#4d4d4d"},        {"sjf", "#8c564b"},          {"ltr", "#e377c2"},
+    {"lpm", "#1f77b4"},         {"vtc", "#2ca02c"},          {"dlpm", "#d62728"},
+    {"d2lpm", "#ff7f0e"},       {"preble_e2", "#9467bd"},    {"preble_local", "#9467bd"},
+    {"dfs_weight", "#17becf"},  {"cache_aware", "#bcbd22"},  {"round_robin", "#7f7f7f"},
+    {"least_outstanding", "#17becf"}, {"least_load", "#1f77b4"}, {"random", "#bcbd22"},
+};
+
 std::string terminal(const std::string& format) {
   if (format == "pdf") return "set terminal pdfcairo size 10in,6in enhanced font 'DejaVu Sans,9'\n";
   if (format == "svg") return "set terminal svg size 1200,700 dynamic enhanced font 'DejaVu Sans,11'\n";
@@ -429,6 +443,8 @@ struct Group {
   std::string series;              // the other swept values, "k=v, k=v"
   std::optional<double> x;         // its value of the x swept column
   std::string x_text;
+  std::string category;            // bar charts: its x value (text x) or its series
+  bool warned = false;             // some run has a warning (reports/run_warnings.h)
 };
 
 struct SweepData {
@@ -438,16 +454,66 @@ struct SweepData {
   bool log_x = false;
   std::vector<Group> groups;       // in sweep order
   std::vector<std::string> series; // series names, sorted (numbers numerically)
+  std::vector<std::string> styles; // gnuplot style of each series (colour by policy name)
   bool repeated = false;           // some group has several runs
+  bool categorical = false;        // no numeric x: bar charts
+  std::vector<std::string> categories;  // bar chart categories, in sweep order
   std::string name;                // "sweep <name>" for titles
 };
 
-SweepData read_sweep(const fs::path& dir) {
+// "dlpm(quantum=16,...)" -> "dlpm".
+std::string policy_name(const std::string& v) { return v.substr(0, v.find('(')); }
+bool is_policy_column(const std::string& h) { return h == "policy_local" || h == "policy_global"; }
+
+// "policy_local_quantum" -> "quantum"; "workload_rate_scale" -> "rate_scale".
+std::string short_key(const std::string& h) {
+  for (const char* p : {"policy_local_", "policy_global_", "workload_", "cluster_", "report_"})
+    if (h.rfind(p, 0) == 0 && h.size() > std::string(p).size()) return h.substr(std::string(p).size());
+  return h;
+}
+
+// A column's value as a series or category label part: policies by name alone.
+std::string label_part(const std::string& h, const std::string& v) {
+  return is_policy_column(h) ? policy_name(v) : short_key(h) + "=" + v;
+}
+
+std::string clip_title(const std::string& t) {
+  return t.size() <= kMaxTitle ? t : t.substr(0, kMaxTitle - 3) + "...";
+}
+
+SweepData read_sweep(const fs::path& dir, const PlotOptions& o) {
   SweepData s;
   s.t = read_csv((dir / "sweep.csv").string());
   std::tie(s.first, s.end) = swept_columns(s.t);
+  const std::string csv = (dir / "sweep.csv").string();
+  auto need = [&](const std::string& opt, const std::string& col) {
+    const int c = s.t.column(col);
+    if (c < 0) throw InputError(fmt::format("{} {}: {} has no column '{}'", opt, col, csv, col));
+    return c;
+  };
+  const int group_col = o.group.empty() ? -1 : need("--group", o.group);
+  int text_x = -1;  // --x naming a text column: categories of bar charts
+  if (!o.x.empty()) {
+    const int c = need("--x", o.x);
+    bool numeric = true;
+    for (const auto& r : s.t.rows) {
+      double v;
+      if (!r[c].empty() && !parse_number(r[c], v)) numeric = false;
+    }
+    if (numeric) {
+      s.x_col = c;
+      double lo = 1e300, hi = -1e300;
+      for (const auto& r : s.t.rows) {
+        double v;
+        if (parse_number(r[c], v)) lo = std::min(lo, v), hi = std::max(hi, v);
+      }
+      s.log_x = lo > 0 && hi / lo >= 100;
+    } else {
+      text_x = c;
+    }
+  }
   // The x column: the last swept column with numbers only and >= 2 distinct values.
-  for (int c = s.end - 1; c >= s.first && s.x_col < 0; --c) {
+  for (int c = s.end - 1; o.x.empty() && c >= s.first && s.x_col < 0; --c) {
     std::vector<double> vals;
     bool numeric = true;
     for (const auto& r : s.t.rows) {
@@ -463,27 +529,53 @@ SweepData read_sweep(const fs::path& dir) {
       s.log_x = vals.front() > 0 && vals.back() / vals.front() >= 100;
     }
   }
+  s.categorical = s.x_col < 0;
+  const int warn_col = s.t.column("warnings");
   std::map<std::vector<std::string>, std::size_t> index;
   for (std::size_t i = 0; i < s.t.rows.size(); ++i) {
     const auto& r = s.t.rows[i];
     std::vector<std::string> key(r.begin() + s.first, r.begin() + s.end);
+    // A chosen x or group column outside the swept block still tells points apart.
+    for (int c : {s.x_col, text_x, group_col})
+      if (c >= 0 && (c < s.first || c >= s.end)) key.push_back(r[c]);
     auto [it, fresh] = index.try_emplace(key, s.groups.size());
     if (fresh) {
       Group g;
-      g.swept = key;
-      for (int c = s.first; c < s.end; ++c)
-        if (c != s.x_col && !r[c].empty())
-          g.series += (g.series.empty() ? "" : ", ") + s.t.header[c] + "=" + r[c];
+      g.swept = std::vector<std::string>(r.begin() + s.first, r.begin() + s.end);
+      // Series: the --group column's value, else the other swept values (policies by name).
+      std::string rest;  // the swept values that are neither x nor the series (bar categories)
+      if (group_col >= 0) {
+        g.series = label_part(s.t.header[group_col], r[group_col]);
+        if (is_policy_column(s.t.header[group_col])) g.series = policy_name(r[group_col]);
+      }
+      for (int c = s.first; c < s.end; ++c) {
+        if (c == s.x_col || c == text_x || c == group_col || r[c].empty() || s.t.header[c] == "seed") continue;
+        const std::string part = label_part(s.t.header[c], r[c]);
+        // Policies joined as compare labels them ("dlpm/d2lpm"), other values after a space.
+        std::string& into = group_col < 0 ? g.series : rest;
+        const bool policy = is_policy_column(s.t.header[c]);
+        into += (into.empty() ? "" : policy && into.find('=') == std::string::npos ? "/" : " ") + part;
+      }
       if (s.x_col >= 0 && !r[s.x_col].empty()) {
         g.x = to_double(r[s.x_col]);
         g.x_text = r[s.x_col];
       }
-      if (g.series.empty()) g.series = g.x ? "all points" : (r.empty() ? "" : r[0]);
+      if (g.series.empty()) g.series = g.x || s.categorical ? "all points" : (r.empty() ? "" : r[0]);
+      g.category = text_x >= 0 ? label_part(s.t.header[text_x], r[text_x]) : (group_col >= 0 ? rest : g.series);
+      if (text_x >= 0 && is_policy_column(s.t.header[text_x])) g.category = policy_name(r[text_x]);
+      if (g.category.empty()) g.category = "all";
+      if (std::find(s.categories.begin(), s.categories.end(), g.category) == s.categories.end())
+        s.categories.push_back(g.category);
       s.groups.push_back(g);
     }
-    s.groups[it->second].rows.push_back(i);
-    if (s.groups[it->second].rows.size() > 1) s.repeated = true;
+    Group& g = s.groups[it->second];
+    g.rows.push_back(i);
+    if (warn_col >= 0 && !r[warn_col].empty()) g.warned = true;
+    if (g.rows.size() > 1) s.repeated = true;
   }
+  // Bar charts without a chosen x or group: one bar per configuration, one colour each.
+  if (s.categorical && text_x < 0 && group_col < 0)
+    for (auto& g : s.groups) g.series = g.category;
   // Series order: by swept values, numbers numerically, text in order of first appearance.
   std::vector<std::size_t> firsts;
   {
@@ -512,6 +604,16 @@ SweepData read_sweep(const fs::path& dir) {
   };
   std::stable_sort(firsts.begin(), firsts.end(), less);
   for (std::size_t g : firsts) s.series.push_back(s.groups[g].series);
+  // Styles: a policy's colour wherever it appears; other series the palette in order;
+  // series sharing a colour told apart by marker and dash.
+  std::map<std::string, int> uses;
+  std::size_t palette = 0;
+  for (const auto& name : s.series) {
+    std::string colour = policy_colour(name);
+    if (colour.empty()) colour = kColours[palette++ % 10];
+    const int k = uses[colour]++;
+    s.styles.push_back(fmt::format("lc rgb '{}' pt {} dt {}", colour, kMarkers[k % 7], 1 + k % 3));
+  }
   std::string sweep_name = dir.lexically_normal().filename().string();
   if (std::optional<std::string> meta = [&]() -> std::optional<std::string> {
         try {
@@ -558,52 +660,86 @@ std::string ci_note(const SweepData& s) {
   return s.repeated ? "\\nmeans over repetitions/seeds; error bars: 95% Student t confidence interval" : "";
 }
 
+// The hollow rings over points whose runs have warnings: one more data block
+// "x y" and its plot clause (empty when no point is warned).
+std::string warned_clause(const std::string& file, std::size_t block, bool any) {
+  return any ? fmt::format(", '{}' index {} using 1:2 w p pt 6 ps 4 lw 2 lc rgb 'black' title 'runs with warnings "
+                           "(sweep_summary.csv)'",
+                           file, block)
+             : "";
+}
+
 // y (mean ± CI) against the x swept column; one line per series, sorted by x;
-// reference points (no x) as horizontal dashed lines at their mean.
+// reference points (no x) as horizontal dashed lines at their mean, labelled
+// with their series at the right edge.
 void plot_vs_x(const SweepData& s, Plotter& p, const std::string& name, int ycol) {
-  std::string d, refs;
+  std::string d, refs, labels, warned;
+  std::vector<std::pair<double, std::string>> ref_labels;  // (value, series) of reference lines
   std::vector<std::size_t> blocks;  // series index of each data block
   for (std::size_t si = 0; si < s.series.size() && si < kMaxSeries; ++si) {
     std::vector<const Group*> gs;
     for (const auto& g : s.groups)
       if (g.series == s.series[si]) gs.push_back(&g);
     if (!gs.front()->x) {
-      const double y = group_stat(s, *gs.front(), ycol).mean;
-      if (!std::isnan(y))
-        refs += fmt::format(", {} w l lw 2 dt 2 lc rgb '{}' title '{} (no {})'", num(y), kColours[si % 10], quote(s.series[si]),
-                            s.t.header[s.x_col]);
+      const MeanCi m = group_stat(s, *gs.front(), ycol);
+      if (!std::isnan(m.mean)) {
+        refs += fmt::format(", {} w l lw 2 dt 2 {} title '{} (no {})'", num(m.mean),
+                            s.styles[si].substr(0, s.styles[si].find(" pt ")),
+                            quote(clip_title(s.series[si])), short_key(s.t.header[s.x_col]));
+        ref_labels.push_back({m.mean, s.series[si]});
+      }
       continue;
     }
     std::stable_sort(gs.begin(), gs.end(), [](const Group* a, const Group* b) { return *a->x < *b->x; });
     for (const Group* g : gs) {
       const MeanCi m = group_stat(s, *g, ycol);
-      if (!std::isnan(m.mean)) d += fmt::format("{} {} {}\n", num(*g->x), num(m.mean), ci_or_zero(m));
+      if (std::isnan(m.mean)) continue;
+      d += fmt::format("{} {} {}\n", num(*g->x), num(m.mean), ci_or_zero(m));
+      if (g->warned) warned += fmt::format("{} {}\n", num(*g->x), num(m.mean));
     }
     d += "\n\n";
     blocks.push_back(si);
   }
+  // Reference lines labelled at the right edge; lines closer than 3% of the largest
+  // value share one label ("vtc, lpm") instead of printing over each other.
+  std::sort(ref_labels.begin(), ref_labels.end());
+  double top = 0;
+  for (const auto& r : ref_labels) top = std::max(top, std::fabs(r.first));
+  for (std::size_t i = 0; i < ref_labels.size();) {
+    std::string text = ref_labels[i].second;
+    std::size_t j = i + 1;
+    for (; j < ref_labels.size() && ref_labels[j].first - ref_labels[i].first <= 0.03 * top; ++j)
+      text += ", " + ref_labels[j].second;
+    labels += fmt::format("set label '{}' at graph 0.99, first {} right offset 0,0.7 front noenhanced tc rgb "
+                          "'#333333'\n",
+                          quote(clip_title(text)), num(ref_labels[i].first));
+    i = j;
+  }
+  const bool any_warned = !warned.empty();
+  if (any_warned) d += warned + "\n\n";
   const std::string file = p.data(name + ".dat", d);
   std::string plot = "plot ";
   for (std::size_t b = 0; b < blocks.size(); ++b)
     plot += fmt::format("{}'{}' index {} using 1:2{} w {} lw 2 ps {} {} title '{}'", b ? ", " : "", file, b,
-                        s.repeated ? ":3" : "", s.repeated ? "yerrorlines" : "lp", marker_size(b), series_style(blocks[b]),
-                        quote(s.series[blocks[b]]));
+                        s.repeated ? ":3" : "", s.repeated ? "yerrorlines" : "lp", marker_size(b), s.styles[blocks[b]],
+                        quote(clip_title(s.series[blocks[b]])));
   if (blocks.empty()) plot = "plot NaN notitle";
+  plot += warned_clause(file, blocks.size(), any_warned);
   const std::string& xname = s.t.header[s.x_col];
   const std::string& yname = s.t.header[ycol];
-  p.render(name, "set title \"" + dquote(yname) + " vs " + dquote(xname) + "\\n" + dquote(s.name) + ci_note(s) +
-                     "\" noenhanced\nset xlabel '" + quote(xname) + (s.log_x ? " (log scale)" : "") +
-                     "' noenhanced\nset ylabel '" + quote(yname) + "' noenhanced\n" +
-                     (s.log_x ? "set logscale x\n" : "") + "set grid\n" + key_outside(longest(s.series) + 25) +
-                     "set offsets graph 0.03, graph 0.03, graph 0.08, graph 0.03\n" + plot + refs + "\n");
+  p.render(name, "set title \"" + dquote(axis_title(yname)) + " vs " + dquote(axis_title(xname)) + "\\n" +
+                     dquote(s.name) + ci_note(s) + "\" noenhanced\nset xlabel '" + quote(axis_title(xname)) +
+                     (s.log_x ? ", log scale" : "") + "' noenhanced\nset ylabel '" + quote(axis_title(yname)) +
+                     "' noenhanced\n" + (s.log_x ? "set logscale x\n" : "") + "set grid\n" + key_outside() +
+                     "set offsets graph 0.03, graph 0.03, graph 0.08, 0\nset yrange [0:*]\n" + labels + plot + refs +
+                     "\n");
 }
 
 // y (mean ± CI) against x (mean ± CI) of two metric columns; points of a
 // series joined in order of the x swept value and labelled with it.
 void plot_scatter(const SweepData& s, Plotter& p, const std::string& name, int xcol, int ycol,
                   const std::string& title, const std::string& xlabel, const std::string& ylabel) {
-  std::string d;
-  std::vector<std::string> entries;
+  std::string d, warned;
   std::vector<std::pair<std::size_t, bool>> blocks;  // (series index, joined)
   std::vector<std::string> label_sets;               // each block's x values, for labelling once
   for (std::size_t si = 0; si < s.series.size() && si < kMaxSeries; ++si) {
@@ -619,6 +755,7 @@ void plot_scatter(const SweepData& s, Plotter& p, const std::string& name, int x
       if (std::isnan(mx.mean) || std::isnan(my.mean)) continue;
       pts.push_back({fmt::format("{} {} {} {}", num(mx.mean), num(my.mean), ci_or_zero(mx), ci_or_zero(my)),
                      has_x ? g->x_text : ""});
+      if (g->warned) warned += fmt::format("{} {}\n", num(mx.mean), num(my.mean));
     }
     for (std::size_t i = 0; i < pts.size(); ++i) {
       std::string label = pts[i].second;
@@ -637,32 +774,169 @@ void plot_scatter(const SweepData& s, Plotter& p, const std::string& name, int x
     d += "\n\n";
     blocks.push_back({si, has_x && rows >= 2});
   }
+  const bool any_warned = !warned.empty();
+  if (any_warned) d += warned + "\n\n";
   const std::string file = p.data(name + ".dat", d);
   std::string plot = "plot ";
+  bool labelled = false;
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     const auto [si, joined] = blocks[b];
     const char* with = s.repeated ? (joined ? "xyerrorlines" : "xyerrorbars") : (joined ? "lp" : "p");
     plot += fmt::format("{}'{}' index {} using 1:2{} w {} lw 2 ps {} {} title '{}'", b ? ", " : "", file, b,
-                        s.repeated ? ":3:4" : "", with, marker_size(b), series_style(si), quote(s.series[si]));
+                        s.repeated ? ":3:4" : "", with, marker_size(b), s.styles[si], quote(clip_title(s.series[si])));
     // Labels once per set of x values: series swept over the same values share them (no overprinting).
     const bool first_of_set =
         std::find(label_sets.begin(), label_sets.begin() + static_cast<std::ptrdiff_t>(b), label_sets[b]) ==
         label_sets.begin() + static_cast<std::ptrdiff_t>(b);
-    if (joined && first_of_set)
+    if (joined && first_of_set) {
       plot += fmt::format(", '' index {} using 1:2:5 with labels offset char 0.8,char 0.8 left font ',9' noenhanced "
                           "notitle",
                           b);
+      labelled = true;
+    }
   }
   if (blocks.empty()) plot = "plot NaN notitle";
-  const std::string xnote = s.x_col >= 0 ? "\\npoints labelled with " + s.t.header[s.x_col] : "";
+  plot += warned_clause(file, blocks.size(), any_warned);
+  // The title promises labels only when some are drawn.
+  const std::string xnote = labelled ? "\\npoints labelled with " + axis_title(s.t.header[s.x_col]) : "";
   p.render(name, "set title \"" + dquote(title) + "\\n" + dquote(s.name) + xnote + ci_note(s) +
                      "\" noenhanced\nset xlabel '" + quote(xlabel) + "' noenhanced\nset ylabel '" + quote(ylabel) +
-                     "' noenhanced\nset grid\n" + key_outside(longest(s.series)) +
-                     "set offsets graph 0.08, graph 0.15, graph 0.1, graph 0.05\n" + plot + "\n");
+                     "' noenhanced\nset grid\n" + key_outside() +
+                     "set offsets graph 0.08, graph 0.15, graph 0.1, 0\nset yrange [0:*]\n" + plot + "\n");
+}
+
+// Grouped bar chart: one group of bars per category, one bar per series, the
+// mean with its 95% interval as an error bar; runs with warnings hatched.
+void plot_bars(const SweepData& s, Plotter& p, const std::string& name, int ycol) {
+  const std::string yname = s.t.header[ycol];
+  const std::string title = "set title \"" + dquote(axis_title(yname)) + "\\n" + dquote(s.name) +
+                            (s.repeated ? "\\nbars: mean over repetitions; error bars: 95% Student t confidence interval"
+                                        : "") +
+                            "\" noenhanced\nset ylabel '" + quote(axis_title(yname)) + "' noenhanced\n";
+  auto clip_category = [](const std::string& c) { return c.size() <= 28 ? c : c.substr(0, 25) + "..."; };
+  // One bar per configuration (a categorical comparison without --x/--group): each bar
+  // in its policy's colour, the category under it, no legend needed.
+  if (std::all_of(s.groups.begin(), s.groups.end(), [](const Group& g) { return g.series == g.category; })) {
+    std::string d, warned;
+    std::size_t i = 0;
+    for (const auto& cat : s.categories) {
+      const Group* g = nullptr;
+      for (const auto& x : s.groups)
+        if (x.category == cat) g = &x;
+      const MeanCi m = group_stat(s, *g, ycol);
+      const std::size_t si =
+          static_cast<std::size_t>(std::find(s.series.begin(), s.series.end(), g->series) - s.series.begin());
+      const std::string& style = s.styles[si];
+      const std::size_t hash = style.find('#');
+      const long colour = hash == std::string::npos ? 0 : std::strtol(style.substr(hash + 1, 6).c_str(), nullptr, 16);
+      d += fmt::format("\"{}\" {} {} {}\n", dquote(clip_category(cat)), std::isnan(m.mean) ? "NaN" : num(m.mean),
+                       ci_or_zero(m), colour);
+      if (g->warned && !std::isnan(m.mean))
+        warned += fmt::format("{} {}\n", i, num(m.mean + (std::isnan(m.ci95) ? 0 : m.ci95)));
+      ++i;
+    }
+    if (!warned.empty()) d += "\n\n" + warned;
+    const std::string file = p.data(name + ".dat", d);
+    std::string plot = fmt::format("plot '{}' index 0 using 0:2:4:xtic(1) with boxes lc rgb variable fs solid 0.75 "
+                                   "border -1 notitle, '' index 0 using 0:2:3 with yerrorbars lc rgb 'black' pt 0 lw 1.5 "
+                                   "notitle",
+                                   file);
+    if (!warned.empty())
+      plot += fmt::format(", '{}' index 1 using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title 'runs with "
+                          "warnings (sweep_summary.csv)'",
+                          file);
+    const bool rotate = longest(s.categories) > 10 || s.categories.size() > 5;
+    p.render(name, title + "set boxwidth 0.7\nset yrange [0:*]\nset xrange [-0.6:" +
+                       num(static_cast<double>(s.categories.size()) - 0.4) + "]\nset grid ytics\nset xtics nomirror" +
+                       (rotate ? " rotate by -30 left" : "") + " noenhanced\n" +
+                       (warned.empty() ? std::string("set key off\n") : key_outside()) + plot + "\n");
+    return;
+  }
+  std::vector<std::size_t> shown;
+  for (std::size_t si = 0; si < s.series.size() && si < kMaxSeries; ++si) shown.push_back(si);
+  std::string d = "category";
+  for (std::size_t si : shown) d += fmt::format(" \"{}\" ci", s.series[si]);
+  d += "\n";
+  bool any_warned = false;
+  for (const auto& cat : s.categories) {
+    d += "\"" + dquote(clip_category(cat)) + "\"";
+    for (std::size_t si : shown) {
+      const Group* g = nullptr;
+      for (const auto& x : s.groups)
+        if (x.category == cat && x.series == s.series[si]) g = &x;
+      const MeanCi m = g ? group_stat(s, *g, ycol) : MeanCi{};
+      if (!g || std::isnan(m.mean)) {
+        d += " NaN NaN";
+        continue;
+      }
+      d += " " + num(m.mean) + " " + ci_or_zero(m);
+      any_warned |= g->warned;
+    }
+    d += "\n";
+  }
+  // Warned bars: a ring above the bar (x = category index + the bar's offset).
+  std::string warned;
+  const double n = static_cast<double>(shown.size()), width = 1.0 / (n + 1.5);
+  for (std::size_t ci = 0; ci < s.categories.size(); ++ci)
+    for (std::size_t k = 0; k < shown.size(); ++k)
+      for (const auto& g : s.groups)
+        if (g.category == s.categories[ci] && g.series == s.series[shown[k]] && g.warned) {
+          const MeanCi m = group_stat(s, g, ycol);
+          if (!std::isnan(m.mean))
+            warned += fmt::format("{} {}\n", num(static_cast<double>(ci) + (static_cast<double>(k) - (n - 1) / 2) * width),
+                                  num(m.mean + (std::isnan(m.ci95) ? 0 : m.ci95)));
+        }
+  if (!warned.empty()) d += "\n\n" + warned;
+  const std::string file = p.data(name + ".dat", d);
+  std::string plot = "plot ";
+  for (std::size_t k = 0; k < shown.size(); ++k)
+    plot += fmt::format("{}'{}' index 0 using {}:{}{} {} fs solid 0.75 border -1 title '{}'", k ? ", " : "", file,
+                        2 + 2 * k, 3 + 2 * k, k == 0 ? ":xtic(1)" : "", s.styles[shown[k]],
+                        quote(clip_title(s.series[shown[k]])));
+  if (!warned.empty())
+    plot += fmt::format(", '{}' index 1 using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title 'runs with "
+                        "warnings (sweep_summary.csv)'",
+                        file);
+  (void)any_warned;
+  const bool rotate = longest(s.categories) > 12 || s.categories.size() > 6;
+  p.render(name, title + "set style data histogram\nset style histogram errorbars gap 1.5 lw 1.5\n"
+                     "set boxwidth 1\nset yrange [0:*]\nset grid ytics\nset xtics nomirror" +
+                     (rotate ? " rotate by -30 left" : "") + " noenhanced\nset key autotitle columnhead\n" +
+                     key_outside() + plot + "\n");
+}
+
+// The fairness measures worth drawing for these runs: the extend-service
+// ones first when a cache-aware policy is swept, then the others, keeping
+// only measures that move between points (reports/compare.h).
+std::vector<std::string> fairness_metrics(const CsvTable& t) {
+  bool aware = false;
+  for (const char* c : {"policy_local", "policy_global"}) {
+    const int col = t.column(c);
+    if (col < 0) continue;
+    for (const auto& r : t.rows) {
+      const std::string n = policy_name(r[col]);
+      for (const char* a : {"lpm", "dlpm", "dfs_weight", "preble_local", "cache_aware", "d2lpm", "preble_e2"})
+        if (n == a) aware = true;
+    }
+  }
+  std::vector<std::string> order = aware ? std::vector<std::string>{"extend_service_diff_max", "service_diff_max",
+                                                                   "jain_extend_service_rate", "jain_service_rate"}
+                                         : std::vector<std::string>{"service_diff_max", "extend_service_diff_max",
+                                                                   "jain_service_rate", "jain_extend_service_rate"};
+  std::vector<std::string> out;
+  for (const auto& m : order) {
+    const int c = t.column(m);
+    if (c < 0 || out.size() >= 2) continue;
+    bool moves = false;
+    for (const auto& r : t.rows)
+      if (!r[c].empty() && r[c] != t.rows.front()[c]) moves = true;
+    if (moves) out.push_back(m);
+  }
+  return out;
 }
 
 void sweep_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
-  const SweepData s = read_sweep(dir);
+  const SweepData s = read_sweep(dir, o);
   const CsvTable& t = s.t;
   const int run_col = t.column("run") >= 0 ? t.column("run") : 0;
   {
@@ -673,7 +947,8 @@ void sweep_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
     for (const auto& ser : s.series)
       for (std::size_t g = 0; g < s.groups.size(); ++g)
         if (s.groups[g].series == ser) order.push_back(g);
-    std::vector<std::string> titles;
+    std::vector<std::string> titles, styles;
+    std::map<std::string, int> uses;  // points of one series: same colour, another marker
     for (std::size_t g : order) {
       if (idx >= kMaxSeries) break;
       const Group& grp = s.groups[g];
@@ -681,8 +956,14 @@ void sweep_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
       if (!fs::exists(rq)) continue;
       write_cdf(d, column_values(read_csv(rq.string()), "e2e_s"), &range);
       std::string title = grp.series;
-      if (grp.x) title += (title.empty() ? "" : ", ") + t.header[s.x_col] + "=" + grp.x_text;
+      if (grp.x) title += (title.empty() ? "" : " ") + short_key(t.header[s.x_col]) + "=" + grp.x_text;
       titles.push_back(title);
+      const std::size_t si = static_cast<std::size_t>(std::find(s.series.begin(), s.series.end(), grp.series) -
+                                                      s.series.begin());
+      const int k = uses[grp.series]++;
+      std::string style = s.styles[si];
+      style = style.substr(0, style.find(" pt ")) + fmt::format(" pt {} dt {}", kMarkers[k % 7], 1 + k % 3);
+      styles.push_back(style);
       ++idx;
     }
     if (order.size() > kMaxSeries)
@@ -690,56 +971,131 @@ void sweep_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
     if (idx) {
       const std::string file = p.data("latency_cdf.dat", d);
       for (std::size_t i = 0; i < titles.size(); ++i)
-        plot += fmt::format("{}'{}' index {} w lp pi 100 ps 1 lw 2 {} title '{}'", i ? ", " : "", file, i,
-                            series_style(i), quote(titles[i]));
+        plot += fmt::format("{}'{}' index {} w lp pi 100 ps 1 lw 2 {} title '{}'", i ? ", " : "", file, i, styles[i],
+                            quote(clip_title(titles[i])));
       p.render("latency_cdf", range.xrange() + "set title \"End-to-end latency CDF per sweep point (finished requests" +
                                   std::string(s.repeated ? ", repetition 0" : "") + ")\\n" + dquote(s.name) +
-                                  "\" noenhanced\nset xlabel 'E2E latency (s, log scale)'\n"
-                                  "set ylabel 'fraction of requests'\nset logscale x\nset grid\nset yrange [0:1.02]\n" +
-                                  key_outside(longest(titles)) + plot + "\n");
+                                  "\" noenhanced\nset xlabel 'end-to-end latency (s), log scale'\n"
+                                  "set ylabel 'fraction of finished requests'\nset logscale x\nset grid\n"
+                                  "set yrange [0:1.02]\n" +
+                                  key_outside() + plot + "\n");
     }
   }
-  const int thr = t.column("throughput_rps"), p99 = t.column("e2e_p99_s");
-  if (s.x_col >= 0) {
-    for (const char* m : {"e2e_p99_s", "throughput_rps", "service_diff_max"})
-      if (t.column(m) >= 0) plot_vs_x(s, p, std::string(m) + "_vs_" + t.header[s.x_col], t.column(m));
-    // With an SLO (scenario `slo:`), attainment and goodput against the swept
-    // value: the SLO-attainment-vs-load plot when the sweep varies the load.
+  // The measures drawn: --y, else latency, throughput, the fairness that moves, cache hits, SLOs.
+  std::vector<std::string> ys = o.y;
+  for (const auto& y : ys)
+    if (t.column(y) < 0) throw InputError(fmt::format("--y {}: {} has no column '{}'", y, (dir / "sweep.csv").string(), y));
+  if (ys.empty()) {
+    for (const char* m : {"e2e_p99_s", "ttft_mean_s", "throughput_rps"})
+      if (t.column(m) >= 0) ys.push_back(m);
+    for (const auto& m : fairness_metrics(t)) ys.push_back(m);
+    if (has_number(t, t.column("cache_hit_rate"))) ys.push_back("cache_hit_rate");
+    // With an SLO (scenario `slo:`), attainment and goodput: the SLO-attainment-vs-load plot.
     for (const char* m : {"slo_attainment", "goodput_rps"})
-      if (has_number(t, t.column(m))) plot_vs_x(s, p, std::string(m) + "_vs_" + t.header[s.x_col], t.column(m));
+      if (has_number(t, t.column(m))) ys.push_back(m);
   }
+  for (const auto& m : ys) {
+    if (s.x_col >= 0) plot_vs_x(s, p, m + "_vs_" + t.header[s.x_col], t.column(m));
+    else plot_bars(s, p, m + "_bars", t.column(m));
+  }
+  const int thr = t.column("throughput_rps"), p99 = t.column("e2e_p99_s");
   if (thr >= 0 && p99 >= 0)
-    plot_scatter(s, p, "throughput_latency", thr, p99, "p99 end-to-end latency vs throughput",
-                 "throughput (finished requests/s)", "p99 E2E latency (s)");
+    plot_scatter(s, p, "throughput_latency", thr, p99, "p99 end-to-end latency vs throughput", axis_title("throughput_rps"),
+                 axis_title("e2e_p99_s"));
   const int fair = t.column("service_diff_max"), fair_ext = t.column("extend_service_diff_max");
   if (fair >= 0 && thr >= 0)
     plot_scatter(s, p, "fairness_throughput", thr, fair,
                  "Fairness vs throughput (service = w_in x all prompt tokens + w_out x output tokens; lower is fairer)",
-                 "throughput (finished requests/s)", "max service difference, backlogged clients (weighted tokens)");
-  else
+                 axis_title("throughput_rps"), axis_title("service_diff_max"));
+  else if (fair < 0)
     p.result.skipped.push_back("fairness_throughput: sweep.csv has no service_diff_max column");
   if (fair_ext >= 0 && thr >= 0)
     plot_scatter(s, p, "fairness_extend_throughput", thr, fair_ext,
                  "Fairness vs throughput (service = w_in x uncached prompt tokens + w_out x output tokens; lower is "
                  "fairer)",
-                 "throughput (finished requests/s)", "max extend-service difference, backlogged clients (weighted tokens)");
+                 axis_title("throughput_rps"), axis_title("extend_service_diff_max"));
   for (const auto& m : o.metrics) {
     const auto colon = m.find(':');
     std::string xs = colon == std::string::npos ? "" : m.substr(0, colon);
-    const std::string ys = colon == std::string::npos ? m : m.substr(colon + 1);
+    const std::string ys1 = colon == std::string::npos ? m : m.substr(colon + 1);
     if (xs.empty()) xs = s.x_col >= 0 ? t.header[s.x_col] : "throughput_rps";
-    for (const auto& c : {xs, ys})
+    for (const auto& c : {xs, ys1})
       if (t.column(c) < 0)
         throw InputError(fmt::format("--metric {}: {} has no column '{}'", m, (dir / "sweep.csv").string(), c));
-    const std::string name = "custom_" + ys + "_vs_" + xs;
+    const std::string name = "custom_" + ys1 + "_vs_" + xs;
     if (t.column(xs) == s.x_col)
-      plot_vs_x(s, p, name, t.column(ys));
+      plot_vs_x(s, p, name, t.column(ys1));
     else
-      plot_scatter(s, p, name, t.column(xs), t.column(ys), ys + " vs " + xs, xs, ys);
+      plot_scatter(s, p, name, t.column(xs), t.column(ys1), axis_title(ys1) + " vs " + axis_title(xs), axis_title(xs),
+                   axis_title(ys1));
   }
 }
 
 }  // namespace
+
+std::string axis_title(const std::string& col) {
+  static const std::map<std::string, std::string> known = {
+      {"throughput_rps", "throughput (finished requests/s)"},
+      {"input_tokens_per_s", "input tokens/s"},
+      {"output_tokens_per_s", "output tokens/s"},
+      {"cache_hit_rate", "prefix cache hit rate (cached / prompt tokens)"},
+      {"service_diff_max", "max service difference, backlogged clients (weighted tokens)"},
+      {"service_diff_mean", "mean service difference, backlogged clients (weighted tokens)"},
+      {"extend_service_diff_max", "max extend-service difference, backlogged clients (weighted uncached tokens)"},
+      {"extend_service_diff_mean", "mean extend-service difference, backlogged clients (weighted uncached tokens)"},
+      {"jain_service_rate", "Jain's index of service rates (1 = equal)"},
+      {"jain_extend_service_rate", "Jain's index of extend-service rates (1 = equal)"},
+      {"slo_attainment", "SLO attainment (share of requests)"},
+      {"goodput_rps", "goodput (requests within SLO/s)"},
+      {"goodput_output_tokens_per_s", "goodput (output tokens within SLO/s)"},
+      {"policy_local_quantum", "DLPM quantum Q^u (tokens)"},
+      {"policy_global_quantum", "D2LPM quantum Q^u (tokens)"},
+      {"workload_rate_scale", "load (x the base arrival rate)"},
+      {"cluster_workers", "workers"},
+      {"unfinished", "unfinished requests"},
+      {"preemptions", "preemptions"},
+      {"normalized_latency_mean_s_per_token", "mean normalized latency (s/token)"},
+  };
+  if (auto it = known.find(col); it != known.end()) return it->second;
+  // {ttft,tpot,e2e,queue}_{mean,p50,p90,p99}_s
+  static const std::map<std::string, std::string> lat = {
+      {"ttft", "time to first token"}, {"tpot", "time per output token"}, {"e2e", "end-to-end latency"},
+      {"queue", "queueing delay"}};
+  for (const auto& [k, words] : lat)
+    for (const char* stat : {"mean", "p50", "p90", "p99"})
+      if (col == k + "_" + stat + "_s") return std::string(stat) + " " + words + " (s)";
+  // Fallback: words from the name, its unit suffix as a unit.
+  std::string w = short_key(col), unit;
+  for (const auto& [suffix, u] : std::vector<std::pair<std::string, std::string>>{
+           {"_per_s", "/s"}, {"_rps", "requests/s"}, {"_tokens", "tokens"}, {"_s", "s"}, {"_ms", "ms"}})
+    if (w.size() > suffix.size() && w.compare(w.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      w = w.substr(0, w.size() - suffix.size());
+      unit = u;
+      break;
+    }
+  std::replace(w.begin(), w.end(), '_', ' ');
+  return unit.empty() ? w : w + " (" + unit + ")";
+}
+
+std::string policy_colour(const std::string& series) {
+  // The policy that names the configuration: a router that brings its own local
+  // policy (d2lpm, preble_e2) first, else the first policy named ("dlpm/cache_aware" is DLPM's).
+  const std::string head = series.substr(0, series.find_first_of(" ,("));  // "dlpm/d2lpm"
+  std::vector<std::string> words;
+  for (std::size_t from = 0; from <= head.size();) {
+    const std::size_t end = std::min(head.find('/', from), head.size());
+    words.push_back(head.substr(from, end - from));
+    from = end + 1;
+  }
+  auto colour = [](const std::string& w) -> std::string {
+    for (const auto& pc : kPolicyColours)
+      if (w == pc.name) return pc.colour;
+    return {};
+  };
+  for (const auto& w : words)
+    if (w == "d2lpm" || w == "preble_e2") return colour(w);
+  return words.empty() ? std::string() : colour(words.front());
+}
 
 std::string series_style(std::size_t i) {
   return fmt::format("lc rgb '{}' pt {} dt {}", kColours[i % 10], kMarkers[i % 7], 1 + (i / 10) % 3);
@@ -766,10 +1122,14 @@ PlotResult make_plots(const std::string& dir_s, const PlotOptions& o) {
   if (!fs::exists(dir / "sweep.csv") && !fs::exists(dir / "requests.csv"))
     throw InputError(fmt::format("{}: neither a run folder (requests.csv) nor a sweep folder (sweep.csv)", dir_s));
   Plotter p(dir, o);
-  if (fs::exists(dir / "sweep.csv"))
+  if (fs::exists(dir / "sweep.csv")) {
     sweep_plots(dir, p, o);
-  else
+  } else {
+    if (!o.x.empty() || !o.y.empty() || !o.group.empty())
+      throw InputError(fmt::format("{}: --x, --y and --group choose the axes of a sweep's plots; this is a run folder",
+                                   dir_s));
     run_plots(dir, p, o);
+  }
   p.flush();
   return p.result;
 }

@@ -8,7 +8,13 @@
 // InputError naming the file, never a missing or short plot.
 //
 // Every plot names its run or sweep in the title, keeps its legend outside
-// the data (no point hidden behind it) and draws every point with a marker.
+// the plot area on the right (titles at most kMaxTitle characters, so it is
+// never clipped), draws every point with a marker, titles its axes in words
+// with units (axis_title) and starts the axis of a non-negative measure at 0.
+// Series are grouped by policy *name* (parameters such as DLPM's quantum are
+// on the axis, so one line joins DLPM across Q^u); a policy has the same
+// colour in every plot (policy_colour). Points whose runs have warnings
+// (reports/run_warnings.h) get a hollow black ring and a legend entry.
 // Series get distinct colour + marker (+ dash) combinations up to
 // kMaxSeries; beyond that only the kMaxSeries largest are drawn (clients by
 // final service) and the title says how many were left out.
@@ -51,6 +57,13 @@ inline constexpr std::size_t kMaxSeries = 30;
 struct PlotOptions {
   std::vector<std::string> formats = {"png"};  // any of png, pdf, svg
   std::vector<std::string> metrics;            // see above; empty = the defaults
+  // Sweep folder: --x COL (a numeric column: line plots against it; a text
+  // column: grouped bar charts with it as categories), --y COL... (the
+  // metrics drawn, default: p99 E2E, mean TTFT, throughput, the fairness
+  // measures that move, cache hit rate), --group COL (series: one per value;
+  // default: the other swept columns, policies by name).
+  std::string x, group;
+  std::vector<std::string> y;
   std::string gnuplot = "gnuplot";
 };
 
@@ -63,6 +76,17 @@ PlotResult make_plots(const std::string& dir, const PlotOptions& options = {});
 
 // Checks a --format list ("png,pdf"); InputError naming the bad entry.
 std::vector<std::string> parse_plot_formats(const std::string& list);
+
+// Longest series title drawn in a legend.
+inline constexpr std::size_t kMaxTitle = 40;
+
+// An axis title in words with its unit: "e2e_p99_s" -> "p99 end-to-end latency (s)".
+std::string axis_title(const std::string& column);
+
+// The colour of a series named after a policy ("dlpm", "vtc/least_outstanding"):
+// fixed per policy name, so every plot of every sweep agrees; empty when the
+// name starts with no known policy.
+std::string policy_colour(const std::string& series);
 
 // The gnuplot style of series i (0-based): "lc rgb '#...' pt N dt M"; distinct
 // for i < kMaxSeries.

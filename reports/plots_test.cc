@@ -169,9 +169,14 @@ TEST_CASE("sweep plots: numeric x sorted numerically on a log axis, labels from 
   CHECK(scatter.find("{") == std::string::npos);
   CHECK(scatter.find(" 1.5 ") != std::string::npos);  // mean of the two seeds' p99 (1 and 2)
   const std::string gp = slurp(d / "plots" / "throughput_latency.gp");
-  CHECK(gp.find("title 'policy_local=dlpm'") != std::string::npos);
-  CHECK(gp.find("title 'policy_local=vtc'") != std::string::npos);
-  CHECK(gp.find("title 'policy_local=lpm'") != std::string::npos);
+  // Series by policy name: one DLPM line across the quanta (the parameters are on the axis).
+  CHECK(gp.find("title 'dlpm'") != std::string::npos);
+  CHECK(gp.find("title 'vtc'") != std::string::npos);
+  CHECK(gp.find("title 'lpm'") != std::string::npos);
+  CHECK(gp.find("policy_local=") == std::string::npos);
+  CHECK(gp.find("points labelled with DLPM quantum Q^u (tokens)") != std::string::npos);  // labels drawn
+  CHECK(gp.find("set xlabel 'throughput (finished requests/s)'") != std::string::npos);
+  CHECK(gp.find("lc rgb '#d62728'") != std::string::npos);  // DLPM's colour in every plot
   CHECK(gp.find("xyerrorlines") != std::string::npos);  // means with CI bars, never a line through seeds
   CHECK(gp.find("set key outside") != std::string::npos);
   CHECK(gp.find("opaque") == std::string::npos);
@@ -179,7 +184,11 @@ TEST_CASE("sweep plots: numeric x sorted numerically on a log axis, labels from 
   const std::string vs = slurp(d / "plots" / "e2e_p99_s_vs_policy_local_quantum.gp");
   CHECK(vs.find("set logscale x") != std::string::npos);  // 16 .. 524288 spans decades
   CHECK(vs.find("yerrorlines") != std::string::npos);
-  CHECK(vs.find("policy_local=vtc (no policy_local_quantum)") != std::string::npos);  // reference line
+  CHECK(vs.find("title 'vtc (no quantum)'") != std::string::npos);  // reference line, in the legend
+  CHECK(vs.find("set label 'vtc' at graph 0.99") != std::string::npos);  // and labelled on the plot
+  CHECK(vs.find("set yrange [0:*]") != std::string::npos);               // a non-negative measure starts at 0
+  CHECK(vs.find("set xlabel 'DLPM quantum Q^u (tokens), log scale'") != std::string::npos);
+  CHECK(vs.find("set ylabel 'p99 end-to-end latency (s)'") != std::string::npos);
   CHECK(slurp(d / "plots" / "e2e_p99_s_vs_policy_local_quantum.dat").rfind("16 1.5 ", 0) == 0);
 }
 
@@ -227,10 +236,20 @@ TEST_CASE("a seven-policy comparison draws every point: own series, colour and m
   CHECK(gp.find("opaque") == std::string::npos);
   std::vector<std::string> styles;
   for (int i = 0; i < 7; ++i) {
-    CHECK(gp.find("title 'policy_local=" + std::string(policies[i]) + "'") != std::string::npos);
-    styles.push_back(series_style(i));
-    CHECK(gp.find(styles.back()) != std::string::npos);
+    const std::string title = "title '" + std::string(policies[i]) + "'";
+    REQUIRE(gp.find(title) != std::string::npos);
+    // Each series its own colour + marker: the style clause just before its title.
+    const std::size_t at = gp.find(title), from = gp.rfind("lc rgb", at);
+    styles.push_back(gp.substr(from, at - from));
+    for (std::size_t j = 0; j < styles.size() - 1; ++j) CHECK(styles[j] != styles.back());
   }
+  // No numeric x: a categorical comparison is a grouped bar chart with error bars, y from 0.
+  const std::string bars = slurp(d / "plots" / "e2e_p99_s_bars.gp");
+  CHECK(bars.find("with boxes lc rgb variable") != std::string::npos);  // one bar per policy, in its colour
+  CHECK(bars.find("with yerrorbars") != std::string::npos);
+  CHECK(bars.find("set yrange [0:*]") != std::string::npos);
+  CHECK(is_png(d / "plots" / "e2e_p99_s_bars.png"));
+  CHECK(slurp(d / "plots" / "e2e_p99_s_bars.dat").find("\"fcfs\" 1 0 5066061") == 0);  // #4d4d4d
   CHECK(slurp(d / "plots" / "throughput_latency.dat").find("10 9.1") != std::string::npos);
   // Coincident points of one series share one label listing their x values.
   fs::path c = testing::fresh_temp_dir("servesim_plots_test", "coincident");
@@ -347,4 +366,53 @@ TEST_CASE("a truncated image (gnuplot on a full disk exits 0) is an error naming
   CHECK(e.find("latency_cdf.pdf: gnuplot wrote an incomplete image") != std::string::npos);
   CHECK_FALSE(fs::exists(d / "plots" / "latency_cdf.pdf"));
   for (const auto& f : fs::directory_iterator(d / "plots")) CHECK(f.path().extension() != ".tmp");
+}
+
+TEST_CASE("sweep plots: --x, --y and --group choose axes and series, and points with warnings are ringed") {
+  fs::path d = testing::fresh_temp_dir("servesim_plots_test", "choose");
+  fs::create_directories(d);
+  CsvWriter w((d / "sweep.csv").string());
+  for (const char* h : {"point", "repetition", "seed", "run", "policy_local", "workload_rate_scale", "scenario",
+                        "throughput_rps", "e2e_p99_s", "warnings"})
+    w.field(std::string_view(h));
+  w.end_row();
+  int k = 0;
+  for (const char* pol : {"fcfs", "sjf"})
+    for (const char* rate : {"1", "2"})
+      for (int r = 0; r < 2; ++r, ++k) {
+        const std::string run = "p" + std::to_string(k / 2) + "-r00" + std::to_string(r);
+        const bool lost = std::string(rate) == "2" && std::string(pol) == "fcfs" && r == 1;
+        for (const std::string& c :
+             {"p" + std::to_string(k / 2), std::to_string(r), std::to_string(1 + r), run, std::string(pol),
+              std::string(rate), std::string("x"), std::to_string(10 + k), std::to_string(1.0 + 0.1 * k),
+              std::string(lost ? "12.0% of the requests in the measurement window did not finish (z)" : "")})
+          w.field(c);
+        w.end_row();
+        write_run(d / "points" / run, 1.0);
+      }
+  w.close();
+  // Default: x = the load, one line per policy, the warned point ringed.
+  make_plots(d.string());
+  const std::string vs = slurp(d / "plots" / "e2e_p99_s_vs_workload_rate_scale.gp");
+  CHECK(vs.find("title 'fcfs'") != std::string::npos);
+  CHECK(vs.find("title 'sjf'") != std::string::npos);
+  CHECK(vs.find("runs with warnings") != std::string::npos);
+  CHECK(vs.find("set xlabel 'load (x the base arrival rate)'") != std::string::npos);
+  // --x policy_local --group workload_rate_scale --y e2e_p99_s: bars per policy, one bar per load.
+  PlotOptions o;
+  o.x = "policy_local";
+  o.group = "workload_rate_scale";
+  o.y = {"e2e_p99_s"};
+  make_plots(d.string(), o);
+  const std::string bars = slurp(d / "plots" / "e2e_p99_s_bars.gp");
+  CHECK(bars.find("title 'rate_scale=1'") != std::string::npos);
+  CHECK(bars.find("title 'rate_scale=2'") != std::string::npos);
+  CHECK(bars.find("runs with warnings") != std::string::npos);
+  CHECK(is_png(d / "plots" / "e2e_p99_s_bars.png"));
+  const std::string data = slurp(d / "plots" / "e2e_p99_s_bars.dat");
+  CHECK(data.find("\"fcfs\"") != std::string::npos);
+  CHECK(data.find("\"sjf\"") != std::string::npos);
+  PlotOptions bad;
+  bad.x = "nope";
+  CHECK_THROWS_WITH_AS(make_plots(d.string(), bad), doctest::Contains("--x nope"), InputError);
 }

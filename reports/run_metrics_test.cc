@@ -293,7 +293,20 @@ TEST_CASE("an empty measurement window is a warning") {
   CHECK(r.summary.values.window_requests == 0);
   REQUIRE(r.summary.values.warnings.size() == 1);
   CHECK(r.summary.values.warnings[0].find("holds no request") != std::string::npos);
+  CHECK(r.summary.values.warnings[0].rfind("error: ", 0) == 0);  // error level: the result is undefined
+  CHECK(has_error_warning(r.summary.values.warnings[0]));
+  CHECK(warning_tags(r.summary.values.warnings[0]) == std::vector<std::string>{"empty_window"});
   CHECK(!r.summary.values.ttft.mean.has_value());
+  // No fairness value and no rate: empty cells, not a perfect Jain's index of 1 and 0 req/s.
+  for (const auto& field : r.summary.fields) {
+    const std::string& name = field.first;  // no structured binding: CAPTURE is a lambda (clang 14)
+    CAPTURE(name);
+    if (name == "jain_service_rate" || name == "jain_extend_service_rate" || name == "service_diff_max" ||
+        name == "extend_service_diff_mean" || name == "throughput_rps" || name == "output_tokens_per_s")
+      CHECK(field.second.empty());
+    else if (name == "run_jain_service_rate")
+      CHECK(!field.second.empty());  // the whole run still has its value
+  }
   opt.window.warmup_requests = 1;  // one request left: no warning
   opt.out_dir = temp_dir("one_left");
   CHECK(run(q, opt, clients, 0, s(3)).summary.values.warnings.empty());

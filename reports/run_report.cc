@@ -296,6 +296,9 @@ std::string num(double v) { return fmt::format("{:.6g}", v); }
 std::string sec(double v) { return fmt::format("{:.6f}", v); }
 std::string sec(const std::optional<double>& v) { return v ? sec(*v) : ""; }
 std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : ""; }
+// A rate or fairness value over the measurement window: empty when the window
+// holds no request (no data is not 0 req/s, and no service is not "perfectly fair").
+std::string in_window(const SummaryValues& v, double x) { return v.window_empty ? std::string() : num(x); }
 
 const std::vector<std::pair<std::string, std::function<std::string(const SummaryValues&)>>>& summary_columns() {
   using V = SummaryValues;
@@ -308,9 +311,9 @@ const std::vector<std::pair<std::string, std::function<std::string(const Summary
         {"unfinished", [](const V& v) { return std::to_string(v.unfinished); }},
         {"not_arrived", [](const V& v) { return std::to_string(v.not_arrived); }},
         {"duration_s", [](const V& v) { return sec(v.duration_s); }},
-        {"throughput_rps", [](const V& v) { return num(v.throughput_rps); }},
-        {"input_tokens_per_s", [](const V& v) { return num(v.input_tokens_per_s); }},
-        {"output_tokens_per_s", [](const V& v) { return num(v.output_tokens_per_s); }},
+        {"throughput_rps", [](const V& v) { return in_window(v, v.throughput_rps); }},
+        {"input_tokens_per_s", [](const V& v) { return in_window(v, v.input_tokens_per_s); }},
+        {"output_tokens_per_s", [](const V& v) { return in_window(v, v.output_tokens_per_s); }},
     };
     const std::pair<const char*, LatencySummary V::*> metrics[] = {
         {"ttft", &V::ttft}, {"tpot", &V::tpot}, {"e2e", &V::e2e}, {"queue", &V::queue}};
@@ -325,12 +328,12 @@ const std::vector<std::pair<std::string, std::function<std::string(const Summary
          [](const V& v) { return v.normalized_latency_s_per_token ? num(*v.normalized_latency_s_per_token) : ""; }},
         {"cache_hit_rate", [](const V& v) { return num(v.cache_hit_rate); }},
         {"preemptions", [](const V& v) { return std::to_string(v.preemptions); }},
-        {"service_diff_max", [](const V& v) { return num(v.fairness.diff_max); }},
-        {"service_diff_mean", [](const V& v) { return num(v.fairness.diff_mean); }},
-        {"extend_service_diff_max", [](const V& v) { return num(v.fairness.extend_diff_max); }},
-        {"extend_service_diff_mean", [](const V& v) { return num(v.fairness.extend_diff_mean); }},
-        {"jain_service_rate", [](const V& v) { return num(v.fairness.jain); }},
-        {"jain_extend_service_rate", [](const V& v) { return num(v.fairness.jain_extend); }},
+        {"service_diff_max", [](const V& v) { return in_window(v, v.fairness.diff_max); }},
+        {"service_diff_mean", [](const V& v) { return in_window(v, v.fairness.diff_mean); }},
+        {"extend_service_diff_max", [](const V& v) { return in_window(v, v.fairness.extend_diff_max); }},
+        {"extend_service_diff_mean", [](const V& v) { return in_window(v, v.fairness.extend_diff_mean); }},
+        {"jain_service_rate", [](const V& v) { return in_window(v, v.fairness.jain); }},
+        {"jain_extend_service_rate", [](const V& v) { return in_window(v, v.fairness.jain_extend); }},
         // The same over the whole run (the six above follow the measurement window).
         {"run_service_diff_max", [](const V& v) { return num(v.fairness_run.diff_max); }},
         {"run_service_diff_mean", [](const V& v) { return num(v.fairness_run.diff_mean); }},
@@ -344,8 +347,9 @@ const std::vector<std::pair<std::string, std::function<std::string(const Summary
         {"slo_ttft_attainment", [](const V& v) { return opt_num(v.slo_ttft_attainment); }},
         {"slo_tpot_attainment", [](const V& v) { return opt_num(v.slo_tpot_attainment); }},
         {"slo_e2e_attainment", [](const V& v) { return opt_num(v.slo_e2e_attainment); }},
-        {"goodput_rps", [](const V& v) { return opt_num(v.goodput_rps); }},
-        {"goodput_output_tokens_per_s", [](const V& v) { return opt_num(v.goodput_output_tokens_per_s); }},
+        {"goodput_rps", [](const V& v) { return v.window_empty ? std::string() : opt_num(v.goodput_rps); }},
+        {"goodput_output_tokens_per_s",
+         [](const V& v) { return v.window_empty ? std::string() : opt_num(v.goodput_output_tokens_per_s); }},
         {"window_start_s", [](const V& v) { return sec(v.window_start_s); }},
         {"window_end_s", [](const V& v) { return sec(v.window_end_s); }},
         {"window_requests", [](const V& v) { return std::to_string(v.window_requests); }},
@@ -570,6 +574,7 @@ RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals&
     if (std::find(clients.names().begin(), clients.names().end(), name) == clients.names().end())
       warn.unknown_slo_clients.push_back(name);
   v.warnings = run_warnings(warn, workers);
+  v.window_empty = opt_.window.set() && v.window_requests == 0;
   if (fair_win_missing)
     v.warnings.push_back(
         "the fairness columns and clients.csv's service columns cover the whole run, not the measurement window: "

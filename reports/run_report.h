@@ -80,6 +80,10 @@ struct SummaryValues {
   // The measurement window (the whole run when none is set).
   double window_start_s = 0, window_end_s = 0;
   std::uint64_t window_requests = 0, window_finished = 0;
+  // report.window is set and holds no arrival: throughput, token rates,
+  // goodput and the six windowed fairness columns are undefined (empty cells,
+  // not 0 or a perfect 1) and `warnings` carries an error-level entry.
+  bool window_empty = false;
   std::vector<std::string> warnings;  // reports/run_warnings.h
   // Tiered KV cache: shares of first-admission prompt tokens served from the
   // host / SSD tier and recomputed (cache_hit_rate is the HBM share).

@@ -18,8 +18,9 @@ std::vector<std::string> run_warnings(const WarningInputs& in, const std::vector
         100.0 * static_cast<double>(lost) / static_cast<double>(in.window_requests), in.window_unfinished,
         in.window_rejected, in.window_requests));
   if (in.window_set && in.window_requests == 0)
-    out.push_back(fmt::format("the measurement window [{:.6f}, {:.6f}] s holds no request: report.window excludes every "
-                              "arrival, so the per-request metrics are empty",
+    out.push_back(fmt::format("error: the measurement window [{:.6f}, {:.6f}] s holds no request: report.window "
+                              "excludes every arrival, so the per-request metrics, rates, goodput and the windowed "
+                              "fairness columns are empty (undefined, not 0 or perfectly fair)",
                               in.window_start_s, in.window_end_s));
   if (workers.size() >= 2) {
     Time total = 0;
@@ -43,6 +44,39 @@ std::vector<std::string> run_warnings(const WarningInputs& in, const std::vector
                               "not used",
                               c));
   return out;
+}
+
+const std::vector<WarningKind>& warning_kinds() {
+  static const std::vector<WarningKind> kinds = {
+      {"empty_window", "holds no request: report.window excludes every arrival", true},
+      {"unfinished>5%", "of the requests in the measurement window did not finish", false},
+      {"one_worker", "while the others idled", false},
+      {"slo_client", "which is not a client of this workload", false},
+      {"window_fallback", "cover the whole run, not the measurement window", false},
+      {"identical_repetitions", "repetitions are identical", false},
+  };
+  return kinds;
+}
+
+std::vector<std::string> warning_tags(const std::string& cell) {
+  std::vector<std::string> tags;
+  for (const WarningKind& k : warning_kinds())
+    if (cell.find(k.phrase) != std::string::npos) tags.emplace_back(k.tag);
+  if (tags.empty() && cell.find_first_not_of(" ") != std::string::npos) tags.emplace_back("other");
+  return tags;
+}
+
+bool has_error_warning(const std::string& cell) {
+  for (const WarningKind& k : warning_kinds())
+    if (k.error && cell.find(k.phrase) != std::string::npos) return true;
+  return false;
+}
+
+std::string identical_repetitions_warning(std::size_t runs) {
+  return fmt::format("the {} repetitions are identical in throughput and latency: the seed varied nothing they "
+                     "depend on (a trace replay fixes arrivals and lengths), so no interval is given; vary the input "
+                     "with `variance:` (docs/sweeps.md, \"Sources of variance\")",
+                     runs);
 }
 
 std::string join_warnings(const std::vector<std::string>& warnings) {

@@ -7,8 +7,16 @@
 //  - imbalance: with 2 or more workers, one did more than kMaxWorkerShare of
 //    the cluster's busy time while the others idled (e.g. cache_aware routing
 //    on a workload without prefix blocks sends every request to one worker);
-//  - empty window: report.window excludes every arrival;
+//  - empty window (error level: the text starts with "error: "):
+//    report.window excludes every arrival; the rates, goodput and the
+//    windowed fairness columns are then empty, not 0 or a perfect 1;
 //  - slo_clients: slo.clients names a client the workload never had.
+//
+// Warnings travel: summary.csv keeps them, sweep_summary.csv aggregates them
+// per point, `compare` and the HTML report show them, and plots mark the
+// points they concern. Readers classify a `warnings` cell with
+// warning_tags(), which matches the fixed phrases the writers use (one list,
+// kWarningKinds, for both), so a tag never depends on a number in the text.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -34,5 +42,26 @@ std::vector<std::string> run_warnings(const WarningInputs& in, const std::vector
 
 // Warnings joined with "; " (summary.csv's `warnings` cell; empty when none).
 std::string join_warnings(const std::vector<std::string>& warnings);
+
+// The kinds of warning, each with the short tag readers show (compare, plot
+// legends, the HTML report), the phrase every warning of that kind contains,
+// and whether it is error level (the result is undefined, not merely biased).
+struct WarningKind {
+  const char* tag;
+  const char* phrase;
+  bool error;
+};
+const std::vector<WarningKind>& warning_kinds();
+
+// Tags of the kinds present in a `warnings` cell (or any text), in
+// warning_kinds() order; "other" when the cell is not empty and matches none.
+std::vector<std::string> warning_tags(const std::string& cell);
+// True when the cell holds an error-level warning.
+bool has_error_warning(const std::string& cell);
+
+// The warning a set of repetitions gets when every number they report is the
+// same (the seed varied nothing): an interval over them would be 0 wide and
+// claim a precision that does not exist.
+std::string identical_repetitions_warning(std::size_t runs);
 
 }  // namespace servesim

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "reports/csv_writer.h"
+#include "reports/run_warnings.h"
 
 namespace servesim {
 
@@ -61,6 +62,43 @@ std::string summary_path_for(const std::string& sweep_csv) {
   return (p.parent_path() / (p.stem().string() + "_summary.csv")).string();
 }
 
+bool identical_runs(const CsvTable& t, const std::vector<std::size_t>& rows, const std::vector<int>& numeric) {
+  auto same = [&](int c) {
+    for (std::size_t i : rows)
+      if (t.rows[i][c] != t.rows[rows.front()][c]) return false;
+    return true;
+  };
+  bool any_headline = false;
+  for (const char* h : kHeadlineMetrics)
+    if (const int c = t.column(h); c >= 0) {
+      any_headline = true;
+      if (!same(c)) return false;
+    }
+  if (any_headline) return true;
+  for (int c : numeric)
+    if (t.header[c] != "seed" && t.header[c] != "repetition" && !same(c)) return false;
+  return true;
+}
+
+std::string point_warnings(const CsvTable& t, const std::vector<std::size_t>& rows, int warnings_column,
+                           bool identical) {
+  std::vector<std::pair<std::string, std::size_t>> distinct;  // first-seen order
+  if (warnings_column >= 0)
+    for (std::size_t i : rows) {
+      const std::string& cell = t.rows[i][warnings_column];
+      if (cell.empty()) continue;
+      auto it = std::find_if(distinct.begin(), distinct.end(), [&](const auto& d) { return d.first == cell; });
+      if (it == distinct.end()) distinct.emplace_back(cell, 1);
+      else ++it->second;
+    }
+  std::string out;
+  for (const auto& [cell, count] : distinct)
+    out += (out.empty() ? "" : "; ") +
+           (count == rows.size() ? cell : "[" + std::to_string(count) + " of " + std::to_string(rows.size()) + " runs] " + cell);
+  if (identical) out += (out.empty() ? "" : "; ") + identical_repetitions_warning(rows.size());
+  return out;
+}
+
 std::size_t write_sweep_summary(const std::string& sweep_csv, const std::string& out_csv) {
   const CsvTable t = read_csv(sweep_csv);
   const auto [first, end] = swept_columns(t);
@@ -84,10 +122,12 @@ std::size_t write_sweep_summary(const std::string& sweep_csv, const std::string&
       double x;
       if (!r[c].empty() && !parse_number(r[c], x)) all_numbers = false;
     }
-    (all_numbers ? numeric : text).push_back(c);
+    (all_numbers && h != "warnings" ? numeric : text).push_back(c);  // warnings: text even when every cell is empty
   }
+  const int warnings = t.column("warnings");
   CsvWriter w(out_csv);
   w.field(std::string_view("point")).field(std::string_view("runs"));
+  w.field(std::string_view("runs_with_warnings")).field(std::string_view("warning_tags"));
   for (int c = first; c < end; ++c) w.field(t.header[c]);
   for (int c : text) w.field(t.header[c]);
   for (int c : numeric)
@@ -98,9 +138,21 @@ std::size_t write_sweep_summary(const std::string& sweep_csv, const std::string&
   };
   for (const auto& p : order) {
     const auto& idx = rows.at(p);
+    const bool identical = idx.size() >= 2 && identical_runs(t, idx, numeric);
+    const std::string warning_cell = point_warnings(t, idx, warnings, identical);
+    std::size_t warned = 0;
+    if (warnings >= 0)
+      for (std::size_t i : idx) warned += !t.rows[i][warnings].empty();
+    std::string tags;
+    for (const std::string& tag : warning_tags(warning_cell)) tags += (tags.empty() ? "" : ",") + tag;
     w.field(p).field(static_cast<std::int64_t>(idx.size()));
+    w.field(static_cast<std::int64_t>(warned)).field(tags);
     for (int c = first; c < end; ++c) w.field(t.rows[idx.front()][c]);
     for (int c : text) {
+      if (c == warnings) {
+        w.field(warning_cell);
+        continue;
+      }
       const std::string& v = t.rows[idx.front()][c];
       bool same = std::all_of(idx.begin(), idx.end(), [&](std::size_t i) { return t.rows[i][c] == v; });
       if (same) w.field(v); else w.empty();
@@ -112,9 +164,11 @@ std::size_t write_sweep_summary(const std::string& sweep_csv, const std::string&
         if (parse_number(t.rows[i][c], x)) v.push_back(x);
       }
       const MeanCi m = mean_ci(v);
+      // Equal in every run: no spread to estimate (an empty interval, not a 0-wide one).
+      const bool constant = std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); });
       number(m.mean);
-      number(m.std);
-      number(m.ci95);
+      number(identical || constant ? std::nan("") : m.std);
+      number(identical || constant ? std::nan("") : m.ci95);
     }
     w.end_row();
   }

@@ -14,7 +14,17 @@
 // <column>_mean, <column>_std, <column>_ci95 (empty cells are not counted;
 // `n` below is the count of the rest); a text column (scenario, model,
 // policy_global, ...) is copied when all runs of the point agree, else empty.
-// `repetition`, `seed` and `run` are not summarized. Rows in the order of the
+// `repetition`, `seed` and `run` are not summarized.
+//
+// Warnings travel (reports/run_warnings.h): after `runs`, `runs_with_warnings`
+// (runs whose `warnings` cell is not empty) and `warning_tags` (the kinds, by
+// warning_tags(), comma-separated); the `warnings` column holds every distinct
+// warnings cell of the point's runs, each prefixed "[k of n runs] " when not
+// every run has it. A column equal in every run has empty std and ci95, not 0:
+// a zero-width interval would claim a precision the runs do not have.
+// Identical repetitions (n >= 2 and every headline metric, kHeadlineMetrics,
+// equal across runs): every std and ci95 of the point is empty and `warnings`
+// says so. Rows in the order of the
 // points' first runs in sweep.csv (so the file is deterministic).
 #pragma once
 #include <cstddef>
@@ -42,6 +52,20 @@ bool parse_number(const std::string& cell, double& out);
 // header: after `run` (or after `point` in files without it), up to
 // `scenario` (or the end).
 std::pair<int, int> swept_columns(const CsvTable& sweep);
+
+// The measures whose equality across repetitions makes them "identical": what a
+// reader takes an interval of. (The seed may still move other columns, e.g. the
+// fairness of a trace's random client split, while every latency stays the same.)
+inline constexpr const char* kHeadlineMetrics[] = {"throughput_rps", "ttft_mean_s", "tpot_mean_s", "e2e_mean_s",
+                                                   "e2e_p99_s"};
+
+// True when the rows agree on every headline metric present (else on every column in
+// `numeric`, seed and repetition aside).
+bool identical_runs(const CsvTable& t, const std::vector<std::size_t>& rows, const std::vector<int>& numeric);
+
+// The aggregated `warnings` cell of a point's rows (see above); `warnings_column` -1: none.
+std::string point_warnings(const CsvTable& t, const std::vector<std::size_t>& rows, int warnings_column,
+                           bool identical);
 
 // Reads `sweep_csv`, writes `out_csv` (CsvWriter: temp and rename); returns
 // the number of points.

@@ -7,12 +7,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <tuple>
 #include <utility>
+#include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -187,7 +190,15 @@ TEST_CASE("compare prints two runs side by side (exit 0) and plot --format with 
   std::ifstream in(d / "cmp.csv");
   std::string header;
   std::getline(in, header);
+  CHECK(header.rfind("config,runs,warnings,throughput_rps_mean,throughput_rps_ci95", 0) == 0);
+  CHECK(servesim("compare " + (d / "a").string() + " " + (d / "b").string() + " --runs --out " + (d / "runs.csv").string())
+            .code == 0);
+  std::ifstream runs(d / "runs.csv");
+  std::getline(runs, header);
   CHECK(header.rfind("run,finished,unfinished", 0) == 0);
+  Result base = servesim("compare " + (d / "a").string() + " " + (d / "b").string() + " --baseline nosuch");
+  CHECK(base.code == 2);
+  CHECK(base.err.find("--baseline nosuch: no such configuration") != std::string::npos);
   Result bad = servesim("compare " + d.string());
   CHECK(bad.code == 2);
   CHECK(bad.err.find(d.string()) != std::string::npos);
@@ -311,4 +322,102 @@ TEST_CASE("run --out into a sweep's point folder is refused, and a FIFO as scena
   r = servesim("trace stats " + fifo.string() + " --format native_csv");
   CHECK(r.code == 2);
   CHECK(r.err.find("is a FIFO") != std::string::npos);
+}
+
+namespace {
+// A 60-request native trace over 60 s and a one-worker scenario replaying it.
+fs::path trace_scenario(const fs::path& d) {
+  std::ofstream t(d / "trace.csv");
+  t << "id,client,arrival_ns,prompt_tokens,output_tokens\n";
+  for (int i = 0; i < 60; ++i)
+    t << i << "," << (i % 3 ? "a" : "b") << "," << static_cast<long long>(i) * 1000000000LL << "," << 200 + 37 * (i % 7)
+      << "," << 20 + 11 * (i % 5) << "\n";
+  t.close();
+  std::ofstream(d / "s.yaml") << "name: tiny_trace\nseed: 3\nmodel: llama-3-8b\nhardware: h100-sxm\n"
+                                 "cluster: {workers: 1}\nworkload: {type: trace, path: "
+                              << (d / "trace.csv").string() << "}\nreport: {timeline_interval_s: 0}\n";
+  return d / "s.yaml";
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST_CASE("run --repeat on a trace resamples it by default, and identical repetitions are a warning, not an interval") {
+  fs::path d = temp_dir("repeat");
+  const fs::path s = trace_scenario(d);
+  // Default (variance.resample auto): the repetitions are block bootstraps of the trace: they differ.
+  REQUIRE(servesim("run " + s.string() + " --repeat 3 --jobs 2 --set variance.block_s=5 --out " + (d / "boot").string())
+              .code == 0);
+  const std::string boot = read_text(d / "boot" / "sweep_summary.csv");
+  CHECK(boot.find("repetitions are identical") == std::string::npos);
+  CHECK(fs::exists(d / "boot" / "points" / "p0000-811c9dc5-r002" / "config.resolved.yaml"));
+  CHECK(read_text(d / "boot" / "points" / "p0000-811c9dc5-r000" / "config.resolved.yaml").find("block_bootstrap") !=
+        std::string::npos);
+  // Resampling off: the seed moves nothing in this replay, so the runs are identical.
+  const std::string out = (d / "same").string();
+  const std::string cmd = std::string(SERVESIM_BIN) + " run " + s.string() +
+                          " --repeat 3 --set variance.resample=none --out " + out + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string stdout_text;
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) stdout_text.append(buf, n);
+  CHECK(pclose(p) == 0);
+  CHECK(stdout_text.find("warning: the 3 repetitions are identical") != std::string::npos);
+  CHECK(stdout_text.find("identical_repetitions") != std::string::npos);
+  const std::string same = read_text(d / "same" / "sweep_summary.csv");
+  CHECK(same.find("repetitions are identical") != std::string::npos);
+}
+
+TEST_CASE("typos get the nearest command or option") {
+  Result r = servesim("rn " + kScenario);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("did you mean 'run'?") != std::string::npos);
+  r = servesim("run " + kScenario + " --repeats 3");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("unknown option '--repeats' for 'run'; did you mean '--repeat'?") != std::string::npos);
+  r = servesim("compare /tmp --basline x");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("did you mean '--baseline'?") != std::string::npos);
+}
+
+TEST_CASE("an empty measurement window is an error-level warning with empty rates and fairness") {
+  fs::path d = temp_dir("empty_window");
+  const std::string out = (d / "run").string();
+  Result r = servesim("run " + kScenario + " --quiet --set workload.requests=50 --set report.window.warmup_s=1e6 --out " +
+                      out);
+  CHECK(r.code == 0);
+  CHECK(r.err.find("error: the measurement window") != std::string::npos);
+  std::ifstream in(d / "run" / "summary.csv");
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  // The cells of jain_service_rate and throughput_rps are empty (",,"), not 1 and 0.
+  auto cell = [&](const std::string& name) {
+    std::vector<std::string> h, v;
+    std::stringstream hs(header);
+    for (std::string x; std::getline(hs, x, ',');) h.push_back(x);
+    // The row has quoted cells with commas; the cost model column is quoted: split respecting quotes.
+    std::string cur;
+    bool q = false;
+    for (char c : row) {
+      if (c == '"') q = !q;
+      else if (c == ',' && !q) v.push_back(cur), cur.clear();
+      else cur += c;
+    }
+    v.push_back(cur);
+    for (std::size_t i = 0; i < h.size() && i < v.size(); ++i)
+      if (h[i] == name) return v[i];
+    return std::string("<absent>");
+  };
+  CHECK(cell("jain_service_rate").empty());
+  CHECK(cell("service_diff_max").empty());
+  CHECK(cell("throughput_rps").empty());
+  CHECK(cell("run_jain_service_rate") != "");
+  CHECK(cell("warnings").rfind("error: ", 0) == 0);
 }

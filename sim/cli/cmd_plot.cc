@@ -1,4 +1,4 @@
-// `servesim plot RUN_OR_SWEEP_DIR [--format png,pdf,svg] [--metric M]...`:
+// `servesim plot RUN_OR_SWEEP_DIR [--format png,pdf,svg] [--metric M]... [--x COL] [--y COL,...] [--group COL]`:
 // plots under DIR/plots/ (gnuplot; reports/plots.h says which). Holds a
 // shared lock on DIR (it is not being written) and an exclusive one on
 // DIR/plots (one plotter at a time).
@@ -16,7 +16,8 @@ namespace servesim::cli {
 void add_plot_command(CLI::App& app) {
   struct Args {
     std::string dir, formats = "png";
-    std::vector<std::string> metrics;
+    std::vector<std::string> metrics, y;
+    std::string x, group;
   };
   auto a = std::make_shared<Args>();
   CLI::App* plot = app.add_subcommand("plot", "Plot a run folder or a sweep folder into DIR/plots/ (gnuplot)");
@@ -26,10 +27,23 @@ void add_plot_command(CLI::App& app) {
                    "Run folder: requests.csv columns for the latency CDF (default ttft_s, tpot_s, e2e_s). Sweep folder: "
                    "Y or X:Y columns of sweep.csv, one more plot each (X default: the numeric swept column)")
       ->take_all();
+  plot->add_option("--x", a->x,
+                   "Sweep: the column on the x axis (numeric: line plots against it; text, e.g. policy_local: grouped "
+                   "bar charts with its values as categories). Default: the last numeric swept column, else bars per "
+                   "configuration");
+  plot->add_option("--y", a->y,
+                   "Sweep: the measures drawn, comma-separated sweep.csv columns (default: e2e_p99_s, ttft_mean_s, "
+                   "throughput_rps, the fairness measures that move, cache_hit_rate, SLO columns when set)")
+      ->delimiter(',');
+  plot->add_option("--group", a->group,
+                   "Sweep: one series per value of this column (policies by name), e.g. --group policy_local");
   plot->callback([a] {
     PlotOptions o;
     o.formats = parse_plot_formats(a->formats);
     o.metrics = a->metrics;
+    o.x = a->x;
+    o.y = a->y;
+    o.group = a->group;
     OutputLock read_lock(a->dir, OutputLock::Mode::kShared);
     OutputLock write_lock((std::filesystem::path(a->dir) / "plots").string());
     PlotResult r = make_plots(a->dir, o);

@@ -1,10 +1,18 @@
-// `servesim run SCENARIO.yaml [--out DIR] [--set key.path=value ...]`:
+// `servesim run SCENARIO.yaml [--out DIR] [--set key.path=value ...] [--repeat N [--jobs J]]`:
 // runs one scenario, writes its run folder, prints a one-screen summary and
-// the run's warnings (reports/run_warnings.h; stderr under --quiet).
+// the run's warnings (reports/run_warnings.h; stderr under --quiet). With
+// --repeat N (N >= 2) it runs the scenario N times with repetition seeds, as
+// a sweep of one point (configs/sweep_spec.h repeat_sweep): a sweep folder
+// with sweep.csv and sweep_summary.csv, the mean ± 95% interval printed, and
+// a warning when the repetitions are identical (no interval then).
 #include <filesystem>
 #include <fmt/format.h>
 
 #include "configs/run_builder.h"
+#include "configs/sweep_runner.h"
+#include "reports/compare.h"
+#include "reports/csv_reader.h"
+#include "reports/sweep_summary.h"
 #include "sim/cli/commands.h"
 #include "sim/core/error.h"
 
@@ -19,7 +27,48 @@ struct RunArgs {
   bool explain = false;
   std::string record_batches;
   std::int64_t record_every = 1;
+  std::size_t repeat = 1;
+  int jobs = 1;
 };
+
+std::string describe_variance(const VarianceConfig& v) {
+  std::string s;
+  if (v.resample == VarianceConfig::Resample::kBlockBootstrap)
+    s = fmt::format("trace resampled (block bootstrap, {} s blocks)", v.block_s);
+  if (v.arrival_jitter > 0) s += fmt::format("{}arrival jitter {}", s.empty() ? "" : ", ", v.arrival_jitter);
+  if (v.output_noise > 0) s += fmt::format("{}output noise {}", s.empty() ? "" : ", ", v.output_noise);
+  return (s.empty() ? std::string("the seed only") : s) + " (variance:, docs/sweeps.md \"Sources of variance\")";
+}
+
+// --repeat N: the runs as a sweep of one point, then its aggregate and warnings.
+void run_repeated(const RunArgs& a) {
+  const ScenarioConfig c = load_scenario(a.scenario, a.sets);
+  const std::string out = a.out.empty() ? fmt::format("{}-x{}", c.out_dir, a.repeat) : a.out;
+  if (std::filesystem::exists(std::filesystem::path(out) / "summary.csv"))
+    throw InputError(fmt::format("{}: holds a single run (summary.csv); --repeat writes a folder of repetitions, "
+                                 "choose another --out",
+                                 out));
+  const SweepSpec spec = repeat_sweep(a.scenario, c.name, a.repeat);
+  const SweepOutcome r = run_sweep(spec, SweepOptions{out, a.jobs, "", a.sets, !a.quiet});
+  if (!r.failures.empty()) {
+    for (const auto& f : r.failures) fmt::print(stderr, "  failed: {}\n", f);
+    throw InputError(fmt::format("{} of {} repetitions failed", r.failures.size(), r.selected));
+  }
+  std::FILE* to = a.quiet ? stderr : stdout;
+  if (!a.quiet) {
+    fmt::print("servesim run: {} x{} (seeds from {}; {} ran, {} already done)\n", c.name, a.repeat, c.seed, r.ran,
+               r.skipped);
+    std::vector<std::string> sets = a.sets;
+    sets.insert(sets.begin(), "variance.repetitions=true");
+    fmt::print("  variance   {}\n", describe_variance(load_scenario(a.scenario, sets).variance));
+    print_sweep_comparison(out);
+    fmt::print("  output     {}/sweep.csv (one row per run), sweep_summary.csv (mean, std, 95% CI)\n", out);
+  }
+  const CsvTable sum = read_csv(out + "/sweep_summary.csv");
+  if (const int w = sum.column("warnings"); w >= 0)
+    for (const auto& row : sum.rows)
+      if (!row[w].empty()) fmt::print(to, "warning: {}\n", row[w]);
+}
 
 void print_summary(const ScenarioConfig& c, const RunOutput& r) {
   const SummaryValues& v = r.values;
@@ -89,7 +138,21 @@ void add_run_command(CLI::App& app) {
                                         "(docs/reports.md, \"Batch record\")");
   run->add_option("--record-every", args->record_every, "With --record-batches: record every K-th iteration only")
       ->needs(record);
+  CLI::Option* repeat =
+      run->add_option("-r,--repeat", args->repeat,
+                      "Run N repetitions with their own seeds (and, for a trace, resampled: variance.resample auto); "
+                      "writes a sweep folder, default <out>-x<N>, and prints mean ± 95% CI")
+          ->check(CLI::Range(static_cast<std::size_t>(1), kMaxRepeat));
+  run->add_option("-j,--jobs", args->jobs, "With --repeat: repetitions run in parallel (results do not depend on it)")
+      ->check(CLI::Range(1, 1024))
+      ->needs(repeat);
   run->callback([args] {
+    if (args->repeat > 1) {
+      if (!args->record_batches.empty() || args->explain)
+        throw InputError("--repeat runs several runs: --record-batches and --explain take one run");
+      run_repeated(*args);
+      return;
+    }
     ScenarioConfig c = load_scenario(args->scenario, args->sets);
     // A sweep's point folder belongs to its sweep: a foreign run there would be trusted
     // by the sweep's next resume (point.yaml's key, the run's files).
@@ -102,8 +165,9 @@ void add_run_command(CLI::App& app) {
     if (!args->quiet) print_summary(c, r);
     // Warnings go to stdout with the summary (stdout carries no data), to
     // stderr under --quiet: never lost.
+    // An error-level warning (its text starts "error: ") is printed as such.
     for (const std::string& w : r.values.warnings)
-      fmt::print(args->quiet ? stderr : stdout, "warning: {}\n", w);
+      fmt::print(args->quiet ? stderr : stdout, "{}{}\n", w.starts_with("error: ") ? "" : "warning: ", w);
   });
 }
 

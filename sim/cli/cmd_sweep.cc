@@ -7,6 +7,7 @@
 #include <exception>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <string>
 
 #include <fmt/format.h>
@@ -15,12 +16,42 @@
 #include "configs/sweep_runner.h"
 #include "reports/output_dir.h"
 #include "reports/compare.h"
+#include "reports/csv_reader.h"
 #include "reports/sweep_merge.h"
 #include "reports/sweep_summary.h"
 #include "sim/cli/commands.h"
 #include "sim/core/error.h"
 
 namespace servesim::cli {
+namespace {
+
+// Warnings travel: how many points have which kind, from sweep_summary.csv.
+void print_sweep_warnings(const std::string& dir) {
+  const std::string path = dir + "/sweep_summary.csv";
+  if (!std::filesystem::exists(path)) return;
+  const CsvTable t = read_csv(path);
+  const int tags = t.column("warning_tags");
+  if (tags < 0) return;
+  std::map<std::string, std::size_t> count;
+  std::size_t points = 0;
+  for (const auto& row : t.rows) {
+    if (row[tags].empty()) continue;
+    ++points;
+    std::size_t from = 0;
+    while (from <= row[tags].size()) {
+      const std::size_t comma = std::min(row[tags].find(',', from), row[tags].size());
+      ++count[row[tags].substr(from, comma - from)];
+      from = comma + 1;
+    }
+  }
+  if (points == 0) return;
+  std::string kinds;
+  for (const auto& [k, n] : count) kinds += fmt::format("{}{}: {}", kinds.empty() ? "" : ", ", k, n);
+  fmt::print("warning: {} of {} points have warnings ({}); the warnings column of {} says which and why\n", points,
+             t.rows.size(), kinds, path);
+}
+
+}  // namespace
 
 void add_sweep_commands(CLI::App& app) {
   struct Args {
@@ -80,6 +111,7 @@ void add_sweep_commands(CLI::App& app) {
                a->shard.empty() ? "" : " (shard " + a->shard + ")", r.ran, r.skipped, r.failures.size());
     fmt::print("  {}/sweep.csv: {} {}; sweep_summary.csv: mean, std, 95% CI per point\n", r.out_dir, r.merged, unit);
     print_sweep_comparison(r.out_dir);
+    print_sweep_warnings(r.out_dir);
     if (!r.failures.empty()) {
       for (const auto& f : r.failures) fmt::print(stderr, "  failed: {}\n", f);
       throw InputError(fmt::format("{} of {} points failed; sweep.csv holds only the {} completed points",

@@ -63,6 +63,44 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
   return message + " (servesim --help lists the commands)";
 }
 
+// "servesim run x.yaml --repeats 3": CLI11 would say "The following arguments were not
+// expected". Names the first unknown --option of the command and the nearest known one.
+// Empty when every --option is known (the parse failed for another reason).
+std::string unknown_option(CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return {};
+  CLI::App* cmd = nullptr;
+  int i = 1;
+  for (CLI::App* at = &app; i < argc && argv[i][0] != '-'; ++i) {
+    CLI::App* sub = nullptr;
+    for (CLI::App* s : at->get_subcommands([](const CLI::App*) { return true; }))
+      if (s->check_name(argv[i])) sub = s;
+    if (!sub) break;
+    cmd = at = sub;
+  }
+  if (!cmd) return {};
+  std::vector<std::string> names;
+  for (const CLI::Option* o : cmd->get_options([](const CLI::Option*) { return true; }))
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  names.push_back("--help");
+  for (int k = i; k < argc; ++k) {
+    std::string word = argv[k];
+    if (word == "--") break;
+    if (word.rfind("--", 0) != 0) continue;
+    word = word.substr(0, word.find('='));
+    if (std::find(names.begin(), names.end(), word) != names.end()) continue;
+    std::string best;
+    size_t best_distance = 0;
+    for (const auto& n : names) {
+      const size_t d = edit_distance(word, n);
+      if (best.empty() || d < best_distance) best = n, best_distance = d;
+    }
+    std::string message = fmt::format("unknown option '{}' for '{}'", word, cmd->get_name());
+    if (!best.empty() && best_distance <= std::max<size_t>(2, best.size() / 3)) message += "; did you mean '" + best + "'?";
+    return message + fmt::format(" (servesim {} --help lists its options)", cmd->get_name());
+  }
+  return {};
+}
+
 // Everything written to stdout must have reached it: a full disk turns exit 0 into 2.
 int checked_exit(int code) noexcept {
   errno = 0;
@@ -90,6 +128,7 @@ int main(int argc, char** argv) {
   servesim::cli::add_sweep_commands(app);
   servesim::cli::add_plot_command(app);
   servesim::cli::add_compare_command(app);
+  servesim::cli::add_report_command(app);
   servesim::cli::add_calibrate_commands(app);
   servesim::cli::add_ltr_commands(app);
   try {
@@ -99,6 +138,11 @@ int main(int argc, char** argv) {
     }
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0)
+      if (const std::string unknown = unknown_option(app, argc, argv); !unknown.empty()) {
+        print_error("error: ", unknown.c_str());
+        return 2;
+      }
     const int code = app.exit(e);  // prints help, the version or the usage error
     return checked_exit(code == 0 ? 0 : 2);
   } catch (const servesim::InputError& e) {

@@ -1,0 +1,76 @@
+// Sources of variance for repetitions (a scenario's `variance:` section).
+//
+// Repetitions of a run differ only by their seed. For a synthetic workload
+// the seed draws new arrivals and lengths, so repetitions vary; a trace
+// replay's arrivals and lengths are fixed by the file, and its seed moves
+// little or nothing (the client split, sampling): five repetitions of an
+// Azure replay are the same run five times, and an interval over them is
+// 0 wide. The sources below make a repetition vary what a researcher can
+// defend, each drawn from its own seeded stream of the run's seed:
+//
+//  - resample: block_bootstrap — the moving-block bootstrap over time (Künsch,
+//    1989): the stream is cut into blocks of `block_s` seconds of arrivals,
+//    and as many blocks are drawn uniformly with replacement and laid end to
+//    end (each shifted to its new place), so burstiness and load within a
+//    block are kept while which stretches of the trace appear varies. A
+//    request with parents (sessions, agent DAGs) stays in its first
+//    ancestor's block, so sessions and workflows are whole; a block drawn
+//    twice gets fresh request and session ids (its prefix blocks are the same
+//    content, as a repeated stretch of traffic would be). `auto` (default):
+//    block_bootstrap for a trace workload run as one of several repetitions
+//    (`servesim run --repeat N`, a sweep's `repeat:`), none otherwise.
+//    Buffers the (windowed, sampled) stream in memory.
+//  - arrival_jitter: σ of a mean-one log-normal factor on every gap between
+//    consecutive independent arrivals (order kept; 0.1 = gaps vary ~10%).
+//  - output_noise: σ of a mean-one log-normal factor on every output length
+//    (rounded, at least 1 token): the spread of answer lengths a replay of
+//    other users' prompts would see.
+//
+// Cost-model noise from a profile's measured spread is the cost model's
+// (cost_model: section), not here.
+//
+// Everything is off unless set (or `auto` resolves to a bootstrap), so a
+// single run replays its trace exactly; resolved() states what ran.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/core/request_source.h"
+#include "sim/core/time.h"
+#include "sim/core/yaml_map.h"
+
+namespace servesim {
+
+struct VarianceConfig {
+  enum class Resample { kAuto, kNone, kBlockBootstrap };
+  Resample resample = Resample::kAuto;  // after resolve(): never kAuto
+  double block_s = 60;                  // bootstrap block length, seconds of arrivals
+  double arrival_jitter = 0;            // σ of the log-normal factor on inter-arrival gaps
+  double output_noise = 0;              // σ of the log-normal factor on output lengths
+  bool repetitions = false;             // set by --repeat / repeat: (not written back)
+
+  // auto -> block_bootstrap for a trace workload among repetitions, else none.
+  void resolve(bool trace_workload);
+  bool active() const {
+    return resample == Resample::kBlockBootstrap || arrival_jitter > 0 || output_noise > 0;
+  }
+  bool operator==(const VarianceConfig& o) const {
+    return resample == o.resample && block_s == o.block_s && arrival_jitter == o.arrival_jitter &&
+           output_noise == o.output_noise;
+  }
+};
+
+// Reads the keys of a `variance:` map and calls m.finish() (InputError naming the key).
+VarianceConfig parse_variance(YamlMap& m);
+// The resolved settings (resolve() first), in the layout parse_variance accepts.
+YAML::Node variance_yaml(const VarianceConfig& v);
+
+// Wraps `inner` with the configured sources, seeded from `seed`; returns
+// `inner` unchanged when none is active.
+std::unique_ptr<RequestSource> with_variance(std::unique_ptr<RequestSource> inner, const VarianceConfig& v,
+                                             std::uint64_t seed);
+
+}  // namespace servesim
