@@ -128,22 +128,20 @@ GemmGuideSelection select_gemm_guide(const GemmPoints& points, int sms) {
     std::vector<double> predicted, measured;
     for (const auto& [key, by_m] : points) {
       if (by_m.size() < 3) continue;
-      std::vector<double> xs, ys;
+      std::vector<double> xs, ys, gx;
       for (const auto& [m, t] : by_m) xs.push_back(static_cast<double>(m)), ys.push_back(t);
-      MonotoneCurve::Guide guide;
-      if (!c.linear) guide = guides.at(key);
+      if (!c.linear) {
+        const GemmGuide& g = guides.at(key);
+        for (double x : xs) gx.push_back(g(x));
+      }
       // At most kMaxHeldOut interior points per shape, evenly spaced: every LOO refit is
       // O(points), so a densely measured shape (imported tables: ~130 M values) costs
       // O(points) refits instead of O(points²) work; sparser shapes hold out every point.
       constexpr std::size_t kMaxHeldOut = 64;
       const std::size_t step = (xs.size() - 2 + kMaxHeldOut - 1) / kMaxHeldOut;
-      for (std::size_t i = 1; i + 1 < xs.size(); i += step) {
-        std::vector<double> lx = xs, ly = ys;
-        lx.erase(lx.begin() + static_cast<std::ptrdiff_t>(i));
-        ly.erase(ly.begin() + static_cast<std::ptrdiff_t>(i));
-        predicted.push_back(MonotoneCurve(lx, ly, guide)(xs[i]));
-        measured.push_back(ys[i]);
-      }
+      const std::vector<double> loo = monotone_loo_predictions(xs, ys, gx, step);
+      predicted.insert(predicted.end(), loo.begin(), loo.end());
+      for (std::size_t i = 1; i + 1 < xs.size(); i += step) measured.push_back(ys[i]);
     }
     c.loo = relative_error(predicted, measured);
   }

@@ -31,6 +31,56 @@ std::vector<double> isotonic_non_decreasing(const std::vector<double>& ys) {
   return out;
 }
 
+std::vector<double> monotone_loo_predictions(const std::vector<double>& xs, const std::vector<double>& ys,
+                                             const std::vector<double>& gx, std::size_t step) {
+  const std::size_t n = xs.size();
+  SIM_CHECK(n >= 3 && ys.size() == n && step >= 1 && (gx.empty() || gx.size() == n),
+            "monotone_loo_predictions: {} xs, {} ys, {} guide values, step {}", n, ys.size(), gx.size(), step);
+  for (std::size_t i = 1; i < n; ++i) SIM_CHECK(xs[i] > xs[i - 1], "curve xs not increasing at {}", i);
+  for (std::size_t i = 0; i < gx.size(); ++i)
+    SIM_CHECK(gx[i] > 0 && (i == 0 || gx[i] >= gx[i - 1]), "curve guide not positive and non-decreasing at x={}", xs[i]);
+  std::vector<double> out, mean;
+  std::vector<std::size_t> count;
+  mean.reserve(n);
+  count.reserve(n);
+  for (std::size_t i = 1; i + 1 < n; i += step) {
+    // Pool adjacent violators over ys without point i: the same merges, in the
+    // same order, as isotonic_non_decreasing on the reduced vector.
+    mean.clear();
+    count.clear();
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j == i) continue;
+      mean.push_back(ys[j]);
+      count.push_back(1);
+      while (mean.size() > 1 && mean[mean.size() - 2] > mean.back()) {
+        const std::size_t c = count[count.size() - 2] + count.back();
+        const double m = (mean[mean.size() - 2] * static_cast<double>(count[count.size() - 2]) +
+                          mean.back() * static_cast<double>(count.back())) /
+                         static_cast<double>(c);
+        mean.pop_back();
+        count.pop_back();
+        mean.back() = m;
+        count.back() = c;
+      }
+    }
+    // The fitted values at reduced positions i - 1 and i (the held-out point's neighbours).
+    double y_lo = 0, y_hi = 0;
+    for (std::size_t b = 0, start = 0; b < mean.size(); start += count[b], ++b) {
+      if (start <= i - 1 && i - 1 < start + count[b]) y_lo = mean[b];
+      if (start <= i && i < start + count[b]) {
+        y_hi = mean[b];
+        break;
+      }
+    }
+    // MonotoneCurve::operator() at xs[i], strictly between its neighbours.
+    const double x = xs[i];
+    double f = (x - xs[i - 1]) / (xs[i + 1] - xs[i - 1]);
+    if (!gx.empty() && gx[i + 1] > gx[i - 1]) f = std::clamp((gx[i] - gx[i - 1]) / (gx[i + 1] - gx[i - 1]), 0.0, 1.0);
+    out.push_back(y_lo + f * (y_hi - y_lo));
+  }
+  return out;
+}
+
 MonotoneCurve::MonotoneCurve(std::vector<double> xs, std::vector<double> ys, Guide guide)
     : xs_(std::move(xs)), guide_(std::move(guide)) {
   SIM_CHECK(!xs_.empty() && xs_.size() == ys.size(), "curve needs matching non-empty xs/ys ({} vs {})", xs_.size(),

@@ -45,4 +45,13 @@ class MonotoneCurve {
 // Isotonic (non-decreasing) least-squares fit of ys with equal weights.
 std::vector<double> isotonic_non_decreasing(const std::vector<double>& ys);
 
+// Leave-one-out predictions of a curve's interior points: for i = 1, 1 + step,
+// ... < xs.size() - 1, MonotoneCurve(xs and ys without point i, guide)(xs[i]),
+// bit for bit, in O(points) time and no allocation per held-out point (the
+// guide is evaluated once per point: gx = guide(xs), empty without a guide).
+// REQUIRES: as MonotoneCurve's constructor; xs.size() >= 3; step >= 1;
+// gx empty or gx.size() == xs.size().
+std::vector<double> monotone_loo_predictions(const std::vector<double>& xs, const std::vector<double>& ys,
+                                             const std::vector<double>& gx, std::size_t step);
+
 }  // namespace servesim

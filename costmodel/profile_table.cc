@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -20,7 +21,7 @@ namespace {
 constexpr int kSchemaVersion = 1;
 
 
-bool parse_double(const std::string& s, double& out) {
+bool parse_double(std::string_view s, double& out) {
   if (s.empty()) return false;
   const char* end = s.data() + s.size();
   auto [p, ec] = std::from_chars(s.data(), end, out);
@@ -38,16 +39,35 @@ const std::array<const char*, kColumns> kColumnNames = {
     "budget", "m",       "n",      "k",      "params", "median_us", "p10_us", "p90_us",   "bytes",    "flops", "source"};
 constexpr std::size_t kRequired = kSource;  // every column before `source` is required
 
+// `s` without leading and trailing blanks (trim_blanks, without a copy).
+std::string_view trimmed(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+// The fields of `line` between commas into `cells` (split_fields, without copies).
+void split_cells(std::string_view line, std::vector<std::string_view>& cells) {
+  cells.clear();
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = line.find(',', start);
+    cells.push_back(line.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return;
+    start = end + 1;
+  }
+}
+
 // Reads the cells of one data row into a point; `index` maps a Col to the cell's position.
 class RowReader {
  public:
-  RowReader(const std::string& file, long line, const std::vector<std::string>& cells,
+  RowReader(const std::string& file, long line, const std::vector<std::string_view>& cells,
             const std::array<std::size_t, kColumns>& index)
       : file_(file), line_(line), cells_(cells), index_(index) {}
 
-  std::string text(Col c) const { return trim_blanks(cells_[index_[c]]); }
+  std::string_view text(Col c) const { return trimmed(cells_[index_[c]]); }
   std::int64_t integer(Col col) const {
-    const std::string c = text(col);
+    const std::string_view c = text(col);
     if (c.empty()) return -1;
     std::int64_t v = 0;
     auto [p, ec] = std::from_chars(c.data(), c.data() + c.size(), v);
@@ -55,7 +75,7 @@ class RowReader {
     return v;
   }
   double number(Col col, bool positive, bool empty_is_zero = false) const {
-    const std::string c = text(col);
+    const std::string_view c = text(col);
     if (empty_is_zero && c.empty()) return 0;
     double v = 0;
     if (!parse_double(c, v) || v < 0 || (positive && v <= 0))
@@ -64,13 +84,13 @@ class RowReader {
   }
 
  private:
-  [[noreturn]] void fail(Col col, const char* what, const std::string& got) const {
+  [[noreturn]] void fail(Col col, const char* what, std::string_view got) const {
     throw InputError(
         located(file_, line_, fmt::format("column '{}': expected {}, got '{}'", kColumnNames[col], what, got)));
   }
   const std::string& file_;
   long line_;
-  const std::vector<std::string>& cells_;
+  const std::vector<std::string_view>& cells_;
   const std::array<std::size_t, kColumns>& index_;
 };
 
@@ -109,23 +129,26 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
   std::size_t n_columns = 0;
   bool has_source = false;  // imported profiles name each row's source (measured_import.h)
   std::array<std::size_t, kColumns> index{};
-  std::set<std::string> sources;  // N of every `# source.N=` line
-  std::istringstream in(text);
-  std::string line;
+  std::set<std::int64_t> sources;  // N of every `# source.N=` line
+  std::vector<std::string_view> cells;
   long line_no = 0;
-  while (std::getline(in, line)) {
+  for (std::size_t pos = 0; pos < text.size();) {
+    // One line (as std::getline: the last may lack its newline).
+    const std::size_t nl = text.find('\n', pos);
+    std::string_view line(text.data() + pos, (nl == std::string::npos ? text.size() : nl) - pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
     ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (trim_blanks(line).empty()) continue;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (trimmed(line).empty()) continue;
     if (line[0] == '#') {
       if (n_columns > 0) throw InputError(located(name, line_no, "provenance line after the header row"));
-      const std::string body = trim_blanks(line.substr(1));
+      const std::string body = trim_blanks(std::string(line.substr(1)));
       const auto eq = body.find('=');
       if (eq == std::string::npos) throw InputError(located(name, line_no, "provenance line without key=value"));
       t.provenance_.emplace_back(trim_blanks(body.substr(0, eq)), trim_blanks(body.substr(eq + 1)));
       continue;
     }
-    std::vector<std::string> cells = split_fields(line, ',');
+    split_cells(line, cells);
     if (n_columns == 0) {  // header row: check provenance first, then the columns
       if (t.provenance_value("format") != "servesim-kernel-profile")
         throw InputError(located(name, line_no,
@@ -135,7 +158,7 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
       if (sv != std::to_string(kSchemaVersion))
         throw InputError(located(name, line_no, fmt::format("schema_version '{}' is not supported (this servesim reads "
                                                             "schema_version {})", sv, kSchemaVersion)));
-      for (std::size_t i = 0; i < cells.size(); ++i) col[trim_blanks(cells[i])] = i;
+      for (std::size_t i = 0; i < cells.size(); ++i) col[std::string(trimmed(cells[i]))] = i;
       for (std::size_t c = 0; c < kColumns; ++c) {
         auto it = col.find(kColumnNames[c]);
         if (it == col.end() && c < kRequired)
@@ -145,7 +168,12 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
       n_columns = cells.size();
       has_source = col.count("source") > 0;
       for (const auto& [k, v] : t.provenance_)
-        if (k.starts_with("source.")) sources.insert(k.substr(7));
+        if (k.starts_with("source.")) {
+          std::int64_t n = -1;
+          const std::string_view digits = std::string_view(k).substr(7);
+          auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+          if (ec == std::errc() && p == digits.data() + digits.size() && n >= 0) sources.insert(n);
+        }
       continue;
     }
     if (cells.size() != n_columns)
@@ -176,7 +204,7 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
     p.flops = r.number(kFlops, false);
     if (has_source) {
       const std::int64_t src = r.integer(kSource);
-      if (src >= 0 && !sources.count(std::to_string(src)))
+      if (src >= 0 && !sources.count(src))
         throw InputError(located(name, line_no, fmt::format("column 'source': {} has no '# source.{}=' line", src, src)));
       p.source = static_cast<int>(src);
     }
