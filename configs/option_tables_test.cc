@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "configs/kv_store_config.h"
 #include "configs/option_tables.h"
 #include "costmodel/attention_registry.h"
 #include "policies/policy_registry.h"
@@ -308,6 +309,7 @@ TEST_CASE("docs/configuration.md lists every table key with the table's default"
   check_documented(memory_options(), "batching");
   check_documented(batching_mode_options(), "batching");
   check_key_table(pd_options(), "`cluster.pd`");
+  check_key_table(kv_store_options(), "`cluster.kv_store`");
   int attention_maps = 0;
   for (const AttentionMethodType& t : attention_method_types()) {
     if (t.params_key.empty()) continue;

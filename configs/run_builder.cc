@@ -183,6 +183,55 @@ PdSetup make_pd_setup(const ScenarioConfig& c, const PolicyContext& decode_ctx) 
   return pd;
 }
 
+// cluster.kv_store (sim/kv_store.h): capacity in pages of the cluster's page
+// size at the model's KV bytes per token; each worker's link from the store
+// (link_gbps, else tp x its hardware's RDMA NIC bandwidth).
+KvStoreSetup make_kv_store_setup(const ScenarioConfig& c) {
+  KvStoreSetup s;
+  const KvStoreConfig& k = c.kv_store;
+  s.kv_bytes_per_token = static_cast<double>(c.model.kv_bytes_per_token());
+  s.page_size = c.page_size;
+  s.capacity_pages =
+      static_cast<std::int64_t>(std::floor(k.capacity_gb * 1e9 / (s.kv_bytes_per_token * static_cast<double>(c.page_size))));
+  s.bandwidth_gbps = k.bandwidth_gbps;
+  s.latency = seconds_to_time(k.latency_us * 1e-6);
+  s.placement = k.placement;
+  for (const WorkerConfig& w : c.workers) s.link_gbps.push_back(k.link_gbps > 0 ? k.link_gbps : w.hardware.rdma_nic_gbps * w.tp);
+  return s;
+}
+
+// summary.csv fields of a run with a cluster KV store (none without one, so
+// other runs' outputs stay as they were): prompt tokens served per tier at
+// first admissions over all workers, as shares of the prompt tokens, and the
+// store's own counters.
+void add_kv_store_metrics(const Simulation& sim, const std::vector<WorkerStats>& ws, SummaryFields& out) {
+  const KvStore* store = sim.kv_store();
+  if (!store) return;
+  std::int64_t prompt = 0, hbm = 0, host = 0, ssd = 0, st = 0, loaded = 0;
+  Time load_ns = 0;
+  for (const WorkerStats& s : ws) {
+    prompt += s.prompt_tokens;
+    hbm += s.cached_tokens;
+    host += s.host.hit_tokens;
+    ssd += s.ssd.hit_tokens;
+    st += s.store.hit_tokens;
+    loaded += s.store.loaded_tokens;
+    load_ns += s.store_load_ns;
+  }
+  auto share = [&](std::int64_t x) {
+    return prompt > 0 ? fmt::format("{:.6g}", static_cast<double>(x) / static_cast<double>(prompt)) : std::string();
+  };
+  const KvTierStats& k = store->tier().stats();
+  out.emplace_back("store_hit_rate", share(st));
+  out.emplace_back("total_hit_rate", share(hbm + host + ssd + st));
+  out.emplace_back("store_loaded_tokens", std::to_string(loaded));
+  out.emplace_back("store_load_s", fmt::format("{:.6g}", time_to_seconds(load_ns)));
+  out.emplace_back("store_stored_blocks", std::to_string(k.stored_blocks));
+  out.emplace_back("store_dropped_blocks", std::to_string(k.dropped_blocks));
+  out.emplace_back("store_peak_pages", std::to_string(k.peak_pages));
+  out.emplace_back("store_capacity_pages", std::to_string(k.capacity_pages));
+}
+
 }  // namespace
 
 RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
@@ -211,6 +260,7 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
     setup.pd = make_pd_setup(c, PolicyContext{decode, c.seed});
   }
   setup.global = c.global_policy.make(pctx);
+  if (c.kv_store.enabled()) setup.store = make_kv_store_setup(c);
   // One cost model instance per distinct worker (equal by value: hardware,
   // attention, KV capacity, profile); workers equal to an earlier one share it.
   const std::vector<std::size_t> first = first_equal_worker(c.workers);
@@ -307,6 +357,7 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
       {"calibrated", out.calibrated ? "true" : "false"},
   };
   add_policy_metrics(sim, identity);
+  add_kv_store_metrics(sim, out.workers, identity);
   RunSummary summary = report.finish(clients, out.totals, out.workers, identity);
   out.summary = std::move(summary.fields);
   out.values = summary.values;

@@ -12,6 +12,7 @@
 
 #include <fmt/ranges.h>
 
+#include "configs/kv_store_config.h"
 #include "configs/kv_tiers_config.h"
 #include "configs/option_tables.h"
 #include "costmodel/roofline_knobs.h"
@@ -578,6 +579,7 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
     for (WorkerConfig& w : c.workers) w.tp = c.tp;
   }
   parse_pd(cl, c);
+  c.kv_store = parse_kv_store(cl);
   cl.finish();
 
   YamlMap pm = m.map("policy");
@@ -645,6 +647,7 @@ bool ScenarioConfig::operator==(const ScenarioConfig& o) const {
          same_yaml(workload->resolved(), o.workload->resolved()) && out_dir == o.out_dir && w_in == o.w_in &&
          w_out == o.w_out && write_requests == o.write_requests && timeline_interval == o.timeline_interval &&
          window == o.window && slo == o.slo && variance == o.variance && kv_tiers == o.kv_tiers && pools == o.pools && pd == o.pd &&
+         kv_store == o.kv_store &&
          same_yaml(decode_global_policy.resolved, o.decode_global_policy.resolved);
 }
 
@@ -745,6 +748,7 @@ YAML::Node ScenarioConfig::resolved() const {
     n["cluster"]["pd"] = pdn;
   }
   if (kv_tiers != KvTiersConfig{}) n["kv_cache"] = kv_tiers_node(kv_tiers);  // only when set: resolves as before
+  if (kv_store.enabled()) n["cluster"]["kv_store"] = kv_store_node(kv_store);  // only when set: resolves as before
   n["policy"]["local"] = local_policy.resolved;
   n["policy"]["global"] = global_policy.resolved;
   if (disaggregated()) n["policy"]["decode_global"] = decode_global_policy.resolved;

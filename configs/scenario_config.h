@@ -26,6 +26,7 @@
 #include "sim/core/service_weights.h"
 #include "sim/batching_options.h"
 #include "sim/pd_modes.h"
+#include "sim/kv_store.h"
 #include "sim/kv_tier.h"
 #include "traces/variance_source.h"
 #include "traces/workload.h"
@@ -134,6 +135,7 @@ struct ScenarioConfig {
   // cluster.pools; empty: cluster.workers/tp/overrides, one mixed pool (and no PD).
   std::vector<PoolConfig> pools;
   PdConfig pd;
+  KvStoreConfig kv_store;           // cluster.kv_store: the cluster-wide KV store (configs/kv_store_config.h)
   ParsedPolicy<LocalPolicy> local_policy;
   ParsedPolicy<GlobalPolicy> global_policy;
   ParsedPolicy<GlobalPolicy> decode_global_policy;  // PD: picks the decode worker

@@ -15,6 +15,11 @@
 // Defaults are the router's: cache_threshold 0.5, balance_abs 32,
 // balance_rel 1.0001. It knows nothing about clients: a client flooding one
 // long prefix gets that worker's whole attention (the fairness D²LPM adds).
+// view: cluster (issue 30; docs/kv.md) replaces the matched prefix of each
+// worker by what the engine says the worker can reach without computing:
+// ClusterView::locality's HBM + host + SSD + store tokens (as SGLang's router
+// would with HiCache's storage layer and KV events). The smallest-tree
+// fallback still uses the router's own tree.
 #pragma once
 #include <limits>
 
@@ -29,6 +34,7 @@ struct CacheAwareOptions {
   double cache_threshold = 0.5;
   double balance_abs = 32;
   double balance_rel = 1.0001;
+  bool cluster_view = false;  // view: cluster (every tier, from the engine) | index (its own tree)
 };
 
 class CacheAwarePolicy final : public GlobalPolicy {
@@ -55,7 +61,12 @@ class CacheAwarePolicy final : public GlobalPolicy {
     const bool imbalanced = static_cast<double>(hi - lo) > o_.balance_abs &&
                             static_cast<double>(hi) > o_.balance_rel * static_cast<double>(lo);
     if (!imbalanced) {
-      view_.match(r, per_worker_);
+      if (o_.cluster_view) {
+        per_worker_.resize(n);
+        for (WorkerId w = 0; w < n; ++w) per_worker_[w] = c.locality(w, r).total();
+      } else {
+        view_.match(r, per_worker_);
+      }
       WorkerId best = 0;
       for (WorkerId w = 1; w < n; ++w)
         if (per_worker_[w] > per_worker_[best] || (per_worker_[w] == per_worker_[best] && loads_[w] < loads_[best]))
@@ -89,6 +100,9 @@ inline const OptionTable<CacheAwareOptions>& cache_aware_option_table() {
       {"balance_abs", &CacheAwareOptions::balance_abs, R::kNonNegative,
        "absolute load gap (requests) that counts as imbalance"},
       {"balance_rel", &CacheAwareOptions::balance_rel, R::kAtLeastOne, "relative load gap that counts as imbalance"},
+      {"view", choice(&CacheAwareOptions::cluster_view, "cluster", "index"), R::kAny,
+       "index: its own tree of routed prompts; cluster: every tier and the store, from the engine", kOptionMax, 0,
+       [](const CacheAwareOptions& o) { return o.cluster_view; }},
   };
   return t;
 }

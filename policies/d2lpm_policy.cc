@@ -52,7 +52,16 @@ WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
   apply_due(c.now());
   for (WorkerId w = 0; w < n; ++w) refill(w, r.client);
   std::vector<double>& q = counters(r.client);
-  const GlobalPrefixIndex::Match m = view_.match(r, per_worker_);
+  std::int64_t matched = 0;
+  if (o_.cluster_view) {
+    per_worker_.resize(n);
+    for (WorkerId w = 0; w < n; ++w) {
+      per_worker_[w] = c.locality(w, r).total();
+      matched = std::max(matched, per_worker_[w]);
+    }
+  } else {
+    matched = view_.match(r, per_worker_).tokens;
+  }
   WorkerId best = 0;
   std::int64_t best_queue = std::numeric_limits<std::int64_t>::max();
   bool found = false;
@@ -64,9 +73,9 @@ WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
       found = true;
     }
   };
-  if (m.tokens > 0)
+  if (matched > 0)
     for (WorkerId w = 0; w < n; ++w)
-      if (per_worker_[w] == m.tokens && q[w] > 0) consider(w);
+      if (per_worker_[w] == matched && q[w] > 0) consider(w);
   if (!found)
     for (WorkerId w = 0; w < n; ++w) consider(w);
   q[best] -= o_.w_in * static_cast<double>(r.prompt_tokens - (o_.charge_extend ? per_worker_[best] : 0));
@@ -96,6 +105,9 @@ const OptionTable<D2lpmOptions>& d2lpm_option_table() {
        "extend: tokens the view says the worker lacks; prompt: all prompt tokens"},
       {"update_delay_s", seconds(&D2lpmOptions::update_delay), R::kNonNegative,
        "delay between a finish and its counter update"},
+      {"view", choice(&D2lpmOptions::cluster_view, "cluster", "index"), R::kAny,
+       "index: its own prefix view; cluster: every tier and the store, from the engine", kOptionMax, 0,
+       [](const D2lpmOptions& o) { return o.cluster_view; }},
   };
   return t;
 }

@@ -27,6 +27,9 @@
 //      w lacks: what the worker must compute; `charge: prompt` charges all).
 // On finish (applied `update_delay_s` later): q_{i,w} -= w_out × output
 // tokens, the request leaves w's active set, and the view's entry is touched.
+// view: cluster (issue 30; docs/kv.md): step 2 and the extend charge use the
+// prefix each worker reaches without computing, from the engine
+// (ClusterView::locality: HBM + host + SSD + store), instead of the view.
 #pragma once
 #include <deque>
 #include <vector>
@@ -45,6 +48,7 @@ struct D2lpmOptions {
   double w_out = kDefaultWOut;
   bool charge_extend = true;  // true: tokens the worker must compute; false: all prompt tokens
   Time update_delay = 100 * kNsPerMs;  // finish → counters and active sets updated
+  bool cluster_view = false;  // view: cluster (every tier, from the engine) | index (its own prefix view)
 };
 
 class D2lpmPolicy final : public GlobalPolicy {

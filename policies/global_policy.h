@@ -25,6 +25,16 @@ struct WorkerLoad {
   std::int64_t running_context_tokens = 0;  // KV tokens of running requests (decode cost driver)
 };
 
+// What one worker holds of a request's prompt prefix, by tier (tokens; the
+// match is capped at prompt - 1 as at admission, and each block counts at the
+// nearest tier holding it), and the uncontended time to bring the non-HBM
+// part to that worker's HBM (ns). docs/kv.md.
+struct KvLocality {
+  std::int64_t hbm = 0, host = 0, ssd = 0, store = 0;
+  Time load_ns = 0;
+  std::int64_t total() const { return hbm + host + ssd + store; }
+};
+
 class ClusterView {
  public:
   virtual ~ClusterView() = default;
@@ -32,6 +42,9 @@ class ClusterView {
   virtual std::size_t workers() const = 0;
   virtual WorkerLoad load(WorkerId w) const = 0;
   virtual const CostModel& cost_model(WorkerId w) const = 0;
+  // The real KV placement of r's prompt for worker w (the engine's view);
+  // views that know nothing of KV report nothing.
+  virtual KvLocality locality(WorkerId, const RequestSpec&) const { return {}; }
 };
 
 class GlobalPolicy {

@@ -5,6 +5,7 @@
 #include "policies/d2lpm_policy.h"
 #include "policies/dfs_weight_policy.h"
 #include "policies/dlpm_policy.h"
+#include "policies/kv_aware_policy.h"
 #include "policies/fcfs_policy.h"
 #include "policies/least_load_policy.h"
 #include "policies/lpm_policy.h"
@@ -163,6 +164,14 @@ const std::vector<PolicyType<GlobalPolicy>>& global_policy_types() {
                                           });
        },
        policy_params(preble_e2_option_table())},
+      {"kv_aware", "KV-aware (llm-d / Dynamo style): least queue + uncached prefill + KV load time, every tier seen",
+       [](YamlMap& p) {
+         return with_params<GlobalPolicy>(p, "kv_aware", parse_kv_aware_options, kv_aware_option_table(),
+                                          [](const KvAwareOptions& o, const PolicyContext&) {
+                                            return std::make_unique<KvAwarePolicy>(o);
+                                          });
+       },
+       policy_params(kv_aware_option_table())},
   };
   return types;
 }

@@ -74,18 +74,26 @@ WorkerId PrebleE2Policy::route(const RequestSpec& r, const ClusterView& c) {
     }
   }
   const GlobalPrefixIndex::Match m = view_.match(r, per_worker_);
-  const std::int64_t missed = r.prompt_tokens - m.tokens;
+  std::int64_t matched = m.tokens;
+  if (o_.cluster_view) {
+    matched = 0;
+    for (WorkerId w = 0; w < n; ++w) {
+      per_worker_[w] = c.locality(w, r).total();
+      matched = std::max(matched, per_worker_[w]);
+    }
+  }
+  const std::int64_t missed = r.prompt_tokens - matched;
   WorkerId pick = 0;
-  if (m.tokens > missed) {
+  if (matched > missed) {
     double best = std::numeric_limits<double>::infinity();
     for (WorkerId w = 0; w < n; ++w)
-      if (per_worker_[w] == m.tokens && load_[w] < best) {
+      if (per_worker_[w] == matched && load_[w] < best) {
         best = load_[w];
         pick = w;
       }
     NodeStats& s = stats(view_.top_of(m.node));
     bool all_hold = true;
-    for (WorkerId w = 0; w < n; ++w) all_hold = all_hold && per_worker_[w] == m.tokens;
+    for (WorkerId w = 0; w < n; ++w) all_hold = all_hold && per_worker_[w] == matched;
     if (o_.replicate && s.replicate && !all_hold) {
       pick = explore(r, c, view_.top_of(m.node));
       s.replicate = false;
@@ -224,6 +232,9 @@ const OptionTable<PrebleE2Options>& preble_e2_option_table() {
        "requests routed per worker between two checks"},
       {"replicate", &PrebleE2Options::replicate, R::kAny, "hot-prefix replication on TTFT overload"},
       {"replicate_factor", &PrebleE2Options::replicate_factor, R::kAboveOne, "overload factor that triggers replication"},
+      {"view", choice(&PrebleE2Options::cluster_view, "cluster", "index"), R::kAny,
+       "index: its own tree; cluster: every tier and the store, from the engine", kOptionMax, 0,
+       [](const PrebleE2Options& o) { return o.cluster_view; }},
   };
   return t;
 }

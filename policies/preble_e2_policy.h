@@ -37,6 +37,10 @@
 //     smallest, whole prefix subtrees are MOVED from the heaviest worker to the
 //     lightest (their holding in the tree and their window load), largest
 //     first while each fits in half the gap, or the one that best narrows it.
+// view: cluster (issue 30; docs/kv.md): per worker, the prefix it reaches
+// without computing comes from the engine (ClusterView::locality: HBM + host
+// + SSD + store) instead of the tree, for exploit/explore and P_i; the tree
+// still keeps the window statistics, M_i and rebalancing.
 // Choices where the paper leaves room: window counts are per node in
 // tumbling windows; M uses a per-token prefill rate (prefill time of 1024
 // tokens / 1024) to price evicted nodes.
@@ -60,6 +64,7 @@ struct PrebleE2Options {
   std::int64_t rebalance_every = 50;  // × workers: requests routed between two checks
   bool replicate = true;
   double replicate_factor = 2.0;
+  bool cluster_view = false;  // view: cluster (every tier, from the engine) | index (its own tree)
 };
 
 class PrebleE2Policy final : public GlobalPolicy {

@@ -27,18 +27,30 @@ void KvManager::set_tiers(const KvTiersConfig& c, double kv_bytes_per_token, dou
   cache_.set_evict_hook([this](std::uint64_t key, std::int64_t tokens) { host_->put(key, tokens); });
 }
 
+void KvManager::set_store(KvStore* store, double link_gbps) {
+  SIM_CHECK(store != nullptr && link_gbps > 0, "worker {}: a KV store needs a link", id_);
+  store_ = store;
+  store_link_gbps_ = link_gbps;
+  if (host_)
+    (ssd_ ? ssd_ : host_)->set_below(&store_->tier());
+  else
+    cache_.set_evict_hook([this](std::uint64_t key, std::int64_t tokens) { store_->tier().put(key, tokens); });
+}
+
 // The prompt's blocks after the HBM match, while each is held by the host or
-// the SSD tier (host first), up to the match cap (one token is computed; the
-// prompt's last block may be taken in part, as in PrefixCache::refresh).
-KvManager::LowerMatch KvManager::match_lower(const LiveRequest& r, const PrefixMatch& m) {
+// the SSD tier or the store (nearest first), up to the match cap (one token is
+// computed; the prompt's last block may be taken in part, as in
+// PrefixCache::refresh).
+KvManager::LowerMatch KvManager::match_lower(const RequestSpec& s, std::int64_t target, const PrefixMatch& m,
+                                             Hits* hits) const {
   LowerMatch lm;
-  lower_hits_.clear();
-  const RequestSpec& s = r.spec;
+  if (hits) hits->clear();
   const auto start = static_cast<std::size_t>(m.blocks);
   if (s.prefix_block_size <= 0 || start >= s.prefix_blocks.size()) return lm;
   std::uint64_t key = 0;
   for (std::size_t i = 0; i < start; ++i) key = tier_block_key(key, s.prefix_blocks[i], PrefixCache::block_tokens(s, i));
-  const std::int64_t cap = r.prefill_target - 1 - m.tokens;
+  const std::int64_t cap = target - 1 - m.tokens;
+  KvTier* store = store_ ? &store_->tier() : nullptr;
   for (std::size_t i = start; i < s.prefix_blocks.size(); ++i) {
     const std::int64_t t = PrefixCache::block_tokens(s, i);
     if (t <= 0) break;
@@ -46,15 +58,18 @@ KvManager::LowerMatch KvManager::match_lower(const LiveRequest& r, const PrefixM
     const bool partial = lm.tokens + t > cap;
     if (partial && (m.tokens + lm.tokens + t != s.prompt_tokens || cap <= lm.tokens)) break;
     key = tier_block_key(key, s.prefix_blocks[i], t);
-    KvTier* tier = host_->contains(key) ? host_.get() : (ssd_ && ssd_->contains(key) ? ssd_.get() : nullptr);
+    KvTier* tier = host_ && host_->contains(key)  ? host_.get()
+                   : ssd_ && ssd_->contains(key)  ? ssd_.get()
+                   : store && store->contains(key) ? store
+                                                   : nullptr;
     if (!tier) break;
     const std::int64_t take = partial ? cap - lm.tokens : t;
-    lower_hits_.emplace_back(tier, key);
+    if (hits) hits->emplace_back(tier, key);
     lm.tokens += take;
-    (tier == host_.get() ? lm.host_tokens : lm.ssd_tokens) += take;
+    (tier == host_.get() ? lm.host_tokens : tier == ssd_.get() ? lm.ssd_tokens : lm.store_tokens) += take;
     if (partial) break;
   }
-  lm.load = host_->load_time(lm.host_tokens) + (ssd_ ? ssd_->load_time(lm.ssd_tokens) : 0);
+  lm.load = (host_ ? host_->load_time(lm.host_tokens) : 0) + (ssd_ ? ssd_->load_time(lm.ssd_tokens) : 0);
   return lm;
 }
 
@@ -64,9 +79,35 @@ void KvManager::take_lower(const LowerMatch& lm, bool first) {
   stats_.kv_load_ns += lm.load;
   stats_.host.loaded_tokens += lm.host_tokens;
   stats_.ssd.loaded_tokens += lm.ssd_tokens;
+  stats_.store.loaded_tokens += lm.store_tokens;
   if (first) {
     stats_.host.hit_tokens += lm.host_tokens;
     stats_.ssd.hit_tokens += lm.ssd_tokens;
+    stats_.store.hit_tokens += lm.store_tokens;
+  }
+}
+
+KvLocality KvManager::probe(const RequestSpec& spec) const {
+  KvLocality out;
+  PrefixMatch m;
+  cache_.refresh(m, spec, spec.prompt_tokens - 1);
+  out.hbm = m.tokens;
+  if (!host_ && !store_) return out;
+  const LowerMatch lm = match_lower(spec, spec.prompt_tokens, m, nullptr);
+  out.host = lm.host_tokens;
+  out.ssd = lm.ssd_tokens;
+  out.store = lm.store_tokens;
+  out.load_ns = lm.load + (store_ ? store_->estimate_ns(lm.store_tokens, store_link_gbps_) : 0);
+  return out;
+}
+
+void KvManager::write_through(const RequestSpec& s) {
+  std::uint64_t key = 0;
+  for (std::size_t i = 0; i < s.prefix_blocks.size(); ++i) {
+    const std::int64_t t = PrefixCache::block_tokens(s, i);
+    if (t <= 0) break;
+    key = tier_block_key(key, s.prefix_blocks[i], t);
+    store_->tier().put(key, t);
   }
 }
 
@@ -108,11 +149,12 @@ bool KvManager::admit(RequestHandle h, std::int64_t reserve, bool first, Admitte
   r.cache_node = m.node;
   r.shared_tokens = cached;
   r.shared_blocks = m.blocks;
-  out = Admitted{cached, 0};
-  if (host_) {
-    const LowerMatch lm = match_lower(r, m);
+  out = Admitted{cached, 0, 0};
+  if (host_ || store_) {
+    const LowerMatch lm = match_lower(r.spec, r.prefill_target, m, &lower_hits_);
     take_lower(lm, first);
     out.loaded = lm.tokens;
+    out.store = lm.store_tokens;
   }
   return true;
 }
@@ -169,6 +211,7 @@ void KvManager::cache_prompt(LiveRequest& r) {
   SIM_CHECK(kv_.try_alloc(r.kv_pages), "worker {}: request {} lost its private pages while caching its prompt", id_,
             r.spec.id);
   private_pages_ += r.kv_pages;
+  if (store_ && store_->write_through()) write_through(r.spec);
 }
 
 void KvManager::hold(RequestHandle h, LiveRequest& r) {
@@ -236,6 +279,7 @@ void KvManager::check_invariants() const {
     SIM_CHECK(host_->used_pages() <= host_->capacity_pages(), "worker {}: host tier over capacity", id_);
     SIM_CHECK(!ssd_ || ssd_->used_pages() <= ssd_->capacity_pages(), "worker {}: SSD tier over capacity", id_);
   }
+  SIM_CHECK(!store_ || store_->tier().used_pages() <= store_->tier().capacity_pages(), "KV store over capacity");
 }
 
 }  // namespace servesim

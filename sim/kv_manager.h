@@ -9,16 +9,22 @@
 //  - What is where: match(r) is r's prompt prefix in HBM (capped at
 //    prefill_target - 1: one token is always computed; the prompt's last block
 //    may match in part); at admission it continues through the host / SSD
-//    tiers, block by block, each from the nearest tier that holds it.
+//    tiers and the cluster store (sim/kv_store.h), block by block, each from
+//    the nearest tier that holds it. probe(spec) reports the same split by
+//    tier without changing anything (routers read it: ClusterView::locality).
 //  - What it costs to bring to HBM: a tier hit costs the tier's
 //    load_time(tokens) (bandwidth + latency, summed per iteration on the
-//    worker's PCIe link).
+//    worker's PCIe link); store tokens move over the transfer network (the
+//    engine moves them; Admitted::store), estimated for routers as
+//    KvStore::estimate_ns over this worker's link.
 //  - Memory: every page of the pool is a running request's private page
 //    (private_pages()), a page held for hand-off or reserved for incoming KV
 //    (also counted as private), or a cache page: used = private + cache pages
 //    <= capacity (check_invariants). Allocation evicts unlocked cache leaves
-//    (LRU) first; evicted blocks go down to the host tier, then SSD, else
-//    they are dropped.
+//    (LRU) first; evicted blocks go down to the host tier, then SSD, then
+//    the cluster store when there is one, else they are dropped. With a
+//    write-through store every prompt block is also written to it when the
+//    prompt joins the cache.
 //  - The manager never changes a request's phase, the running set or the
 //    token counters: the Worker does.
 #pragma once
@@ -26,7 +32,9 @@
 #include <memory>
 #include <vector>
 
+#include "policies/global_policy.h"
 #include "sim/kv_pool.h"
+#include "sim/kv_store.h"
 #include "sim/kv_tier.h"
 #include "sim/live_request.h"
 #include "sim/prefix_cache.h"
@@ -43,11 +51,16 @@ class KvManager {
 
   // Adds lower tiers (c.enabled() required); see Worker::set_kv_tiers.
   void set_tiers(const KvTiersConfig& c, double kv_bytes_per_token, double default_host_gbps);
+  // Joins the cluster store (shared by every worker), read over a link of
+  // link_gbps. Call after set_tiers: evicted blocks reach the store below this
+  // worker's lowest tier (HBM when it has none).
+  void set_store(KvStore* store, double link_gbps);
 
   const KvPool& pool() const { return kv_; }
   const PrefixCache& cache() const { return cache_; }
   const KvTier* host_tier() const { return host_.get(); }
   const KvTier* ssd_tier() const { return ssd_.get(); }
+  const KvStore* store() const { return store_; }
   std::int64_t private_pages() const { return private_pages_; }
   std::int64_t pages_for(std::int64_t tokens) const { return kv_.pages_for(tokens); }
   std::int64_t held() const { return static_cast<std::int64_t>(held_.size()); }
@@ -56,11 +69,13 @@ class KvManager {
   const PrefixMatch& match(RequestHandle h) const;  // r.match refreshed, cap prefill_target - 1
   std::uint64_t uncached_prefix_key(RequestHandle h) const;
   std::int64_t cached_prefix(const RequestSpec& spec) const;  // HBM, cap prompt (PD decider)
+  KvLocality probe(const RequestSpec& spec) const;            // every tier, cap prompt - 1
 
   // --- Admission ------------------------------------------------------------
   struct Admitted {
     std::int64_t cached = 0;  // HBM match
-    std::int64_t loaded = 0;  // lower tiers: HBM pages allocated, loaded instead of computed
+    std::int64_t loaded = 0;  // lower tiers + store: HBM pages allocated, loaded instead of computed
+    std::int64_t store = 0;   // of loaded, from the cluster store (moved by the engine)
   };
   // Locks r's match and allocates pages for the rest of its prefill target,
   // keeping `reserve` pages free beyond it; false (nothing changed) without
@@ -93,12 +108,15 @@ class KvManager {
   void set_now(Time now) { now_ = now; }
 
  private:
-  // The lower-tier continuation of HBM match m (kv_tier.h).
+  // The lower-tier continuation of HBM match m (kv_tier.h, kv_store.h) for a
+  // prefill target of `target` tokens; the hits go to *hits when given.
   struct LowerMatch {
-    std::int64_t tokens = 0, host_tokens = 0, ssd_tokens = 0;
-    Time load = 0;
+    std::int64_t tokens = 0, host_tokens = 0, ssd_tokens = 0, store_tokens = 0;
+    Time load = 0;  // host + SSD (the store's part moves over the network)
   };
-  LowerMatch match_lower(const LiveRequest& r, const PrefixMatch& m);
+  using Hits = std::vector<std::pair<KvTier*, std::uint64_t>>;
+  LowerMatch match_lower(const RequestSpec& s, std::int64_t target, const PrefixMatch& m, Hits* hits) const;
+  void write_through(const RequestSpec& s);  // every prompt block into the store
   void take_lower(const LowerMatch& lm, bool first);
 
   WorkerId id_;
@@ -109,9 +127,11 @@ class KvManager {
   Time now_ = 0;
   std::int64_t private_pages_ = 0;  // running requests' kv_pages + held + reserved
   std::unique_ptr<KvTier> ssd_, host_;
+  KvStore* store_ = nullptr;
+  double store_link_gbps_ = 0;
   bool tier_overlap_ = true;
   Time iter_load_ns_ = 0;
-  std::vector<std::pair<KvTier*, std::uint64_t>> lower_hits_;  // of the last admission's match_lower
+  Hits lower_hits_;  // of the last admission's match_lower
   struct Held {
     RequestHandle h;
     std::int64_t pages;

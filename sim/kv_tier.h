@@ -83,6 +83,8 @@ class KvTier {
   Time load_time(std::int64_t tokens) const;
 
   const std::string& name() const { return name_; }
+  // The tier its evicted blocks go down to (null: dropped); e.g. the cluster store.
+  void set_below(KvTier* below) { below_ = below; }
   std::int64_t used_pages() const { return used_; }
   std::int64_t capacity_pages() const { return capacity_; }
   std::size_t blocks() const { return lru_.size(); }

@@ -31,6 +31,7 @@ struct LiveRequest {
   // the head of `spec` (client, output_tokens). Order only affects speed.
   Phase phase = Phase::kPending;
   bool routed = false;
+  bool kv_loading = false;  // admitted; its KV from the cluster store is on its way (computes nothing yet)
   WorkerId worker = 0;
   // PD disaggregation (docs/simulation.md, "Prefill/decode disaggregation"):
   // the worker the global policy routed the prefill to and the worker that
@@ -68,6 +69,8 @@ struct LiveRequest {
   std::int64_t transfer_tokens = 0;    // KV tokens moved (the decode worker's cache held the rest)
   bool routed_by_global = false;       // PD: the global policy chose prefill_worker (it hears on_finish)
   bool routed_by_decode = false;       // PD: the decode policy chose a decode worker (it hears on_finish)
+  std::uint32_t load_serial = 0;       // the worker's number of its current store load (stale loads are ignored)
+  Time load_start = 0;                 // its current store load's admission
 };
 
 class RequestTable {

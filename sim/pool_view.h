@@ -22,6 +22,7 @@ class PoolView final : public ClusterView {
   std::size_t workers() const override { return members_.size(); }
   WorkerLoad load(WorkerId w) const override { return all_.load(members_[w]); }
   const CostModel& cost_model(WorkerId w) const override { return all_.cost_model(members_[w]); }
+  KvLocality locality(WorkerId w, const RequestSpec& r) const override { return all_.locality(members_[w], r); }
 
   // The cluster index of local index `w` (a policy's answer). REQUIRES: w < workers().
   WorkerId global(WorkerId w) const {

@@ -35,12 +35,32 @@ Simulation::Simulation(SimulationSetup setup, RequestSource& source, RunObserver
     SIM_CHECK(!pre.empty() && !dec.empty(), "a PD cluster needs a prefill-capable and a decode-capable worker");
     prefill_view_ = std::make_unique<PoolView>(static_cast<const ClusterView&>(*this), std::move(pre));
     decode_view_ = std::make_unique<PoolView>(static_cast<const ClusterView&>(*this), std::move(dec));
-    network_ = std::make_unique<TransferNetwork>(pd_->egress_gbps, pd_->ingress_gbps);
+    std::vector<double> egress = pd_->egress_gbps, ingress = pd_->ingress_gbps;
+    if (setup.store) {  // the store's node (its ingress is never used)
+      egress.push_back(setup.store->bandwidth_gbps);
+      ingress.push_back(setup.store->bandwidth_gbps);
+    }
+    network_ = std::make_unique<TransferNetwork>(std::move(egress), std::move(ingress));
     SIM_CHECK(pd_->streaming == PdStreaming::kNone || pd_->layers.size() == n,
               "PD layer-wise streaming needs the layers of all {} workers", n);
     for (std::int64_t l : pd_->layers) SIM_CHECK(l >= 1, "PD layer-wise streaming: a model with {} layers", l);
     kv_wait_.resize(n);
     decode_pending_.assign(n, 0);
+  }
+  if (setup.store) {
+    const KvStoreSetup& s = *setup.store;
+    const std::size_t n = workers_.size();
+    SIM_CHECK(s.link_gbps.size() == n, "KV store setup does not describe all {} workers", n);
+    store_ = std::make_unique<KvStore>(s.capacity_pages, s.page_size, s.kv_bytes_per_token, s.bandwidth_gbps, s.latency,
+                                       s.placement);
+    for (WorkerId w = 0; w < n; ++w) workers_[w]->set_store(store_.get(), pd_ ? pd_->ingress_gbps[w] : s.link_gbps[w]);
+    store_node_ = static_cast<WorkerId>(n);
+    if (!network_) {
+      std::vector<double> egress = s.link_gbps, ingress = s.link_gbps;
+      egress.push_back(s.bandwidth_gbps);
+      ingress.push_back(s.bandwidth_gbps);
+      network_ = std::make_unique<TransferNetwork>(std::move(egress), std::move(ingress));
+    }
   }
 }
 
@@ -230,6 +250,12 @@ void Simulation::start_transfers(WorkerId d) {
 // target: the request's handle (a whole transfer, or a stream's bulk) or the
 // handle | kTailFlow (a stream's tail).
 void Simulation::on_transfer_latency(RequestHandle target) {
+  if (store_ && (target & kStoreFlow) && !(target & kTailFlow)) {  // a store load's bytes start moving
+    const StoreFlow& f = store_flows_[target & ~kStoreFlow];
+    network_->start(target, store_node_, f.worker, f.bytes, now_);
+    schedule_transfer_check();
+    return;
+  }
   const RequestHandle h = target & ~kTailFlow;
   const LiveRequest& r = table_[h];
   double bytes = static_cast<double>(r.transfer_bytes);
@@ -255,6 +281,10 @@ void Simulation::on_transfer_progress() {
 }
 
 void Simulation::end_flow(std::uint32_t id) {
+  if (store_ && (id & kStoreFlow) && !(id & kTailFlow)) {
+    end_store_load(id & ~kStoreFlow);
+    return;
+  }
   const RequestHandle h = id & ~kTailFlow;
   auto it = streams_.find(h);
   if (it == streams_.end()) {
@@ -314,6 +344,31 @@ void Simulation::end_transfer(RequestHandle h) {
   wake(d);
 }
 
+void Simulation::start_store_loads(WorkerId w) {
+  std::vector<Worker::StoreLoad>& loads = workers_[w]->store_loads();
+  for (const Worker::StoreLoad& l : loads) {
+    std::uint32_t slot;
+    if (!free_store_flows_.empty()) {
+      slot = free_store_flows_.back();
+      free_store_flows_.pop_back();
+    } else {
+      slot = static_cast<std::uint32_t>(store_flows_.size());
+      store_flows_.emplace_back();
+    }
+    SIM_CHECK(slot < kStoreFlow, "{} store loads in flight", slot);
+    store_flows_[slot] = StoreFlow{l.h, w, l.serial, l.bytes};
+    events_.push(now_ + store_->latency(), EventKind::kTransferLatency, kStoreFlow | slot);
+  }
+  loads.clear();
+}
+
+void Simulation::end_store_load(std::uint32_t slot) {
+  const StoreFlow f = store_flows_[slot];
+  free_store_flows_.push_back(slot);
+  workers_[f.worker]->store_loaded(f.h, f.serial, now_);
+  wake(f.worker);
+}
+
 void Simulation::wake(WorkerId w) {
   if (workers_[w]->busy() || wake_pending_[w]) return;
   wake_pending_[w] = true;
@@ -323,6 +378,7 @@ void Simulation::wake(WorkerId w) {
 void Simulation::start_iteration(WorkerId w) {
   Worker& wk = *workers_[w];
   const Time t = wk.start_iteration(now_);
+  if (store_ && !wk.store_loads().empty()) start_store_loads(w);
   if (t > 0) {
     observer_.on_iteration(w, now_, t, wk.last_batch());
     events_.push(now_ + t, EventKind::kIterationEnd, w);

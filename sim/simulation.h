@@ -26,6 +26,13 @@
 //  flows, the bulk from latency after the iteration start and the last
 //  layer's share of the final chunk from latency after its end; the transfer
 //  ends when both have (docs/simulation.md, "Layer-wise streaming").
+// Cluster KV store (SimulationSetup::store; sim/kv_store.h, docs/kv.md): one
+// store shared by every worker. A worker admitting a request whose KV is
+// partly in the store reports the load (Worker::store_loads); after the
+// store's latency its bytes join the transfer network as a flow from the
+// store's node (one more network node: egress = the store's bandwidth) to
+// the worker (ingress = its link; in PD mode the same NIC as KV transfers),
+// and when the flow ends the worker is told (Worker::store_loaded) and woken.
 // PD disaggregation (SimulationSetup::pd; docs/simulation.md): prefills are
 // routed by the global policy over the prefill-capable workers, the decode
 // worker by pd.decode_global over the decode-capable ones; a request
@@ -85,9 +92,21 @@ struct PdSetup {
   std::vector<std::int64_t> layers;              // per worker: model layers (layerwise streaming only)
 };
 
+// The cluster KV store (absent: none).
+struct KvStoreSetup {
+  std::int64_t capacity_pages = 0;
+  std::int64_t page_size = 16;
+  double kv_bytes_per_token = 0;
+  double bandwidth_gbps = 0;        // the store's egress
+  std::vector<double> link_gbps;    // per worker: its ingress from the store (colocated; PD uses the PD links)
+  Time latency = 0;
+  KvStorePlacement placement = KvStorePlacement::kEvicted;
+};
+
 struct SimulationSetup {
   std::vector<WorkerSetup> workers;
   std::optional<PdSetup> pd;
+  std::optional<KvStoreSetup> store;
   std::unique_ptr<GlobalPolicy> global;
   std::int64_t max_context = 0;       // prompt + output beyond this is rejected (model limit)
   std::optional<Time> horizon;        // stop here; in-flight requests are reported unfinished
@@ -110,12 +129,16 @@ class Simulation final : private ClusterView {
   Simulation(SimulationSetup setup, RequestSource& source, RunObserver& observer);
   SimulationTotals run();
   const std::vector<std::unique_ptr<Worker>>& worker_list() const { return workers_; }
+  const KvStore* kv_store() const { return store_.get(); }
 
  private:
   // ClusterView
   Time now() const override { return now_; }
   std::size_t workers() const override { return workers_.size(); }
   WorkerLoad load(WorkerId w) const override;
+  KvLocality locality(WorkerId w, const RequestSpec& r) const override {
+    return workers_[w]->kv_manager().probe(r);
+  }
   const CostModel& cost_model(WorkerId w) const override {
     return estimate_costs_[w] ? *estimate_costs_[w] : workers_[w]->cost_model();
   }
@@ -141,6 +164,8 @@ class Simulation final : private ClusterView {
   void start_streams(WorkerId p);     // layerwise: early reservations for p's final prefill chunks
   void end_flow(std::uint32_t id);    // one network flow finished
   void schedule_transfer_check();
+  void start_store_loads(WorkerId w);  // the loads w's last start_iteration admitted
+  void end_store_load(std::uint32_t slot);
   void register_dependent(RequestHandle h);
   void retire_parent(LiveRequest& r, bool ok);
   void schedule_release(RequestHandle h);
@@ -188,6 +213,19 @@ class Simulation final : private ClusterView {
   };
   static constexpr std::uint32_t kTailFlow = 1u << 31;
   std::unordered_map<RequestHandle, Stream> streams_;
+  // Cluster KV store: network node store_node_; each load in flight has a slot
+  // (network id = kStoreFlow | slot).
+  std::unique_ptr<KvStore> store_;
+  WorkerId store_node_ = 0;
+  struct StoreFlow {
+    RequestHandle h;
+    WorkerId worker;
+    std::uint32_t serial;
+    double bytes;
+  };
+  std::vector<StoreFlow> store_flows_;
+  std::vector<std::uint32_t> free_store_flows_;
+  static constexpr std::uint32_t kStoreFlow = 1u << 30;
   std::vector<std::pair<RequestHandle, std::int64_t>> final_chunks_;  // scratch
 };
 

@@ -73,6 +73,7 @@ void Worker::preempt_now(RequestHandle h) {
   release_private(r);
   context_tokens_ -= kv_tokens(r);
   if (r.phase == Phase::kPrefill) --prefilling_;
+  r.kv_loading = false;  // a store load in flight is forgotten
   r.compressed = 0;  // recomputation prefills (and compresses) the whole context again
   auto it = std::find(running_.begin(), running_.end(), h);
   SIM_CHECK(it != running_.end(), "preempted request {} is not running", r.spec.id);
@@ -169,7 +170,7 @@ void Worker::schedule_prefill_chunks() {
     if (budget_ <= 0 || left == 0) return;
     if (table_[h].phase == Phase::kPrefill) {
       --left;
-      add_prefill_chunk(h);
+      if (!table_[h].kv_loading) add_prefill_chunk(h);
     }
   }
 }
@@ -188,6 +189,12 @@ AdmitResult Worker::try_admit(const QueuedRequest& q) {
   if (!kvm_.admit(q.handle, reserve, first, a)) return AdmitResult::kNoMemory;
   const std::int64_t cached = a.cached;
   const std::int64_t loaded = a.loaded;  // lower-tier hits: HBM pages allocated, loaded instead of computed
+  if (a.store > 0) {  // its store KV moves first (the engine), then it computes
+    r.kv_loading = true;
+    r.load_serial = ++load_serial_;
+    r.load_start = now_;
+    store_loads_.push_back(StoreLoad{q.handle, r.load_serial, kvm_.store()->bytes(a.store)});
+  }
   r.phase = Phase::kPrefill;
   ++prefilling_;
   r.computed = cached + loaded;
@@ -204,8 +211,15 @@ AdmitResult Worker::try_admit(const QueuedRequest& q) {
   --waiting_;
   running_.push_back(q.handle);
   stats_.peak_running = std::max<std::int64_t>(stats_.peak_running, static_cast<std::int64_t>(running_.size()));
-  add_prefill_chunk(q.handle);
+  if (!r.kv_loading) add_prefill_chunk(q.handle);
   return AdmitResult::kAdmitted;
+}
+
+void Worker::store_loaded(RequestHandle h, std::uint32_t serial, Time now) {
+  LiveRequest& r = table_[h];
+  if (!r.kv_loading || r.load_serial != serial || r.worker != id_) return;  // preempted since
+  r.kv_loading = false;
+  stats_.store_load_ns += now - r.load_start;
 }
 
 Time Worker::start_iteration(Time now) {

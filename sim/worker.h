@@ -52,6 +52,13 @@
 // each lower tier's use <= its capacity.
 // Where KV lives (pool, cache, tiers, hand-off pages) is the KvManager's
 // (sim/kv_manager.h): the worker asks it and applies its answers.
+// Cluster KV store (optional, set_store; sim/kv_store.h, docs/kv.md): the
+// admission match continues into the store after the worker's own tiers; a
+// request with store tokens is admitted (its pages allocated, the store tokens
+// counted as computed) but computes nothing until the engine reports its load
+// finished (store_loaded): the engine drains store_loads() after each
+// start_iteration and moves the bytes over the transfer network. A preempted
+// request's load is forgotten (its completion is ignored: load_serial).
 #pragma once
 #include <memory>
 #include <optional>
@@ -97,6 +104,17 @@ class Worker final : private AdmissionContext {
   void set_kv_tiers(const KvTiersConfig& c, double kv_bytes_per_token, double default_host_gbps);
   const KvTier* host_tier() const { return kvm_.host_tier(); }
   const KvTier* ssd_tier() const { return kvm_.ssd_tier(); }
+  // Joins the cluster store (after set_kv_tiers), read over link_gbps.
+  void set_store(KvStore* store, double link_gbps) { kvm_.set_store(store, link_gbps); }
+  struct StoreLoad {
+    RequestHandle h;
+    std::uint32_t serial;
+    double bytes;
+  };
+  // Store loads of requests admitted by the last start_iteration; the engine takes (and clears) them.
+  std::vector<StoreLoad>& store_loads() { return store_loads_; }
+  // A store load ended: the request may compute (stale loads: nothing happens).
+  void store_loaded(RequestHandle h, std::uint32_t serial, Time now);
   // True when the request could run on this worker alone (else the engine rejects it).
   bool fits_alone(const RequestSpec& spec) const;
 
@@ -199,6 +217,8 @@ class Worker final : private AdmissionContext {
   KvManager kvm_;  // after stats_: it counts into them
   std::vector<RequestHandle> handoffs_;
   std::int64_t incoming_ = 0;         // requests with pages reserved here, KV in transit
+  std::vector<StoreLoad> store_loads_;
+  std::uint32_t load_serial_ = 0;     // store loads started here
 };
 
 }  // namespace servesim

@@ -25,6 +25,10 @@ struct WorkerStats {
   std::int64_t kv_evicted_tokens = 0;  // context tokens dropped by KV eviction after prefills
   // Tiered KV cache (sim/kv_tier.h; zeros without tiers).
   KvTierStats host, ssd;
+  // Cluster KV store (sim/kv_store.h): this worker's hits (hit_tokens at first
+  // admissions, loaded_tokens at all) and its loads' network time.
+  KvTierStats store;
+  Time store_load_ns = 0;  // admission to KV arrival, summed over store loads
   Time kv_load_ns = 0;   // load time of lower-tier hits, summed over requests
   Time kv_stall_ns = 0;  // iteration time added by loads (beyond the cost model's compute time)
   std::int64_t handoffs = 0;           // PD: requests prefilled here and handed to another worker
