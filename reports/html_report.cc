@@ -46,8 +46,9 @@ h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ccc; padding
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.85rem; margin: 0.5rem 0; }
 th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: right; white-space: nowrap; }
-th { background: #f2f2f2; position: sticky; top: 0; }
-td:first-child, th:first-child { text-align: left; }
+th { background: #f2f2f2; position: sticky; top: 0; white-space: normal; max-width: 8rem; vertical-align: bottom; }
+span.ci { color: #666; font-size: 0.78rem; }
+td:first-child, th:first-child { text-align: left; white-space: normal; min-width: 9rem; max-width: 15rem; }
 tr.baseline td { background: #f7f7e8; }
 td.sig { font-weight: bold; }
 td.warn { color: #9a5b00; text-align: left; white-space: normal; min-width: 10rem; }
@@ -90,6 +91,22 @@ std::string number4(const std::string& cell) {
   return parse_number(cell, x) ? fmt::format("{:.4g}", x) : html_escape(cell);
 }
 
+// A column name that may wrap after its underscores (narrow columns on a laptop screen).
+std::string header_cell(const std::string& name) {
+  std::string out;
+  for (char c : html_escape(name)) {
+    out += c;
+    if (c == '_') out += "&#8203;";
+  }
+  return out;
+}
+
+// An interval half-width: two significant digits are all it carries.
+std::string number2(const std::string& cell) {
+  double x;
+  return parse_number(cell, x) ? fmt::format("{:.2g}", x) : html_escape(cell);
+}
+
 int col(const CompareTable& t, const std::string& name) {
   auto it = std::find(t.header.begin(), t.header.end(), name);
   return it == t.header.end() ? -1 : static_cast<int>(it - t.header.begin());
@@ -103,7 +120,7 @@ std::string summary_tables(const CompareTable& t, std::size_t& tables) {
   const int base = col(t, "baseline");
   std::string base_label;
   std::string html = "<div class=\"scroll\"><table id=\"summary\"><thead><tr><th>configuration</th><th>runs</th>";
-  for (const auto& m : metrics) html += "<th title=\"" + html_escape(axis_title(m)) + "\">" + html_escape(m) + "</th>";
+  for (const auto& m : metrics) html += "<th title=\"" + html_escape(axis_title(m)) + "\">" + header_cell(m) + "</th>";
   html += "<th>warnings</th></tr></thead><tbody>\n";
   for (const auto& r : t.rows) {
     const bool is_base = base >= 0 && r[base] == "yes";
@@ -113,7 +130,8 @@ std::string summary_tables(const CompareTable& t, std::size_t& tables) {
     for (const auto& m : metrics) {
       const std::string& mean = r[col(t, m + "_mean")];
       const std::string& ci = r[col(t, m + "_ci95")];
-      html += "<td>" + (mean.empty() ? "" : number4(mean) + (ci.empty() ? "" : " ± " + number4(ci))) + "</td>";
+      html += "<td>" + (mean.empty() ? "" : number4(mean) + (ci.empty() ? "" : "<br><span class=\"ci\">± " + number2(ci) + "</span>")) +
+              "</td>";
     }
     html += "<td class=\"warn\">" + html_escape(r[col(t, "warnings")]) + "</td></tr>\n";
   }
@@ -124,7 +142,7 @@ std::string summary_tables(const CompareTable& t, std::size_t& tables) {
   if (metrics.empty() || col(t, metrics.front() + "_diff") < 0) return html;
   html += "<h3>Against the baseline: " + html_escape(base_label) +
           "</h3>\n<div class=\"scroll\"><table id=\"versus\"><thead><tr><th>configuration</th>";
-  for (const auto& m : metrics) html += "<th>" + html_escape(m) + "</th>";
+  for (const auto& m : metrics) html += "<th>" + header_cell(m) + "</th>";
   html += "<th>test</th></tr></thead><tbody>\n";
   for (const auto& r : t.rows) {
     if (base >= 0 && r[base] == "yes") continue;
@@ -138,7 +156,7 @@ std::string summary_tables(const CompareTable& t, std::size_t& tables) {
         continue;
       }
       html += std::string(has_p && p < 0.05 ? "<td class=\"sig\">" : "<td>") + fmt::format("{:+.1f}%", 100 * (ratio - 1)) +
-              (has_p ? fmt::format(" (p={:.2g})", p) : "") + "</td>";
+              (has_p ? fmt::format("<br><span class=\"ci\">p={:.2g}</span>", p) : "") + "</td>";
     }
     html += "<td>" + html_escape(r[col(t, "test")]) + "</td></tr>\n";
   }
