@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/core/rng.h"
+#include "policies/kv_aware_policy.h"
 #include "sim/kv_manager.h"
 #include "sim/test_harness.h"
 
@@ -155,4 +156,31 @@ TEST_CASE("with a store, a random prefix workload with preemptions finishes ever
     CHECK(a == b);
     MESSAGE("preemptions: " << a.second);
   }
+}
+
+TEST_CASE("kv_aware follows the prefix unless the holder's queue costs more than recomputing elsewhere") {
+  // Two workers, no store, fixed cost 1 ms + 10 us per prefill token.
+  auto route = [](std::vector<RequestSpec> v) {
+    TinyCluster c;
+    c.workers = 2;
+    c.cost = FixedCostOptions{kNsPerMs, 10 * kNsPerUs, 0};
+    SimulationSetup s = make_setup(c);
+    s.global = std::make_unique<KvAwarePolicy>(KvAwareOptions{});
+    const std::size_t n = v.size();
+    VectorSource src(std::move(v));
+    CollectingObserver obs;
+    Simulation sim(std::move(s), src, obs);
+    CHECK(sim.run().finished == n);
+    return obs.by_id;
+  };
+  // B repeats A's prompt when both workers are idle: worker 0 holds 255 of its tokens.
+  auto idle = route({prompt_of(0, 0, {1, 2, 3, 4}), prompt_of(1, 1.0, {1, 2, 3, 4})});
+  CHECK(idle.at(0).worker == 0);
+  CHECK(idle.at(1).worker == 0);
+  // A 4096-token prompt (no shared blocks) lands on worker 0 just before B: its
+  // queue (4096 + 1 tokens) now costs more than B's 256 tokens on worker 1.
+  RequestSpec big = req(2, 1.0, 4096, 1);
+  auto busy = route({prompt_of(0, 0, {1, 2, 3, 4}), big, prompt_of(1, 1.0, {1, 2, 3, 4})});
+  CHECK(busy.at(2).worker == 0);
+  CHECK(busy.at(1).worker == 1);
 }
