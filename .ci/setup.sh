@@ -9,6 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PACKAGES=(cmake ninja-build g++ git libyaml-cpp-dev libfmt-dev libeigen3-dev doctest-dev libcli11-dev
           libboost-graph-dev gnuplot-nox clang libclang-rt-14-dev  # clang: fuzz targets (docs/fuzzing.md)
           libbenchmark-dev   # Google Benchmark: servesim_pricing_bench (docs/performance.md)
+          libsimdjson-dev    # simdjson On Demand: the JSON Lines trace readers
           chromium)          # headless browser: the HTML report's rendering test (docs/reports.md)
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -7,7 +7,7 @@
 // prefix_blocks unchanged, with prefix_block_size 512.
 #include "traces/readers/csv_columns.h"
 #include "traces/readers/field_limits.h"
-#include "traces/readers/json_scanner.h"
+#include "traces/readers/json_record.h"
 #include "traces/readers/trace_reader.h"
 
 namespace servesim {
@@ -24,7 +24,7 @@ class MooncakeReader final : public TraceReader {
 
  protected:
   bool parse(std::string_view line, TraceRow& row) override {
-    JsonScanner js(line);
+    JsonRecord js(json_, line);
     bool ts = false, in = false, out = false, ids = false;
     std::string_view key;
     while (js.next_key(key)) {
@@ -56,6 +56,9 @@ class MooncakeReader final : public TraceReader {
     row.spec.prefix_block_size = kMooncakeBlock;
     return true;
   }
+
+ private:
+  JsonParser json_;
 };
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include "traces/readers/csv_columns.h"
 #include "traces/readers/field_limits.h"
-#include "traces/readers/json_scanner.h"
+#include "traces/readers/json_record.h"
 #include "traces/readers/native_fields.h"
 #include "traces/readers/trace_reader.h"
 
@@ -27,7 +27,7 @@ class NativeJsonlReader final : public TraceReader {
 
  protected:
   bool parse(std::string_view line, TraceRow& row) override {
-    JsonScanner js(line);
+    JsonRecord js(json_, line);
     RequestSpec& s = row.spec;
     bool arrival = false, prompt = false, output = false;
     std::string_view key;
@@ -91,6 +91,7 @@ class NativeJsonlReader final : public TraceReader {
   }
 
  private:
+  JsonParser json_;
   ParentTracker parents_check_;
   IdTracker ids_;
   bool saw_client_ = false;
