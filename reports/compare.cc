@@ -390,11 +390,7 @@ CompareTable compare_aggregate(const std::vector<CompareInput>& runs, const Comp
       any_headline = true;
       if (std::any_of(v.begin(), v.end(), [&](double x) { return x != v.front(); })) identical = false;
     }
-    for (const auto& m : metrics) {
-      if (any_headline) break;
-      const auto v = metric_values(g, m);
-      if (std::any_of(v.begin(), v.end(), [&](double x) { return x != v.front(); })) identical = false;
-    }
+    if (!any_headline) identical = false;  // nothing to judge by (an empty window): undefined, not identical
     std::string warn;
     for (const auto& k : kind_order) warn += (warn.empty() ? "" : " ") + fmt::format("{}({}/{})", k, kinds[k], g.runs.size());
     if (identical) warn += (warn.empty() ? "" : " ") + std::string("identical_repetitions");

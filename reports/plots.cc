@@ -854,9 +854,7 @@ void plot_bars(const SweepData& s, Plotter& p, const std::string& name, int ycol
   }
   std::vector<std::size_t> shown;
   for (std::size_t si = 0; si < s.series.size() && si < kMaxSeries; ++si) shown.push_back(si);
-  std::string d = "category";
-  for (std::size_t si : shown) d += fmt::format(" \"{}\" ci", s.series[si]);
-  d += "\n";
+  std::string d;  // no header row: every data block's first line is data (titles are given in the plot)
   bool any_warned = false;
   for (const auto& cat : s.categories) {
     d += "\"" + dquote(clip_category(cat)) + "\"";
@@ -891,7 +889,8 @@ void plot_bars(const SweepData& s, Plotter& p, const std::string& name, int ycol
   std::string plot = "plot ";
   for (std::size_t k = 0; k < shown.size(); ++k)
     plot += fmt::format("{}'{}' index 0 using {}:{}{} {} fs solid 0.75 border -1 title '{}'", k ? ", " : "", file,
-                        2 + 2 * k, 3 + 2 * k, k == 0 ? ":xtic(1)" : "", s.styles[shown[k]],
+                        2 + 2 * k, 3 + 2 * k, k == 0 ? ":xtic(1)" : "",
+                        s.styles[shown[k]].substr(0, s.styles[shown[k]].find(" pt ")),
                         quote(clip_title(s.series[shown[k]])));
   if (!warned.empty())
     plot += fmt::format(", '{}' index 1 using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title 'runs with "
@@ -901,7 +900,7 @@ void plot_bars(const SweepData& s, Plotter& p, const std::string& name, int ycol
   const bool rotate = longest(s.categories) > 12 || s.categories.size() > 6;
   p.render(name, title + "set style data histogram\nset style histogram errorbars gap 1.5 lw 1.5\n"
                      "set boxwidth 1\nset yrange [0:*]\nset grid ytics\nset xtics nomirror" +
-                     (rotate ? " rotate by -30 left" : "") + " noenhanced\nset key autotitle columnhead\n" +
+                     (rotate ? " rotate by -30 left" : "") + " noenhanced\n" +
                      key_outside() + plot + "\n");
 }
 
@@ -995,20 +994,27 @@ void sweep_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
       if (has_number(t, t.column(m))) ys.push_back(m);
   }
   for (const auto& m : ys) {
+    if (!has_number(t, t.column(m))) {  // e.g. every measurement window empty: nothing to draw, and says so
+      p.result.skipped.push_back(m + ": no run has a value (an empty measurement window leaves the rates, latencies "
+                                     "and fairness undefined; see the warnings)");
+      continue;
+    }
     if (s.x_col >= 0) plot_vs_x(s, p, m + "_vs_" + t.header[s.x_col], t.column(m));
     else plot_bars(s, p, m + "_bars", t.column(m));
   }
-  const int thr = t.column("throughput_rps"), p99 = t.column("e2e_p99_s");
+  const int thr = has_number(t, t.column("throughput_rps")) ? t.column("throughput_rps") : -1;
+  const int p99 = has_number(t, t.column("e2e_p99_s")) ? t.column("e2e_p99_s") : -1;
   if (thr >= 0 && p99 >= 0)
     plot_scatter(s, p, "throughput_latency", thr, p99, "p99 end-to-end latency vs throughput", axis_title("throughput_rps"),
                  axis_title("e2e_p99_s"));
-  const int fair = t.column("service_diff_max"), fair_ext = t.column("extend_service_diff_max");
+  const int fair = has_number(t, t.column("service_diff_max")) ? t.column("service_diff_max") : -1;
+  const int fair_ext = has_number(t, t.column("extend_service_diff_max")) ? t.column("extend_service_diff_max") : -1;
   if (fair >= 0 && thr >= 0)
     plot_scatter(s, p, "fairness_throughput", thr, fair,
                  "Fairness vs throughput (service = w_in x all prompt tokens + w_out x output tokens; lower is fairer)",
                  axis_title("throughput_rps"), axis_title("service_diff_max"));
   else if (fair < 0)
-    p.result.skipped.push_back("fairness_throughput: sweep.csv has no service_diff_max column");
+    p.result.skipped.push_back("fairness_throughput: sweep.csv has no service_diff_max value");
   if (fair_ext >= 0 && thr >= 0)
     plot_scatter(s, p, "fairness_extend_throughput", thr, fair_ext,
                  "Fairness vs throughput (service = w_in x uncached prompt tokens + w_out x output tokens; lower is "

@@ -409,10 +409,43 @@ TEST_CASE("sweep plots: --x, --y and --group choose axes and series, and points 
   CHECK(bars.find("title 'rate_scale=2'") != std::string::npos);
   CHECK(bars.find("runs with warnings") != std::string::npos);
   CHECK(is_png(d / "plots" / "e2e_p99_s_bars.png"));
+  // gnuplot drew every series and the ring: no skipped data block, no style it ignored.
+  const std::string log = slurp(d / "plots" / "e2e_p99_s_bars.log");
+  CHECK(log.find("no valid points") == std::string::npos);
+  CHECK(log.find("warning") == std::string::npos);
   const std::string data = slurp(d / "plots" / "e2e_p99_s_bars.dat");
   CHECK(data.find("\"fcfs\"") != std::string::npos);
   CHECK(data.find("\"sjf\"") != std::string::npos);
   PlotOptions bad;
   bad.x = "nope";
   CHECK_THROWS_WITH_AS(make_plots(d.string(), bad), doctest::Contains("--x nope"), InputError);
+}
+
+TEST_CASE("a sweep whose every measurement window is empty plots what it can and says what it skipped") {
+  fs::path d = testing::fresh_temp_dir("servesim_plots_test", "empty_windows");
+  fs::create_directories(d);
+  CsvWriter w((d / "sweep.csv").string());
+  for (const char* h : {"point", "repetition", "seed", "run", "workload_rate_scale", "scenario", "throughput_rps",
+                        "e2e_p99_s", "service_diff_max", "cache_hit_rate", "warnings"})
+    w.field(std::string_view(h));
+  w.end_row();
+  for (int i = 0; i < 2; ++i) {
+    const std::string run = "p" + std::to_string(i);
+    for (const std::string& c : {run, std::string("0"), std::string("1"), run, std::to_string(1 + i), std::string("x"),
+                                 std::string(), std::string(), std::string(), std::string("0.5"),
+                                 std::string("error: the measurement window [1, 1] s holds no request: report.window "
+                                             "excludes every arrival")})
+      w.field(c);
+    w.end_row();
+    write_run(d / "points" / run, 1.0);
+  }
+  w.close();
+  PlotResult r = make_plots(d.string());
+  CHECK(is_png(d / "plots" / "cache_hit_rate_vs_workload_rate_scale.png"));
+  CHECK(!fs::exists(d / "plots" / "e2e_p99_s_vs_workload_rate_scale.png"));
+  bool said = false;
+  for (const auto& s : r.skipped) said |= s.rfind("e2e_p99_s: no run has a value", 0) == 0;
+  CHECK(said);
+  // The ring marks the warned points of the plot that is drawn.
+  CHECK(slurp(d / "plots" / "cache_hit_rate_vs_workload_rate_scale.gp").find("runs with warnings") != std::string::npos);
 }

@@ -68,9 +68,10 @@ bool identical_runs(const CsvTable& t, const std::vector<std::size_t>& rows, con
       if (t.rows[i][c] != t.rows[rows.front()][c]) return false;
     return true;
   };
-  bool any_headline = false;
+  bool any_headline = false;  // a headline metric with a value (an empty window has none: undefined, not identical)
   for (const char* h : kHeadlineMetrics)
     if (const int c = t.column(h); c >= 0) {
+      if (std::all_of(rows.begin(), rows.end(), [&](std::size_t i) { return t.rows[i][c].empty(); })) continue;
       any_headline = true;
       if (!same(c)) return false;
     }

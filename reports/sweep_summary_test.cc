@@ -143,6 +143,12 @@ TEST_CASE("sweep_summary.csv carries every run's warnings with counts and tags, 
   CHECK(t.rows[1][ci].empty());
   CHECK(t.rows[1][sd].empty());
   CHECK(t.rows[1][t.column("throughput_rps_mean")] == "5");
+  // Runs with no headline value (an empty measurement window) are not "identical": their
+  // metrics are undefined; the other columns decide, and here the events differ.
+  std::ofstream(d / "empty.csv") << "point,repetition,seed,run,scenario,throughput_rps,e2e_p99_s,events,warnings\n"
+                                    "p0,0,1,r0,s,,,100,error: x\np0,1,2,r1,s,,,120,error: x\n";
+  write_sweep_summary((d / "empty.csv").string(), (d / "empty_summary.csv").string());
+  CHECK(slurp(d / "empty_summary.csv").find("identical") == std::string::npos);
 }
 
 TEST_CASE("Student t p-values match tabulated values") {
