@@ -1,7 +1,8 @@
 // cluster.kv_store (configs/kv_store_config.h): parsing, config.resolved.yaml
 // round trip (and absence when not set), errors naming file, line and key,
 // and runs that report the store's hit rate in summary.csv: routers that see
-// the store (kv_aware, cache_aware view: cluster) on a shared-template workload.
+// the store (kv_aware; cache_aware, d2lpm and preble_e2 with view: cluster) on a
+// shared-template workload.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -111,14 +112,24 @@ TEST_CASE("runs with a store report its hit rate, and routers that see it keep i
   execute_run(load_scenario(path, {store, "policy.global=kv_aware"}), RunOptions{(base / "kv").string(), false});
   execute_run(load_scenario(path, {store, "policy.global={name: cache_aware, view: cluster}"}),
               RunOptions{(base / "ca").string(), false});
+  execute_run(load_scenario(path, {store, "policy.local=dlpm", "policy.global={name: d2lpm, view: cluster}"}),
+              RunOptions{(base / "d2").string(), false});
+  execute_run(load_scenario(path, {store, "policy.global={name: preble_e2, view: cluster}"}),
+              RunOptions{(base / "pr").string(), false});
   const CsvTable sn = read_csv((base / "none" / "summary.csv").string());
   CHECK(sn.column("store_hit_rate") < 0);  // no store: no store columns (outputs as before)
-  for (const char* run : {"rr", "kv", "ca"}) {
+  for (const char* run : {"rr", "kv", "ca", "d2", "pr"}) {
     CAPTURE(run);
     const CsvTable s = read_csv((base / run / "summary.csv").string());
     CHECK(cell(s, "store_hit_rate") > 0);
     CHECK(cell(s, "total_hit_rate") > cell(sn, "cache_hit_rate"));
     CHECK(cell(s, "store_peak_pages") <= cell(s, "store_capacity_pages"));
     CHECK(cell(s, "total_hit_rate") <= 1);
+    CHECK(cell(s, "finished") == cell(sn, "finished"));
   }
+  // The resolved config states the view (written only when not the default index).
+  CHECK(load_scenario(path, {"policy.global={name: d2lpm, view: cluster}", "policy.local=dlpm"})
+            .resolved()["policy"]["global"]["view"]
+            .as<std::string>() == "cluster");
+  CHECK_FALSE(load_scenario(path, {"policy.global=cache_aware"}).resolved()["policy"]["global"]["view"].IsDefined());
 }
