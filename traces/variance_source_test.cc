@@ -104,7 +104,7 @@ TEST_CASE("block bootstrap: sessions whole, ids unique, arrivals ordered, a func
   }
 }
 
-TEST_CASE("arrival jitter keeps order and the first arrival; output noise keeps lengths at least 1") {
+TEST_CASE("arrival jitter keeps order and the first arrival, and output noise keeps lengths at least 1") {
   VarianceConfig v;
   v.arrival_jitter = 0.5;
   v.output_noise = 2.0;

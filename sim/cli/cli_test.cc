@@ -421,3 +421,15 @@ TEST_CASE("an empty measurement window is an error-level warning with empty rate
   CHECK(cell("run_jain_service_rate") != "");
   CHECK(cell("warnings").rfind("error: ", 0) == 0);
 }
+
+TEST_CASE("trace gen writes the stream a run replays, its variance sources included") {
+  fs::path d = temp_dir("gen_variance");
+  const fs::path s = trace_scenario(d);
+  REQUIRE(servesim("trace gen " + s.string() + " -o " + (d / "plain.csv").string()).code == 0);
+  REQUIRE(servesim("trace gen " + s.string() + " -o " + (d / "same.csv").string()).code == 0);
+  REQUIRE(servesim("trace gen " + s.string() + " -o " + (d / "boot.csv").string() +
+                   " --set variance.resample=block_bootstrap --set variance.block_s=5")
+              .code == 0);
+  CHECK(read_text(d / "plain.csv") == read_text(d / "same.csv"));  // deterministic
+  CHECK(read_text(d / "plain.csv") != read_text(d / "boot.csv"));  // resampled
+}

@@ -63,7 +63,9 @@ void add_trace_commands(CLI::App& app) {
   gen->callback([ga] {
     ScenarioConfig c = load_scenario(ga->scenario, ga->sets);
     ClientTable clients;
-    auto source = c.workload->open(clients, c.seed);
+    // The stream a run of this scenario replays, its `variance:` sources included (a
+    // resampled or jittered trace is written as it would run).
+    auto source = with_variance(c.workload->open(clients, c.seed), c.variance, c.seed);
     std::int64_t n = write_native_trace(*source, clients, ga->out);
     fmt::print("wrote {} requests from {} clients to {} (seed {}; replay with workload: {{type: trace, path: {}}})\n",
                n, clients.size(), ga->out, c.seed, ga->out);
