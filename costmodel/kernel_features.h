@@ -43,10 +43,10 @@ struct DecodeWork {
     kv_splits += std::ceil(kv / kDecodeSplitTokens);
   }
 };
-inline const std::vector<std::string> kDecodeFeatureNames = {"1", "kv_bytes", "seqs", "kv_bytes_per_seq"};
+inline const std::vector<std::string> kDecodeFeatureNames = {"1", "kv_bytes", "seqs", "kv_bytes_per_seq_head"};
 inline std::array<double, 4> decode_features(const HeadShape& h, const DecodeWork& w) {
   const double bytes = w.kv_tokens * h.kv_token_bytes();
-  return {1.0, bytes, w.seqs, bytes / std::max(1.0, w.seqs)};
+  return {1.0, bytes, w.seqs, bytes / (std::max(1.0, w.seqs) * static_cast<double>(h.kv_heads))};
 }
 
 // ---- dense prefill: one varlen causal launch over chunks ----
