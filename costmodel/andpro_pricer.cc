@@ -53,7 +53,7 @@ class AndproPricer final : public AttentionPricer {
     if (p.layer_topk && (a_->select_layer.empty() || a_->compact_ragged.empty()))
       throw InputError(fmt::format("{}: attention.andpro allocation layer_topk needs andpro_select_layer and "
                                    "andpro_compact_ragged rows of window {}, which this profile lacks (measured "
-                                   "before issue 20?); run `servesim-kernels bench --family andpro`, or set "
+                                   "before the layer_topk kernels existed?); run `servesim-kernels bench --family andpro`, or set "
                                    "attention.andpro.allocation: equal", file, p.window));
     if (a_->shape != ctx.shape) {
       if (!ctx.allow_scaling)

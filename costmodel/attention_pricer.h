@@ -1,5 +1,5 @@
 // AttentionPricer: one attention method's share of an iteration's time, as
-// one object per method (issue 22, item 4). Both backends build their
+// one object per method. Both backends build their
 // attention pricing from make_attention_pricers(): the roofline and the
 // calibrated backend differ only in how they price the two *dense* kernels
 // (DenseAttentionKernels, which each backend implements); every method is a

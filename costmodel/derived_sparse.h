@@ -1,5 +1,5 @@
-// Sparse methods priced from a profile's dense kernels (issue 32 item 4;
-// docs/costmodel.md, "Sparse methods priced from dense data"). A measured
+// Sparse methods priced from a profile's dense kernels
+// (docs/costmodel.md, "Sparse methods priced from dense data"). A measured
 // profile without a sparse method's own families (quest_*, minf_*, andpro_*:
 // every imported public table, which measures dense kernels only) still prices
 // the method: its pricer counts the method's own work, from the method's

@@ -1,6 +1,6 @@
 // The operation list: the named parts of one serving iteration of a
 // Llama-family decoder on one GPU of a TP group, with each part's FLOPs and
-// bytes (issue 17, item 1). Both backends price these same parts (the
+// bytes. Both backends price these same parts (the
 // roofline from the FLOPs and bytes, the calibrated backend from measured
 // kernels where the bench measures them), and CostModel::parts() reports an
 // iteration's time by part (`servesim run --explain`).

@@ -1,4 +1,4 @@
-// PricedCostModel: the pricing fast path (issue 35). A decorator over any
+// PricedCostModel: the pricing fast path. A decorator over any
 // backend that opts in through TablePricedBackend; the engine asks it for
 // every iteration's time, and it answers from per-model tables instead of
 // walking the operation list and pricing every GEMM again.

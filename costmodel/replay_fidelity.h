@@ -1,4 +1,4 @@
-// Fidelity against real execution (issue 19, item 4), the CPU side: a replay CSV
+// Fidelity against real execution, the CPU side: a replay CSV
 // (`servesim-kernels replay`, one row per recorded iteration with the measured time
 // beside the prediction) read into typed rows, its per-iteration errors summarised, and
 // the measured-substitution backend (MeasuredCostModel) that re-runs a scenario with the

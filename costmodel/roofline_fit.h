@@ -1,5 +1,5 @@
 // fit_roofline_knobs: the roofline's hardware knobs derived from a measured
-// kernel profile (`servesim calibrate fit-roofline`; issue 17 item 3). Each
+// kernel profile (`servesim calibrate fit-roofline`). Each
 // knob comes from the rows that isolate it, as the roofline charges it
 // (roofline_cost_model.h), and is a median over those rows:
 //   sms                        provenance gpu_sms

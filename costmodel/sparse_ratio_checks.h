@@ -1,5 +1,5 @@
 // The sparse methods' end-to-end speedups as the calibrated backend prices
-// them, against the published ones (issue 32 item 4; docs/costmodel.md,
+// them, against the published ones (docs/costmodel.md,
 // "Sparse methods priced from dense data"). The published figures are a
 // held-out check: nothing in the pricing is fitted to them.
 //

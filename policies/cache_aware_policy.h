@@ -15,7 +15,7 @@
 // Defaults are the router's: cache_threshold 0.5, balance_abs 32,
 // balance_rel 1.0001. It knows nothing about clients: a client flooding one
 // long prefix gets that worker's whole attention (the fairness D²LPM adds).
-// view: cluster (issue 30; docs/kv.md) replaces the matched prefix of each
+// view: cluster (docs/kv.md) replaces the matched prefix of each
 // worker by what the engine says the worker can reach without computing:
 // ClusterView::locality's HBM + host + SSD + store tokens (as SGLang's router
 // would with HiCache's storage layer and KV events). The smallest-tree

@@ -27,7 +27,7 @@
 //      w lacks: what the worker must compute; `charge: prompt` charges all).
 // On finish (applied `update_delay_s` later): q_{i,w} -= w_out × output
 // tokens, the request leaves w's active set, and the view's entry is touched.
-// view: cluster (issue 30; docs/kv.md): step 2 and the extend charge use the
+// view: cluster (docs/kv.md): step 2 and the extend charge use the
 // prefix each worker reaches without computing, from the engine
 // (ClusterView::locality: HBM + host + SSD + store), instead of the view.
 #pragma once

@@ -37,7 +37,7 @@
 //     smallest, whole prefix subtrees are MOVED from the heaviest worker to the
 //     lightest (their holding in the tree and their window load), largest
 //     first while each fits in half the gap, or the one that best narrows it.
-// view: cluster (issue 30; docs/kv.md): per worker, the prefix it reaches
+// view: cluster (docs/kv.md): per worker, the prefix it reaches
 // without computing comes from the engine (ClusterView::locality: HBM + host
 // + SSD + store) instead of the tree, for exploit/explore and P_i; the tree
 // still keeps the window statistics, M_i and rebalancing.

@@ -1,5 +1,5 @@
 // BatchRecorder: `servesim run --record-batches FILE [--record-every K]`
-// (issue 19, item 1). Writes every K-th iteration the engine executes, over
+// writes every K-th iteration the engine executes, over
 // all workers in the order the iterations start, as one CSV row: the worker,
 // its start, the predicted duration, the attention methods, every prefill
 // chunk (new tokens, tokens already in KV, whether it completes the prompt),

@@ -1,4 +1,4 @@
-// KvManager: where one worker's KV lives (issue 30; docs/kv.md). It owns the
+// KvManager: where one worker's KV lives (docs/kv.md). It owns the
 // worker's HBM page pool (sim/kv_pool.h), its radix prefix cache
 // (sim/prefix_cache.h), its lower tiers (host, SSD: sim/kv_tier.h), the pages
 // held for PD hand-offs and the pages reserved for incoming KV. The Worker

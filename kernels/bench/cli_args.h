@@ -8,7 +8,7 @@
 //                          [--git-commit SHA] [--target-ms X] [--budget-s S]
 //   servesim-kernels merge -o profile.csv part1.csv part2.csv ...   (no GPU needed)
 //   servesim-kernels replay BATCHES.csv --model NAME [--tp N] -o replay.csv
-//                           [--warmup N] [--reps N] [--kv-gb G] [--seed N]   (issue 19)
+//                           [--warmup N] [--reps N] [--kv-gb G] [--seed N]
 #pragma once
 
 #include <cstdint>

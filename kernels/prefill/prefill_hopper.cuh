@@ -1,4 +1,4 @@
-// Prefill variant hopper_wgmma (issue 20): dense causal prefill on Hopper's own path -
+// Prefill variant hopper_wgmma: dense causal prefill on Hopper's own path -
 // TMA tensor copies on an mbarrier pipeline, a producer warpgroup and two consumer
 // warpgroups, wgmma m64n128k16 (prefill_hopper_kernel.cuh; plan: prefill_hopper_plan.h).
 // Same inputs and outputs as PrefillRunner (prefill.cuh): full prompts, chunks over a

@@ -1,5 +1,5 @@
-// `servesim-kernels replay BATCHES.csv --model NAME [--tp N] -o replay.csv` (issue 19,
-// item 2): every iteration of a batch record (servesim run --record-batches) executed as
+// `servesim-kernels replay BATCHES.csv --model NAME [--tp N] -o replay.csv`:
+// every iteration of a batch record (servesim run --record-batches) executed as
 // a real forward pass on the GPU (replay_gpu.cuh), timed with CUDA events (warm-up runs,
 // then timed runs back to back, median), written with the recorded prediction beside it.
 // Output format: docs/costmodel.md, "Fidelity against real execution". Returns the exit

@@ -1,4 +1,4 @@
-// The replay planner (issue 19, item 3): one recorded iteration
+// The replay planner: one recorded iteration
 // (batch_record.h) + a model -> the list of GPU launches a real forward pass
 // of that iteration makes on one GPU of a TP group, each with its shapes,
 // FLOPs and bytes. The GPU replay (`servesim-kernels replay`) executes exactly

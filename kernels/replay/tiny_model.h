@@ -1,5 +1,5 @@
 // The replay's model with deterministic random weights, and a CPU reference
-// forward pass (issue 19, item 3). The GPU replay (replay_gpu.cu) computes the
+// forward pass. The GPU replay (replay_gpu.cu) computes the
 // same function with the same weights, layouts and bf16 rounding points, so
 // its logits for the tiny model are checked against this (`servesim-kernels
 // check`, case replay_tiny).

@@ -1,5 +1,5 @@
 // `servesim calibrate fidelity REPLAY.csv [--scenario S.yaml [--set k=v ...]] [--out DIR]`
-// (issue 19, item 4): the per-iteration error of every backend that predicted the
+// prints the per-iteration error of every backend that predicted the
 // replayed iterations (median / p90 / max absolute relative error, overall, by iteration
 // kind, by batch size; costmodel/replay_fidelity.h), and with --scenario the end-to-end
 // effect: the scenario run on its own backend and again with the measured iteration

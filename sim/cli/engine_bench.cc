@@ -16,7 +16,7 @@
 // prefill-role + the rest decode-role workers, RDMA KV transfers with
 // contention and back-pressure; docs/simulation.md), to compare its wall time
 // with the colocated run.
-// --scale: the scale checks of issue 35, each case in its own child process
+// --scale: the scale checks (docs/performance.md), each case in its own child process
 // (so each peak RSS is its own): 1M requests at 16 workers, 200k at 1,024
 // workers, 10M at 16 (memory must stay flat: compare its RSS with 1M's), PD
 // with KV transfers (1M), templates with prefix caching (1M); --requests
