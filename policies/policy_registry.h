@@ -1,5 +1,7 @@
-// Registries of local and global policies by name. Adding a policy takes one
-// file and one line in policy_registry.cc.
+// Registries of local and global policies by name. Adding a policy takes its
+// own header (class, options struct, option table, parse function), one entry
+// in policy_registry.cc, a behaviour test and its docs section
+// (docs/architecture.md, "Add a local or global policy").
 //
 // A policy's YAML is either a bare name (`local: fcfs`) or a map with `name:`
 // plus parameters (`local: {name: dlpm, quantum: 2048}`). parse() reads the

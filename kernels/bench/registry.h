@@ -1,7 +1,7 @@
 // Kernel-family registry of the `servesim-kernels` binary.
 //
 // A *family* is one group of GPU kernels with a shared CPU reference (dense decode,
-// dense prefill, GEMM, ceilings, and later Quest / MInference / AnDPro). Each family
+// dense prefill, GEMM, ceilings, elementwise, Quest, MInference, AnDPro). Each family
 // registers itself once, from its own .cu file, with a static registrar:
 //
 //   namespace { int check_decode(const CheckOptions&);  void bench_decode(const BenchOptions&, ProfileWriter&); }

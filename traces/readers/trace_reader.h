@@ -7,13 +7,13 @@
 // expected, got 'v'". With skip_bad_rows a bad row is skipped and counted
 // instead (header problems and unreadable files stay fatal). A file with no
 // data row at all (empty, comments only, or a header alone) is an error.
-// Timestamps of
-// independent rows must not decrease: that is an error (or a skipped row)
-// unless the options ask for an in-memory sort (see open_trace()).
+// Timestamps of independent rows must not decrease: that is an error (or a
+// skipped row) unless the options ask for an in-memory sort (see open_trace()).
 //
 // Formats are a registry (trace_formats(): name, detection rule, reader
-// factory), documented in docs/traces.md. Adding a format is one reader file
-// and one registry entry in trace_reader.cc.
+// factory), documented in docs/traces.md. Adding a format is one reader file,
+// its make_<format>_reader() declaration here, one registry entry in
+// trace_reader.cc, and its tests (docs/architecture.md, "Add a trace format").
 #pragma once
 #include <cstdint>
 #include <functional>
