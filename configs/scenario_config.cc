@@ -309,7 +309,7 @@ void load_profiles(YamlMap& cm, ScenarioConfig& c) {
     if (cc.fits.count(w.profile)) continue;
     std::shared_ptr<const KernelFits> fits;
     try {
-      fits = std::make_shared<KernelFits>(KernelFits::fit(ProfileTable::load(w.profile)));
+      fits = load_kernel_fits(w.profile);
     } catch (const InputError& e) {
       cm.fail(key, e.what());
     }

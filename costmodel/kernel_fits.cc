@@ -2,6 +2,8 @@
 #include "costmodel/kernel_fits.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <mutex>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -270,6 +272,30 @@ std::optional<double> KernelFits::predict_prefill(const ProfilePoint& p, const s
   const auto* it = nearest_head_shape(v->second, h);
   if (!it || it->first.head_dim != h.head_dim) return std::nullopt;
   return it->second.predict(prefill_features(h, prefill_work(file_, p, h)));
+}
+
+std::shared_ptr<const KernelFits> load_kernel_fits(const std::string& path) {
+  struct Entry {
+    std::uintmax_t size = 0;
+    std::filesystem::file_time_type mtime;
+    std::shared_ptr<const KernelFits> fits;
+  };
+  static std::mutex mu;
+  static std::map<std::string, Entry> cache;
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  const auto mtime = ec ? std::filesystem::file_time_type{} : std::filesystem::last_write_time(path, ec);
+  if (!ec) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(path); it != cache.end() && it->second.size == size && it->second.mtime == mtime)
+      return it->second.fits;
+  }
+  auto fits = std::make_shared<const KernelFits>(KernelFits::fit(ProfileTable::load(path)));
+  if (!ec) {
+    std::lock_guard<std::mutex> lock(mu);
+    cache[path] = Entry{size, mtime, fits};
+  }
+  return fits;
 }
 
 const MethodFits* KernelFits::method(std::string_view name) const {

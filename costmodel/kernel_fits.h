@@ -147,6 +147,12 @@ class KernelFits {
   bool synthetic_ = false;
 };
 
+// The fits of the profile at `path`, loaded and fitted once per process while
+// the file keeps its size and modification time (a sweep's points and a
+// fuzzer's inputs share them; profiles are tens of MB and ~0.1 s to fit).
+// Thread-safe. Errors are those of ProfileTable::load and KernelFits::fit.
+std::shared_ptr<const KernelFits> load_kernel_fits(const std::string& path);
+
 template <class V>
 const std::pair<const HeadShape, V>* nearest_head_shape(const std::map<HeadShape, V>& measured, const HeadShape& want) {
   if (auto it = measured.find(want); it != measured.end()) return &*it;

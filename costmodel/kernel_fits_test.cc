@@ -2,7 +2,10 @@
 // the formulas behind a generated profile, held-out validation, and speed.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -19,6 +22,8 @@
 #include "costmodel/quest_fits.h"
 #include "costmodel/synthetic_profile.h"
 #include "sim/core/error.h"
+
+#include <unistd.h>
 
 using namespace servesim;
 
@@ -408,4 +413,25 @@ TEST_CASE("prefill fits consider every measured variant and use the fastest vali
   const KernelFits plain = KernelFits::fit(synthetic_table(0));
   CHECK(plain.prefill_variants().count("fa2_m64") == 0);
   CHECK(plain.prefill_variant().at(h) == "fa2");
+}
+
+TEST_CASE("a profile file is loaded and fitted once per process until it changes") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / fmt::format("servesim_fits_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "p.csv").string();
+  SyntheticOptions o;
+  o.quick = true;
+  const std::string text = synthetic_profile_csv(o);
+  std::ofstream(path, std::ios::binary) << text;
+  const auto a = load_kernel_fits(path);
+  const auto b = load_kernel_fits(path);
+  CHECK(a == b);  // the same object: not read again
+  CHECK(!a->gemm().empty());
+  // Rewritten (another size, a later time): read and fitted again.
+  std::ofstream(path, std::ios::binary) << text << "\n";
+  std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) + std::chrono::seconds(2));
+  const auto c = load_kernel_fits(path);
+  CHECK(c != a);
+  CHECK(c->gemm().size() == a->gemm().size());
+  std::filesystem::remove_all(dir);
 }
