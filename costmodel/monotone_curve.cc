@@ -7,12 +7,19 @@
 
 namespace servesim {
 
-std::vector<double> isotonic_non_decreasing(const std::vector<double>& ys) {
-  // Pool adjacent violators: blocks of (mean, count); merge while a block's
-  // mean is below its predecessor's.
+namespace {
+
+// Pool adjacent violators: blocks of (mean, count); a value pushed merges with
+// the blocks before it while a block's mean is below its predecessor's.
+struct Pools {
   std::vector<double> mean;
   std::vector<std::size_t> count;
-  for (double y : ys) {
+
+  void clear() {
+    mean.clear();
+    count.clear();
+  }
+  void push(double y) {
     mean.push_back(y);
     count.push_back(1);
     while (mean.size() > 1 && mean[mean.size() - 2] > mean.back()) {
@@ -26,8 +33,15 @@ std::vector<double> isotonic_non_decreasing(const std::vector<double>& ys) {
       count.back() = c;
     }
   }
+};
+
+}  // namespace
+
+std::vector<double> isotonic_non_decreasing(const std::vector<double>& ys) {
+  Pools pools;
+  for (double y : ys) pools.push(y);
   std::vector<double> out;
-  for (std::size_t b = 0; b < mean.size(); ++b) out.insert(out.end(), count[b], mean[b]);
+  for (std::size_t b = 0; b < pools.mean.size(); ++b) out.insert(out.end(), pools.count[b], pools.mean[b]);
   return out;
 }
 
@@ -39,30 +53,18 @@ std::vector<double> monotone_loo_predictions(const std::vector<double>& xs, cons
   for (std::size_t i = 1; i < n; ++i) SIM_CHECK(xs[i] > xs[i - 1], "curve xs not increasing at {}", i);
   for (std::size_t i = 0; i < gx.size(); ++i)
     SIM_CHECK(gx[i] > 0 && (i == 0 || gx[i] >= gx[i - 1]), "curve guide not positive and non-decreasing at x={}", xs[i]);
-  std::vector<double> out, mean;
-  std::vector<std::size_t> count;
-  mean.reserve(n);
-  count.reserve(n);
+  std::vector<double> out;
+  Pools pools;
+  pools.mean.reserve(n);
+  pools.count.reserve(n);
+  const std::vector<double>& mean = pools.mean;
+  const std::vector<std::size_t>& count = pools.count;
   for (std::size_t i = 1; i + 1 < n; i += step) {
     // Pool adjacent violators over ys without point i: the same merges, in the
     // same order, as isotonic_non_decreasing on the reduced vector.
-    mean.clear();
-    count.clear();
-    for (std::size_t j = 0; j < n; ++j) {
-      if (j == i) continue;
-      mean.push_back(ys[j]);
-      count.push_back(1);
-      while (mean.size() > 1 && mean[mean.size() - 2] > mean.back()) {
-        const std::size_t c = count[count.size() - 2] + count.back();
-        const double m = (mean[mean.size() - 2] * static_cast<double>(count[count.size() - 2]) +
-                          mean.back() * static_cast<double>(count.back())) /
-                         static_cast<double>(c);
-        mean.pop_back();
-        count.pop_back();
-        mean.back() = m;
-        count.back() = c;
-      }
-    }
+    pools.clear();
+    for (std::size_t j = 0; j < n; ++j)
+      if (j != i) pools.push(ys[j]);
     // The fitted values at reduced positions i - 1 and i (the held-out point's neighbours).
     double y_lo = 0, y_hi = 0;
     for (std::size_t b = 0, start = 0; b < mean.size(); start += count[b], ++b) {
