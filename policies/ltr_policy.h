@@ -1,57 +1,6 @@
-// LtrPolicy: admit waiting requests in the order of a predicted output-length
-// RANK (vLLM-LTR: Fu et al., "Efficient LLM Scheduling by Learning to Rank",
-// NeurIPS 2024) — an SJF approximation that needs no oracle.
-//
-// Rankers (`ranker:`):
-//   learned       LtrModel (ltr_ranker.h) over honest features only. Either
-//                 `model: FILE` (trained offline with `servesim ltr train`),
-//                 or `warmup: N` (the default, N = 500): until N requests
-//                 have FINISHED on this worker it ranks nothing (arrival
-//                 order); each finished request's features and true output
-//                 length — known once it finished, as in a real server — go
-//                 to a training set; at the N-th finish it trains (ListMLE by
-//                 default, `loss:`) and re-ranks the queue. Each worker
-//                 trains its own model, once.
-//   noisy_oracle  −log(true output) + noise sized for Kendall τ ≈ `tau`
-//                 (noisy_oracle.h). Reads the truth: the policy is an oracle.
-// Every request is scored once, when it first arrives at this worker; its
-// score is kept across preemptions. Ties: arrival order.
-//
-// Starvation prevention (as in the LTR code): a waiting request left
-// unscheduled for `starvation_threshold` consecutive iterations (scheduling
-// steps of this worker; default 200, 0 = off) is promoted: it goes before
-// every unpromoted request, and keeps that priority for its next
-// `priority_quantum` scheduled iterations (default 10), then is demoted.
-// Promoted requests go in promotion order (oldest first). The LTR code ranks
-// them by score instead, but then, under a sustained overload where every
-// request starves, the longest ones lose to every promoted short one again
-// and their wait is unbounded; promotion order bounds it. The price: when
-// queueing delays exceed the threshold for most requests, most are promoted
-// and the order drifts toward FCFS (docs/ltr.md measures it).
-//
-// Admission walks the order and stops at the first request that does not
-// fit (no skipping ahead: the order is the policy). `preemptive: true`
-// runs it as vLLM-LTR does: running + waiting are re-ranked every step, and
-// when the next waiting request does not fit — in KV memory, or because the
-// running-request cap is reached (`preempt_for_slots`, default true) — the
-// running request ranked last (unpromoted, strictly behind it) is preempted
-// by recomputation to make room, repeatedly; promoted requests are ordered
-// by score (`promoted_order: score`, the LTR code's rule). Deviation: the
-// engine preempts by recomputation where the LTR code swaps out and keeps
-// the work done, so each request is preempted by the policy at most once
-// (else a long request, promoted, run for its quantum, then preempted again
-// and again, would lose its work every time and never finish — a livelock
-// the conformance suite provoked).
-// The default stays non-preemptive with promotion order: with recomputation
-// instead of swapping, slot preemption recomputes nearly every request when
-// the running cap binds (docs/ltr.md: Azure conv replay, mean E2E 2.8 s ->
-// 145 s), and ordering promoted requests by score lets the longest ones lose
-// to every promoted short one under sustained overload (unbounded wait).
-//
-// Achieved τ: at each finish the true length is compared with the score the
-// request was ranked by (requests ranked before a warm-up model existed are
-// left out); metrics() reports Kendall τ-b over them as ltr_kendall_tau
-// (summary.csv).
+// LtrPolicy: admits waiting requests in the order of a predicted output-length
+// rank (vLLM-LTR, Fu et al., NeurIPS 2024): rankers, starvation prevention, the
+// preemptive mode and its deviations are described in docs/ltr.md.
 #pragma once
 #include <map>
 #include <memory>
