@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "configs/cost_noise.h"
 #include "configs/run_builder.h"
 #include "configs/config_test_util.h"
 #include "costmodel/synthetic_profile.h"
@@ -324,4 +325,65 @@ TEST_CASE("backend auto: our own profile first, then a public stack, else the ro
       "bf16_tflops: 2250, interconnect_gbps: 900, sms: 148, l2_mb: 126}\ncluster: {workers: 1}\n"
       "report: {requests_csv: false, timeline_interval_s: 0}\nworkload:\n" + std::string(kSmallWorkload));
   CHECK(other.cost_model.backend == "roofline");
+}
+
+TEST_CASE("variance.cost_noise: auto takes the measured profile's spread for repetitions, profile needs one") {
+  auto on = [](const std::string& hw, const std::string& variance) {
+    return "name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: " + hw +
+           "\ncluster: {workers: 2}\nreport: {requests_csv: false, timeline_interval_s: 0}\nvariance: " + variance +
+           "\nworkload:\n" + kSmallWorkload;
+  };
+  SUBCASE("auto: profile among repetitions on our own H100 profile, none for a single run") {
+    const ScenarioConfig rep = parse(on("h100-sxm", "{repetitions: true}"));
+    REQUIRE(rep.cost_model.backend == "calibrated");
+    CHECK(rep.variance.cost_noise == VarianceConfig::CostNoise::kProfile);
+    const double sigma = rep.cost_model.fits.at(rep.workers.front().profile)->spread_sigma();
+    CHECK(sigma > 0.001);
+    CHECK(sigma < 0.1);  // kernel jitter, percent level
+    CHECK(cost_noise_sigma(rep, rep.workers.back()) == sigma);
+    CHECK(YAML::Dump(rep.resolved()).find("cost_noise: profile") != std::string::npos);
+    const ScenarioConfig single = parse(on("h100-sxm", "{}"));
+    CHECK(single.variance.cost_noise == VarianceConfig::CostNoise::kNone);
+    CHECK(cost_noise_sigma(single, single.workers.front()) == 0);
+    CHECK(!single.variance.active());
+  }
+  SUBCASE("auto on imported medians (A100, vLLM 0.14 tables) and on the roofline: none") {
+    CHECK(parse(on("a100-80gb", "{repetitions: true}")).variance.cost_noise == VarianceConfig::CostNoise::kNone);
+    const ScenarioConfig roof = parse(on("h100-sxm", "{repetitions: true}") + "cost_model: {backend: roofline}\n");
+    CHECK(roof.variance.cost_noise == VarianceConfig::CostNoise::kNone);
+  }
+  SUBCASE("profile without a spread is an error naming the key and why") {
+    std::string e = error_of(on("a100-80gb", "{cost_noise: profile}"));
+    CHECK(e.find("variance.cost_noise") != std::string::npos);
+    CHECK(e.find("medians only") != std::string::npos);
+    e = error_of(on("h100-sxm", "{cost_noise: profile}") + "cost_model: {backend: roofline}\n");
+    CHECK(e.find("variance.cost_noise") != std::string::npos);
+    CHECK(e.find("roofline backend") != std::string::npos);
+  }
+  SUBCASE("a given sigma on any backend, bounded, and round-tripped") {
+    const ScenarioConfig c = parse(on("h100-sxm", "{cost_noise: 0.02}") + "cost_model: {backend: roofline}\n");
+    CHECK(c.variance.cost_noise == VarianceConfig::CostNoise::kSigma);
+    CHECK(cost_noise_sigma(c, c.workers.front()) == 0.02);
+    CHECK(YAML::Dump(c.resolved()).find("cost_noise: 0.02") != std::string::npos);
+    CHECK(error_of(on("h100-sxm", "{cost_noise: 2}")).find("variance.cost_noise") != std::string::npos);
+    const std::string e = error_of(on("h100-sxm", "{cost_noise: lots}"));
+    CHECK(e.find("expected auto, none, profile or a σ in [0, 1]") != std::string::npos);
+  }
+}
+
+TEST_CASE("cost noise varies the engine's times with the seed, and the same seed repeats them exactly") {
+  const std::string base = "name: t\nmodel: llama-3.1-8b\nhardware: h100-sxm\ncluster: {workers: 1}\n"
+                           "report: {requests_csv: false, timeline_interval_s: 0}\nvariance: {cost_noise: 0.05}\n"
+                           "workload:\n" + std::string(kSmallWorkload);
+  const RunOutput a = run("seed: 5\n" + base, "cn_a");
+  const RunOutput again = run("seed: 5\n" + base, "cn_a2");
+  const RunOutput b = run("seed: 6\n" + base, "cn_b");
+  CHECK(summary_value(a, "e2e_mean_s") == summary_value(again, "e2e_mean_s"));
+  CHECK(summary_value(a, "e2e_mean_s") != summary_value(b, "e2e_mean_s"));
+  const RunOutput plain = run("seed: 5\n" + base.substr(0, base.find("variance:")) +
+                                  base.substr(base.find("workload:")), "cn_plain");
+  // Only the noise differs (the synthetic workload is drawn from the same seed).
+  CHECK(summary_value(a, "e2e_mean_s") != summary_value(plain, "e2e_mean_s"));
+  CHECK(summary_value(a, "e2e_mean_s") == doctest::Approx(summary_value(plain, "e2e_mean_s")).epsilon(0.05));
+  CHECK(a.cost_identity.find("run-to-run noise sigma=0.05") != std::string::npos);
 }

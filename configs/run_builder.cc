@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "configs/cost_noise.h"
 #include "costmodel/explaining_cost_model.h"
 #include "costmodel/noisy_cost_model.h"
 #include "costmodel/priced_cost_model.h"
@@ -18,6 +19,9 @@
 
 namespace servesim {
 namespace {
+
+// The run-to-run cost noise's stream, apart from cost_model.estimate_noise's.
+constexpr std::uint64_t kCostNoiseSalt = 0xC0575EEDull;
 
 // Forwards engine callbacks to the report, the timeline and the progress bar.
 class RunObservers final : public RunObserver {
@@ -277,6 +281,13 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
     // Policies may see a noisy estimate of the same model (cost_model.estimate_noise).
     if (c.cost_model.estimate_noise > 0)
       ws.estimate_cost = std::make_shared<NoisyCostModel>(cost, c.cost_model.estimate_noise, c.seed);
+    // Repetitions may price the truth with run-to-run noise (variance.cost_noise);
+    // policies keep estimating with the noiseless model.
+    if (const double sigma = cost_noise_sigma(c, w); sigma > 0) {
+      if (!ws.estimate_cost) ws.estimate_cost = cost;
+      ws.cost = std::make_shared<NoisyCostModel>(cost, sigma, c.seed ^ kCostNoiseSalt,
+                                                 fmt::format("run-to-run noise sigma={:.4g} (variance.cost_noise)", sigma));
+    }
     if (o.substitute_cost) {  // the engine runs on the substitute; policies keep the plain model
       if (!ws.estimate_cost) ws.estimate_cost = cost;
       ws.cost = o.substitute_cost(ws.cost);

@@ -14,6 +14,7 @@
 
 #include "configs/kv_store_config.h"
 #include "configs/kv_tiers_config.h"
+#include "configs/cost_noise.h"
 #include "configs/option_tables.h"
 #include "costmodel/roofline_knobs.h"
 #include "costmodel/attention_registry.h"
@@ -600,6 +601,7 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   YamlMap vm = m.map("variance");
   c.variance = parse_variance(vm);
   c.variance.resolve(c.workload->resolved()["type"].as<std::string>("") == "trace");
+  resolve_cost_noise(vm, c);
 
   YamlMap rm = m.map("report");
   c.out_dir = rm.get<std::string>("out", "runs/" + c.name);

@@ -15,6 +15,9 @@
 namespace servesim {
 namespace {
 
+// Width of the p10..p90 range of a standard normal: 2 × 1.28155.
+constexpr double kP10P90Span = 2.5631031;
+
 DecodeWork decode_work(const std::string& file, const ProfilePoint& p) {
   const double b = static_cast<double>(need_column(file, p, p.batch, "batch"));
   const double sum = p.param_number("ctx_sum", b * static_cast<double>(need_column(file, p, p.ctx, "ctx")), file);
@@ -112,11 +115,13 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
       for (std::string_view k : t.fitting.fitted) fitter_of.emplace(std::string(k), fitters.back().second.get());
     }
 
+  std::vector<double> spreads;  // ln(p90/p10) / kP10P90Span per row that has both
   for (const ProfilePoint& p : table.points()) {
     if (p.kernel == "ceiling" && p.variant.starts_with("copy") && p.bytes > 0)
       f.copy_gbps_ = std::max(f.copy_gbps_, p.bytes / (p.median_us * 1e3));
     const std::string fam = family_of(p);
     if (fam.empty() || (use && !use(p))) continue;
+    if (p.p10_us > 0 && p.p90_us >= p.p10_us) spreads.push_back(std::log(p.p90_us / p.p10_us) / kP10P90Span);
     const double t = p.median_us;
     if (fam == "decode") {
       const HeadShape h = row_head_shape(file, p);
@@ -205,6 +210,12 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     f.allreduce_[gpus] = MonotoneCurve(std::move(xs), std::move(ys));
   }
   for (const auto& v : ar_variants) f.allreduce_source_ += (f.allreduce_source_.empty() ? "" : "+") + v;
+  f.spread_rows_ = spreads.size();
+  if (!spreads.empty()) {
+    const auto mid = spreads.begin() + static_cast<std::ptrdiff_t>(spreads.size() / 2);
+    std::nth_element(spreads.begin(), mid, spreads.end());
+    f.spread_sigma_ = *mid;  // the upper median for an even count: deterministic, no averaging
+  }
   return f;
 }
 

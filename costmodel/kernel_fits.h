@@ -129,6 +129,12 @@ class KernelFits {
   const std::string& file() const { return file_; }
   const std::string& provenance() const { return provenance_; }
   bool synthetic() const { return synthetic_; }
+  // Run-to-run spread of the fitted rows: the median over rows with measured
+  // p10 and p90 of ln(p90/p10)/2.5631 (the σ of a log-normal whose 10th and 90th
+  // percentiles they are). 0 when no row has both (imported tables keep medians
+  // only) or every row has p90 == p10. spread_rows() counts the rows used.
+  double spread_sigma() const { return spread_sigma_; }
+  std::size_t spread_rows() const { return spread_rows_; }
   std::vector<FitSummaryRow> summary() const;
 
  private:
@@ -145,6 +151,8 @@ class KernelFits {
   std::vector<std::string> problems_;
   std::string file_, provenance_;
   bool synthetic_ = false;
+  double spread_sigma_ = 0;
+  std::size_t spread_rows_ = 0;
 };
 
 // The fits of the profile at `path`, loaded and fitted once per process while

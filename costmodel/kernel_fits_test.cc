@@ -435,3 +435,27 @@ TEST_CASE("a profile file is loaded and fitted once per process until it changes
   CHECK(c->gemm().size() == a->gemm().size());
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the run-to-run spread is the median over fitted rows of ln(p90/p10)/2.563, 0 without p10 and p90") {
+  const std::string head = "# format=servesim-kernel-profile\n# schema_version=1\n"
+                           "kernel,variant,batch,ctx,q_len,prefix,heads,kv_heads,head_dim,page_size,budget,m,n,k,"
+                           "params,reps,median_us,p10_us,p90_us,min_us,max_us,bytes,flops,gbps,tflops\n";
+  // Three GEMM rows with p90/p10 = e^0.1, e^0.2, e^0.4: the median is ln(p90/p10) = 0.2.
+  auto row = [](int m, double p10, double p90) {
+    return fmt::format("gemm,cublaslt,,,,,,,,,,{},4096,4096,,5,{},{},{},{},{},0,0,0,0\n", m, p10 * 1.01, p10, p90, p10,
+                       p90);
+  };
+  const ProfileTable t = ProfileTable::parse(
+      head + row(16, 10, 10 * std::exp(0.1)) + row(32, 11, 11 * std::exp(0.4)) + row(64, 12, 12 * std::exp(0.2)),
+      "spread.csv");
+  const KernelFits f = KernelFits::fit(t);
+  CHECK(f.spread_rows() == 3);
+  CHECK(f.spread_sigma() == doctest::Approx(0.2 / 2.5631031).epsilon(1e-9));
+  // Imported tables keep medians only (empty p10/p90): no spread.
+  const ProfileTable medians = ProfileTable::parse(
+      head + "gemm,cublaslt,,,,,,,,,,16,4096,4096,,5,10,,,,,0,0,0,0\ngemm,cublaslt,,,,,,,,,,32,4096,4096,,5,11,,,,,0,"
+             "0,0,0\n",
+      "medians.csv");
+  CHECK(KernelFits::fit(medians).spread_rows() == 0);
+  CHECK(KernelFits::fit(medians).spread_sigma() == 0);
+}

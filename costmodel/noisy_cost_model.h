@@ -1,8 +1,12 @@
 // NoisyCostModel: another cost model's iteration time times a log-normal
-// error exp(σ·z), to give policies an ESTIMATE that differs from the
-// simulated truth (docs/costmodel.md, "Estimation noise"). Policies that price
-// work (least-load routing, Preble's L/M/P terms) can then be studied under
-// estimation error while the engine keeps the exact model.
+// error exp(σ·z) (median one). Two uses:
+//  - an ESTIMATE that differs from the simulated truth (docs/costmodel.md,
+//    "Estimation noise"): policies that price work (least-load routing,
+//    Preble's L/M/P terms) see it while the engine keeps the exact model;
+//  - run-to-run noise of the TRUTH for repetitions (variance.cost_noise,
+//    docs/sweeps.md "Sources of variance"): the engine prices with it, each
+//    repetition's seed drawing other errors, σ from the profile's measured
+//    p10/p90 spread (KernelFits::spread_sigma) or given.
 //
 // z is a deterministic function of (seed, batch shape): the same batch always
 // gets the same error (CostModel's contract: a pure function, no hidden
@@ -11,6 +15,7 @@
 #pragma once
 #include <cmath>
 #include <memory>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -20,20 +25,29 @@ namespace servesim {
 
 class NoisyCostModel final : public CostModel {
  public:
-  // REQUIRES: sigma >= 0.
-  NoisyCostModel(std::shared_ptr<const CostModel> inner, double sigma, std::uint64_t seed)
-      : inner_(std::move(inner)), sigma_(sigma), seed_(seed) {}
+  // REQUIRES: sigma >= 0. `label` is what identity() appends to the inner
+  // model's identity; empty = "estimate noise sigma=<σ> seed=<seed>".
+  NoisyCostModel(std::shared_ptr<const CostModel> inner, double sigma, std::uint64_t seed, std::string label = {})
+      : inner_(std::move(inner)),
+        sigma_(sigma),
+        seed_(seed),
+        label_(label.empty() ? fmt::format("estimate noise sigma={} seed={}", sigma, seed) : std::move(label)) {}
 
   Time iteration_time(const BatchShape& b) const override {
     const Time t = inner_->iteration_time(b);
     if (t <= 0 || sigma_ <= 0) return t;
-    const double f = std::exp(sigma_ * standard_normal(hash(b)));
-    return std::max<Time>(1, static_cast<Time>(std::llround(static_cast<double>(t) * f)));
+    return std::max<Time>(1, static_cast<Time>(std::llround(static_cast<double>(t) * factor(b))));
   }
-  std::string identity() const override {
-    return fmt::format("{} + estimate noise sigma={} seed={}", inner_->identity(), sigma_, seed_);
-  }
+  std::string identity() const override { return fmt::format("{} + {}", inner_->identity(), label_); }
   bool calibrated() const override { return inner_->calibrated(); }
+  // The inner model's parts, each times the batch's factor (they still sum to
+  // the iteration time before rounding).
+  PartTimes parts(const BatchShape& b) const override {
+    PartTimes p = inner_->parts(b);
+    if (sigma_ > 0)
+      for (double& x : p) x *= factor(b);
+    return p;
+  }
 
  private:
   static std::uint64_t mix(std::uint64_t z) {
@@ -50,6 +64,7 @@ class NoisyCostModel final : public CostModel {
     for (auto c : b.decode_contexts) h = mix(h ^ static_cast<std::uint64_t>(c));
     return h;
   }
+  double factor(const BatchShape& b) const { return std::exp(sigma_ * standard_normal(hash(b))); }
   // Box-Muller on two uniforms drawn from the hash.
   static double standard_normal(std::uint64_t h) {
     const double u1 = (static_cast<double>(mix(h) >> 11) + 0.5) * 0x1.0p-53;
@@ -60,6 +75,7 @@ class NoisyCostModel final : public CostModel {
   std::shared_ptr<const CostModel> inner_;
   double sigma_;
   std::uint64_t seed_;
+  std::string label_;
 };
 
 }  // namespace servesim

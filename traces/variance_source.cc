@@ -174,6 +174,20 @@ VarianceConfig parse_variance(YamlMap& m) {
   v.block_s = m.in_range("block_s", v.block_s, 1e-3, 1e7, "s");
   v.arrival_jitter = m.in_range("arrival_jitter", v.arrival_jitter, 0, 3, "");
   v.output_noise = m.in_range("output_noise", v.output_noise, 0, 3, "");
+  if (m.has("cost_noise")) {
+    const std::string cn = m.get<std::string>("cost_noise", "auto");
+    if (cn == "auto") v.cost_noise = VarianceConfig::CostNoise::kAuto;
+    else if (cn == "none") v.cost_noise = VarianceConfig::CostNoise::kNone;
+    else if (cn == "profile") v.cost_noise = VarianceConfig::CostNoise::kProfile;
+    else {
+      const YAML::Node n = m.raw("cost_noise");
+      double sigma = 0;
+      if (!YAML::convert<double>::decode(n, sigma))
+        m.fail("cost_noise", fmt::format("unknown value '{}'; expected auto, none, profile or a σ in [0, 1]", cn));
+      v.cost_sigma = m.in_range("cost_noise", 0, 0, 1, "");
+      v.cost_noise = VarianceConfig::CostNoise::kSigma;
+    }
+  }
   v.repetitions = m.get<bool>("repetitions", v.repetitions);
   m.finish();
   return v;
@@ -185,6 +199,12 @@ YAML::Node variance_yaml(const VarianceConfig& v) {
   n["block_s"] = v.block_s;
   n["arrival_jitter"] = v.arrival_jitter;
   n["output_noise"] = v.output_noise;
+  switch (v.cost_noise) {
+    case VarianceConfig::CostNoise::kSigma: n["cost_noise"] = v.cost_sigma; break;
+    case VarianceConfig::CostNoise::kProfile: n["cost_noise"] = "profile"; break;
+    case VarianceConfig::CostNoise::kNone: n["cost_noise"] = "none"; break;
+    case VarianceConfig::CostNoise::kAuto: n["cost_noise"] = "auto"; break;
+  }
   return n;
 }
 

@@ -26,10 +26,17 @@
 //    (rounded, at least 1 token): the spread of answer lengths a replay of
 //    other users' prompts would see.
 //
-// Cost-model noise from a profile's measured spread is the cost model's
-// (cost_model: section), not here.
+//  - cost_noise: run-to-run noise of the engine's iteration times, a
+//    median-one log-normal factor per distinct batch shape, drawn from the
+//    run's seed (costmodel/noisy_cost_model.h). `profile`: σ is the measured
+//    spread of each worker's calibrated profile (KernelFits::spread_sigma,
+//    the median over its rows of ln(p90/p10)/2.563); a number: that σ on any
+//    backend; `none`; `auto` (default): `profile` for repetitions priced by
+//    measured profiles that have a spread, none otherwise. Policies keep
+//    estimating with the noiseless model. Resolved in configs/ (it needs the
+//    cost model): resolve_cost_noise.
 //
-// Everything is off unless set (or `auto` resolves to a bootstrap), so a
+// Everything is off unless set (or `auto` resolves to a source), so a
 // single run replays its trace exactly; resolved() states what ran.
 #pragma once
 #include <cstdint>
@@ -50,16 +57,22 @@ struct VarianceConfig {
   double block_s = 60;                  // bootstrap block length, seconds of arrivals
   double arrival_jitter = 0;            // σ of the log-normal factor on inter-arrival gaps
   double output_noise = 0;              // σ of the log-normal factor on output lengths
+  enum class CostNoise { kAuto, kNone, kProfile, kSigma };
+  CostNoise cost_noise = CostNoise::kAuto;  // after resolve_cost_noise(): never kAuto
+  double cost_sigma = 0;                    // kSigma: the σ given
   bool repetitions = false;             // set by --repeat / repeat: (not written back)
 
   // auto -> block_bootstrap for a trace workload among repetitions, else none.
   void resolve(bool trace_workload);
   bool active() const {
-    return resample == Resample::kBlockBootstrap || arrival_jitter > 0 || output_noise > 0;
+    return resample == Resample::kBlockBootstrap || arrival_jitter > 0 || output_noise > 0 || cost_noise_on();
+  }
+  bool cost_noise_on() const {
+    return cost_noise == CostNoise::kProfile || (cost_noise == CostNoise::kSigma && cost_sigma > 0);
   }
   bool operator==(const VarianceConfig& o) const {
     return resample == o.resample && block_s == o.block_s && arrival_jitter == o.arrival_jitter &&
-           output_noise == o.output_noise;
+           output_noise == o.output_noise && cost_noise == o.cost_noise && cost_sigma == o.cost_sigma;
   }
 };
 

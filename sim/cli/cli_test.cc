@@ -358,10 +358,17 @@ TEST_CASE("run --repeat on a trace resamples it by default, and identical repeti
   CHECK(fs::exists(d / "boot" / "points" / "p0000-811c9dc5-r002" / "config.resolved.yaml"));
   CHECK(read_text(d / "boot" / "points" / "p0000-811c9dc5-r000" / "config.resolved.yaml").find("block_bootstrap") !=
         std::string::npos);
-  // Resampling off: the seed moves nothing in this replay, so the runs are identical.
+  // Resampling off, cost noise on by default (H100's own profile has a measured spread): the runs differ.
+  Result noisy = servesim("run " + s.string() + " --repeat 3 --set variance.resample=none --out " + (d / "noisy").string());
+  REQUIRE(noisy.code == 0);
+  CHECK(read_text(d / "noisy" / "points" / "p0000-811c9dc5-r001" / "config.resolved.yaml").find("cost_noise: profile") !=
+        std::string::npos);
+  CHECK(read_text(d / "noisy" / "sweep_summary.csv").find("repetitions are identical") == std::string::npos);
+  // Resampling and cost noise off: the seed moves nothing in this replay, so the runs are identical.
   const std::string out = (d / "same").string();
   const std::string cmd = std::string(SERVESIM_BIN) + " run " + s.string() +
-                          " --repeat 3 --set variance.resample=none --out " + out + " 2>/dev/null";
+                          " --repeat 3 --set variance.resample=none --set variance.cost_noise=none --out " + out +
+                          " 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   std::string stdout_text;

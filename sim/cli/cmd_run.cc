@@ -6,8 +6,10 @@
 // with sweep.csv and sweep_summary.csv, the mean ± 95% interval printed, and
 // a warning when the repetitions are identical (no interval then).
 #include <filesystem>
+#include <set>
 #include <fmt/format.h>
 
+#include "configs/cost_noise.h"
 #include "configs/run_builder.h"
 #include "configs/sweep_runner.h"
 #include "reports/compare.h"
@@ -31,12 +33,21 @@ struct RunArgs {
   int jobs = 1;
 };
 
-std::string describe_variance(const VarianceConfig& v) {
+std::string describe_variance(const ScenarioConfig& c) {
+  const VarianceConfig& v = c.variance;
   std::string s;
   if (v.resample == VarianceConfig::Resample::kBlockBootstrap)
     s = fmt::format("trace resampled (block bootstrap, {} s blocks)", v.block_s);
   if (v.arrival_jitter > 0) s += fmt::format("{}arrival jitter {}", s.empty() ? "" : ", ", v.arrival_jitter);
   if (v.output_noise > 0) s += fmt::format("{}output noise {}", s.empty() ? "" : ", ", v.output_noise);
+  if (v.cost_noise_on()) {
+    std::set<double> sigmas;
+    for (const WorkerConfig& w : c.workers) sigmas.insert(cost_noise_sigma(c, w));
+    std::string list;
+    for (double x : sigmas) list += fmt::format("{}{:.4g}", list.empty() ? "" : "/", x);
+    s += fmt::format("{}cost noise sigma={} ({})", s.empty() ? "" : ", ", list,
+                     v.cost_noise == VarianceConfig::CostNoise::kProfile ? "the profile's p10/p90 spread" : "given");
+  }
   return (s.empty() ? std::string("the seed only") : s) + " (variance:, docs/sweeps.md \"Sources of variance\")";
 }
 
@@ -60,7 +71,7 @@ void run_repeated(const RunArgs& a) {
                r.skipped);
     std::vector<std::string> sets = a.sets;
     sets.insert(sets.begin(), "variance.repetitions=true");
-    fmt::print("  variance   {}\n", describe_variance(load_scenario(a.scenario, sets).variance));
+    fmt::print("  variance   {}\n", describe_variance(load_scenario(a.scenario, sets)));
     print_sweep_comparison(out);
     fmt::print("  output     {}/sweep.csv (one row per run), sweep_summary.csv (mean, std, 95% CI)\n", out);
   }
