@@ -737,42 +737,98 @@ void plot_vs_x(const SweepData& s, Plotter& p, const std::string& name, int ycol
 
 // y (mean ± CI) against x (mean ± CI) of two metric columns; points of a
 // series joined in order of the x swept value and labelled with it.
+// One mean point of a scatter: its data row ("x y xerr yerr"), its x value as
+// label text, and where the label is drawn (placed by place_scatter_labels).
+struct ScatterPoint {
+  double x = 0, y = 0;
+  std::string row, label;
+  std::string shown;   // the label drawn (coincident points: one lists all their values)
+  bool below = false;  // drawn below-right of the point instead of above-right
+};
+
+// Label placement: coincident points of a series share one label; a label that
+// would overlap one placed before it (in data units scaled to the plotted
+// range: ~0.008 of the width per character, ~0.035 of the height per line) goes
+// below its point instead of above. Labels of unlabelled blocks stay empty.
+void place_scatter_labels(std::vector<std::vector<ScatterPoint>>& blocks, const std::vector<bool>& labelled) {
+  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  for (const auto& pts : blocks)
+    for (const ScatterPoint& pt : pts) {
+      x0 = std::min(x0, pt.x), x1 = std::max(x1, pt.x);
+      y0 = std::min(y0, pt.y), y1 = std::max(y1, pt.y);
+    }
+  const double xs = x1 > x0 ? x1 - x0 : 1, ys = y1 > y0 ? y1 - y0 : 1;
+  constexpr double kCharWidth = 0.008, kLineHeight = 0.035, kOffset = 0.03;
+  struct Box {
+    double left, right, mid;
+  };
+  std::vector<Box> placed;
+  auto collides = [&](const Box& b) {
+    for (const Box& o : placed)
+      if (b.left < o.right && o.left < b.right && std::abs(b.mid - o.mid) < kLineHeight) return true;
+    return false;
+  };
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    auto& pts = blocks[b];
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      if (!labelled[b]) continue;
+      bool first = true;
+      std::string label = pts[i].label;
+      for (std::size_t j = 0; j < pts.size(); ++j)
+        if (j != i && pts[j].row == pts[i].row) {
+          if (j < i) first = false;
+          else label += ", " + pts[j].label;
+        }
+      if (!first || label.empty()) continue;
+      pts[i].shown = label;
+      const double xn = (pts[i].x - x0) / xs, yn = (pts[i].y - y0) / ys;
+      const double right = xn + kCharWidth * (1.0 + static_cast<double>(label.size()));
+      const Box above{xn, right, yn + kOffset}, below{xn, right, yn - kOffset};
+      pts[i].below = collides(above) && !collides(below);
+      placed.push_back(pts[i].below ? below : above);
+    }
+  }
+}
+
 void plot_scatter(const SweepData& s, Plotter& p, const std::string& name, int xcol, int ycol,
                   const std::string& title, const std::string& xlabel, const std::string& ylabel) {
   std::string d, warned;
   std::vector<std::pair<std::size_t, bool>> blocks;  // (series index, joined)
   std::vector<std::string> label_sets;               // each block's x values, for labelling once
+  std::vector<std::vector<ScatterPoint>> block_pts;
   for (std::size_t si = 0; si < s.series.size() && si < kMaxSeries; ++si) {
     std::vector<const Group*> gs;
     for (const auto& g : s.groups)
       if (g.series == s.series[si]) gs.push_back(&g);
     const bool has_x = gs.front()->x.has_value();
     if (has_x) std::stable_sort(gs.begin(), gs.end(), [](const Group* a, const Group* b) { return *a->x < *b->x; });
-    // Points of one series at the same place get one label listing their x values.
-    std::vector<std::pair<std::string, std::string>> pts;  // "x y xerr yerr", label
+    std::vector<ScatterPoint> pts;
     for (const Group* g : gs) {
       const MeanCi mx = group_stat(s, *g, xcol), my = group_stat(s, *g, ycol);
       if (std::isnan(mx.mean) || std::isnan(my.mean)) continue;
-      pts.push_back({fmt::format("{} {} {} {}", num(mx.mean), num(my.mean), ci_or_zero(mx), ci_or_zero(my)),
-                     has_x ? g->x_text : ""});
+      ScatterPoint pt;
+      pt.x = mx.mean, pt.y = my.mean;
+      pt.row = fmt::format("{} {} {} {}", num(mx.mean), num(my.mean), ci_or_zero(mx), ci_or_zero(my));
+      pt.label = has_x ? g->x_text : "";
+      pts.push_back(std::move(pt));
       if (g->warned) warned += fmt::format("{} {}\n", num(mx.mean), num(my.mean));
     }
-    for (std::size_t i = 0; i < pts.size(); ++i) {
-      std::string label = pts[i].second;
-      bool first = true;
-      for (std::size_t j = 0; j < pts.size(); ++j)
-        if (j != i && pts[j].first == pts[i].first) {
-          if (j < i) first = false;
-          else label += ", " + pts[j].second;
-        }
-      d += fmt::format("{} \"{}\"\n", pts[i].first, first ? label : "");
-    }
-    const std::size_t rows = pts.size();
     std::string set;
-    for (const auto& pt : pts) set += pt.second + ";";
+    for (const auto& pt : pts) set += pt.label + ";";
     label_sets.push_back(set);
+    blocks.push_back({si, has_x && pts.size() >= 2});
+    block_pts.push_back(std::move(pts));
+  }
+  // Labels once per set of x values: series swept over the same values share them (no overprinting).
+  std::vector<bool> labelled_block(blocks.size());
+  for (std::size_t b = 0; b < blocks.size(); ++b)
+    labelled_block[b] = blocks[b].second && std::find(label_sets.begin(), label_sets.begin() + static_cast<std::ptrdiff_t>(b),
+                                                      label_sets[b]) == label_sets.begin() + static_cast<std::ptrdiff_t>(b);
+  place_scatter_labels(block_pts, labelled_block);
+  for (const auto& pts : block_pts) {
+    for (const ScatterPoint& pt : pts)
+      d += fmt::format("{} \"{}\" \"{}\"\n", pt.row, pt.below ? "" : pt.shown, pt.below ? pt.shown : "");
     d += "\n\n";
-    blocks.push_back({si, has_x && rows >= 2});
   }
   const bool any_warned = !warned.empty();
   if (any_warned) d += warned + "\n\n";
@@ -780,17 +836,14 @@ void plot_scatter(const SweepData& s, Plotter& p, const std::string& name, int x
   std::string plot = "plot ";
   bool labelled = false;
   for (std::size_t b = 0; b < blocks.size(); ++b) {
-    const auto [si, joined] = blocks[b];
+    const auto& [si, joined] = blocks[b];
     const char* with = s.repeated ? (joined ? "xyerrorlines" : "xyerrorbars") : (joined ? "lp" : "p");
     plot += fmt::format("{}'{}' index {} using 1:2{} w {} lw 2 ps {} {} title '{}'", b ? ", " : "", file, b,
                         s.repeated ? ":3:4" : "", with, marker_size(b), s.styles[si], quote(clip_title(s.series[si])));
-    // Labels once per set of x values: series swept over the same values share them (no overprinting).
-    const bool first_of_set =
-        std::find(label_sets.begin(), label_sets.begin() + static_cast<std::ptrdiff_t>(b), label_sets[b]) ==
-        label_sets.begin() + static_cast<std::ptrdiff_t>(b);
-    if (joined && first_of_set) {
-      plot += fmt::format(", '' index {} using 1:2:5 with labels offset char 0.8,char 0.8 left font ',9' noenhanced "
-                          "notitle",
+    if (labelled_block[b]) {  // above the point (column 5) or, where that would collide, below it (column 6)
+      plot += fmt::format(", '' index {0} using 1:2:5 with labels offset char 0.8,char 0.8 left font ',9' noenhanced "
+                          "notitle, '' index {0} using 1:2:6 with labels offset char 0.8,char -0.8 left font ',9' "
+                          "noenhanced notitle",
                           b);
       labelled = true;
     }

@@ -260,6 +260,18 @@ TEST_CASE("a seven-policy comparison draws every point: own series, colour and m
   const std::string data = slurp(c / "plots" / "throughput_latency.dat");
   CHECK(data.find("\"8192, 131072\"") != std::string::npos);
   CHECK(data.find("\"131072\"") == std::string::npos);
+  // Nearly coincident points (Q^u 128 and 1024 in the shipped sweep): the second label goes below its point.
+  fs::path n = testing::fresh_temp_dir("servesim_plots_test", "near");
+  write_sweep_csv(n, {{"p0", "0", "1", "p0", "dlpm", "16", "x", "5", "40", "2"},
+                      {"p1", "0", "1", "p1", "dlpm", "128", "x", "99.9", "50", "2"},
+                      {"p2", "0", "1", "p2", "dlpm", "1024", "x", "100", "50.1", "2"}});
+  make_plots(n.string());
+  const std::string near = slurp(n / "plots" / "throughput_latency.dat");
+  CHECK(near.find("\"16\" \"\"") != std::string::npos);    // above
+  CHECK(near.find("\"128\" \"\"") != std::string::npos);   // above
+  CHECK(near.find("\"\" \"1024\"") != std::string::npos);  // below: above would overlap 128's label
+  CHECK(slurp(n / "plots" / "throughput_latency.gp").find("using 1:2:6 with labels offset char 0.8,char -0.8") !=
+        std::string::npos);
   for (std::size_t i = 0; i < kMaxSeries; ++i)
     for (std::size_t j = 0; j < i; ++j) CHECK(series_style(i) != series_style(j));
 }
