@@ -338,6 +338,9 @@ CompareTable compare_aggregate(const std::vector<CompareInput>& runs, const Comp
         std::count_if(groups.begin(), groups.end(), [&](const Group& h) { return h.label == g.label; }));
     if (same > 1 && g.label != g.id) g.label += " [" + g.id + "]";
   }
+  // An empty sweep shard (more shards than points) or a sweep not run yet: nothing to aggregate.
+  if (groups.empty())
+    throw InputError("nothing to compare: no completed runs (a sweep not run yet, or a shard with no points)");
   const std::vector<std::string> metrics = o.metrics.empty() ? default_metrics(runs) : o.metrics;
   for (const auto& m : o.metrics)
     if (std::none_of(runs.begin(), runs.end(), [&](const CompareInput& r) { return r.values.count(m) > 0; }))
@@ -492,7 +495,9 @@ std::string format_aggregate(const CompareTable& t) {
 
 void print_sweep_comparison(const std::string& sweep_dir) {
   if (!fs::exists(fs::path(sweep_dir) / "sweep.csv")) return;
-  CompareTable t = compare_aggregate(compare_inputs(sweep_dir));
+  const std::vector<CompareInput> inputs = compare_inputs(sweep_dir);
+  if (inputs.empty()) return;  // a shard with no points
+  CompareTable t = compare_aggregate(inputs);
   if (t.rows.empty()) return;
   const std::size_t all = t.rows.size();
   if (all > 40) t.rows.resize(40);

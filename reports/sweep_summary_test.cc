@@ -214,6 +214,10 @@ TEST_CASE("compare aggregates repetitions per configuration and tests each again
   CHECK(t3.rows[0][4].empty());
 }
 
+TEST_CASE("compare_aggregate of no runs is an input error, not a crash (an empty sweep shard)") {
+  CHECK_THROWS_WITH_AS(compare_aggregate({}), doctest::Contains("no completed runs"), InputError);
+}
+
 TEST_CASE("the HTML report of a run folder is one self-contained page with the summary, warnings and configuration") {
   fs::path d = temp_dir("html");
   fs::create_directories(d / "run");

@@ -75,6 +75,17 @@ TEST_CASE("--shard is K/N with 1 <= K <= N, checked while parsing") {
   CHECK_FALSE(fs::exists(d / "out"));  // refused before anything was written
 }
 
+TEST_CASE("a shard with no points (more shards than points) exits 0, and compare and report of it exit 2") {
+  fs::path d = temp_dir("empty_shard");
+  std::ofstream(d / "s.yaml") << "name: s\nbase: " << kScenario
+                              << "\nset: {workload.requests: 20}\ngrid: {seed: [1, 2]}\n";
+  CHECK(servesim("sweep " + (d / "s.yaml").string() + " --out " + (d / "out").string() + " --shard 3/4").code == 0);
+  Result r = servesim("compare " + (d / "out").string());
+  CHECK(r.code == 2);
+  CHECK(r.err.find("no completed runs") != std::string::npos);
+  CHECK(servesim("report " + (d / "out").string() + " -o " + (d / "r.html").string()).code == 2);
+}
+
 TEST_CASE("a scenario path that is a folder, or an --out that is a file, exits 2 naming the path") {
   fs::path d = temp_dir("paths");
   Result r = servesim("run " + d.string());
