@@ -92,6 +92,12 @@ PLACEHOLDERS = [
 ]
 
 
+def shown(pat):
+    """A placeholder regex as a reader would write it."""
+    pat = re.sub(r"\(\?<?[=!][^)]*\)", "", pat)          # lookarounds
+    return pat.replace("\\b", "").replace("\\d", "N").replace("\\s", " ").replace("\\", "")
+
+
 class Cmd:
     def __init__(self, path, line, text, source, helper=False):
         self.path, self.line, self.text, self.source, self.helper = path, line, text, source, helper
@@ -295,10 +301,12 @@ def classify(c, scratch):
         t = filled
     for pat, rep in PLACEHOLDERS:
         if re.search(pat, t):
+            if rep is None and "profile.csv" in pat:
+                return None, "merges profiles measured on a GPU (the device calls above); no GPU here"
             if rep is None:
-                return None, "needs the user's own files (%s)" % pat.replace("\\", "")
+                return None, "needs the user's own files (%s)" % shown(pat)
             t2 = re.sub(pat, rep, t)
-            notes.append("placeholder %s filled with %s" % (pat.replace("\\b", "").replace("\\", ""), rep))
+            notes.append("placeholder %s filled with %s" % (shown(pat), rep))
             t = t2
     if re.search(r"<[^>]+>|\b(SCENARIO|PROFILE|TRACE|DIR|BATCHES)(\.\w+)?\b|\bA\.csv|\bB\.csv", t):
         return None, "synopsis with placeholders (no shipped file fits)"
