@@ -301,7 +301,7 @@ def classify(c, scratch):
         t = filled
     for pat, rep in PLACEHOLDERS:
         if re.search(pat, t):
-            if rep is None and "profile.csv" in pat:
+            if rep is None and "call" in pat:
                 return None, "merges profiles measured on a GPU (the device calls above); no GPU here"
             if rep is None:
                 return None, "needs the user's own files (%s)" % shown(pat)
