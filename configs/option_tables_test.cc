@@ -87,6 +87,8 @@ void check_documented(const OptionTable<S>& table, const std::string& section) {
     REQUIRE_MESSAGE(v.has_value(), "key not documented");
     CHECK_MESSAGE(same_value(*v, option_default(f)), "documented default " << *v << ", table default "
                                                                              << option_default(f));
+    for (const std::string& name : option_names(f))  // a choice's names are documented too
+      CHECK_MESSAGE(text.find(name) != std::string::npos, "choice '" << name << "' not documented");
   }
 }
 
@@ -125,7 +127,7 @@ std::string trim(std::string s);
 // stripped) is the table's default.
 template <class S>
 void check_key_table(const OptionTable<S>& table, const std::string& intro) {
-  std::map<std::string, std::string> rows;
+  std::map<std::string, std::string> rows, lines;
   bool in = false;
   for (const std::string& l : doc_lines()) {
     if (l.starts_with(intro)) in = true;
@@ -133,6 +135,7 @@ void check_key_table(const OptionTable<S>& table, const std::string& intro) {
     if (l.starts_with("| `")) {
       const std::size_t a = l.find('|', 1), b = l.find('|', a + 1);
       rows[trim(l.substr(1, a - 1))] = trim(l.substr(a + 1, b - a - 1));
+      lines[trim(l.substr(1, a - 1))] = l;
     } else if (!rows.empty() && !l.starts_with("|")) {
       break;
     }
@@ -144,6 +147,8 @@ void check_key_table(const OptionTable<S>& table, const std::string& intro) {
     REQUIRE_MESSAGE(it != rows.end(), "key not in the table");
     CHECK_MESSAGE(same_value(it->second, option_default(f)), "documented default " << it->second << ", table default "
                                                                                      << option_default(f));
+    for (const std::string& name : option_names(f))  // a choice's names are in its row
+      CHECK_MESSAGE(lines.at(f.key).find("`" + name + "`") != std::string::npos, "choice '" << name << "' not in the row");
   }
 }
 
@@ -410,9 +415,29 @@ TEST_CASE("N-way choices, nested tables and keys written only when read: read, w
     read_options(bm, batching_mode_options(), bo);
     FAIL("no error");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("batching.mode: unknown batching mode 'eager'; known: mixed, prefill_first") !=
+    CHECK(std::string(e.what()).find("batching.mode: unknown batching mode 'eager'; expected mixed or prefill_first") !=
           std::string::npos);
+    CHECK(std::string(e.what()).find("did you mean") == std::string::npos);  // not a typo of either
   }
+  // A typo gets the nearest name; the names are listed in the table's order.
+  YamlMap tm(YAML::Load("{mode: prefil_first}"), "t.yaml", "batching");
+  try {
+    read_options(tm, batching_mode_options(), bo);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("t.yaml:1:") != std::string::npos);
+    CHECK(std::string(e.what()).find("batching.mode: unknown batching mode 'prefil_first'; expected mixed or "
+                                     "prefill_first (did you mean 'prefill_first'?)") != std::string::npos);
+  }
+  CHECK(option_detail::or_list({"a"}) == "a");
+  CHECK(option_detail::or_list({"none", "layerwise"}) == "none or layerwise");
+  CHECK(option_detail::or_list({"a", "b", "c"}) == "a, b or c");
+  CHECK(option_detail::edit_distance("rmda", "rdma") == 2);
+  CHECK(option_detail::edit_distance("nvlnk", "nvlink") == 1);
+  CHECK(option_detail::edit_distance("", "abc") == 3);
+  // The names a row accepts, for docs and help: an N-way choice's in order, none for a number.
+  CHECK(option_names(pd_options().at(0)) == std::vector<std::string>{"rdma", "nvlink"});
+  CHECK(option_names(pd_options().at(2)).empty());
 
   // Nested tables: a sub-map read and written by another table (and one over the same struct).
   struct Inner {
@@ -458,6 +483,18 @@ TEST_CASE("N-way choices, nested tables and keys written only when read: read, w
     CHECK(std::string(e.what()).find("outer.inner.rate: must be > 0") != std::string::npos);
   }
   YamlMap nu(YAML::Load("{inner: {rtae: 2}}"), "t.yaml", "outer");
-  CHECK_THROWS_AS(read_options(nu, outer_table, y), InputError);
+  try {
+    read_options(nu, outer_table, y);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("t.yaml:1:") != std::string::npos);
+    CHECK(std::string(e.what()).find("outer.inner.rtae: unknown key; expected one of: rate") != std::string::npos);
+  }
+  // A nested map must be a map, and null is an error, not the defaults.
+  for (const std::string bad : {"{inner: 3}", "{inner: ~}", "{more: [1]}"}) {
+    CAPTURE(bad);
+    YamlMap nb2(YAML::Load(bad), "t.yaml", "outer");
+    CHECK_THROWS_AS(read_options(nb2, outer_table, y), InputError);
+  }
 
 }

@@ -104,7 +104,7 @@ TEST_CASE("cluster.pools errors name file, line and key") {
   streaming.replace(streaming.find("pd: {link: rdma}"), 16, "pd: {link: rdma, streaming: per_layer}");
   e = error_of(streaming);
   CHECK(has(e, "bad_pd.yaml:9:"));  // the value's line
-  CHECK(has(e, "cluster.pd.streaming: unknown streaming 'per_layer'; known: none, layerwise"));
+  CHECK(has(e, "cluster.pd.streaming: unknown streaming 'per_layer'; expected none or layerwise"));
   CHECK(has(error_of(pd, {"cluster.pd.streaming=1"}), "unknown streaming '1'"));
   CHECK(has(error_of(pd, {"cluster.pools=[{name: a, policy: {local: nope}}]"}), "unknown local policy 'nope'"));
   // pd and decode_global only with a prefill or decode pool.

@@ -13,13 +13,15 @@
 // member, the key in s, ms or us), a choice between two names stored as a
 // boolean (`choice(&S::m, "if_true", "if_false")`), an N-way choice stored as
 // an enum (`one_of(&S::m, "noun", {"name0", "name1", ...})`: the enum's values
-// are 0..N-1 in the order of the names; errors say "unknown <noun> 'x'; known:
-// name0, name1"), or a nested map read and written by another table
-// (`nested(&S::sub, sub_table)`, or `nested_same(sub_table)` for a map whose keys
-// are members of S itself). A row may carry `written`: a predicate on S that keeps
+// are 0..N-1 in the order of the names; errors say "unknown <noun> 'x';
+// expected name0 or name1", with the nearest name for a typo), or a nested map
+// read and written by another table (`nested(&S::sub, sub_table)`, or
+// `nested_same(sub_table)` for a map whose keys are members of S itself; its
+// errors name the dotted path, "hardware.interconnect.nvlink_gbps"). A row may carry `written`: a predicate on S that keeps
 // the key out of the write-back when false (a key that only some settings read).
 // Keys with a derived default stay hand-read next to the table that surrounds them.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -169,6 +171,45 @@ inline std::int64_t check_range(YamlMap& m, const char* key, std::int64_t x, Opt
   return x;
 }
 
+// "a", "a or b", "a, b or c".
+inline std::string or_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
+// Edits (insert, delete, replace one character) from a to b.
+inline std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown link 'rmda'; expected rdma or nvlink (did you mean 'rdma'?)": the names
+// in order, and the nearest one when it is within a third of its length in edits
+// (a typo, not another word).
+inline std::string unknown_name_message(const std::string& noun, const std::string& name,
+                                        const std::vector<std::string>& names) {
+  std::string msg = fmt::format("unknown {} '{}'; expected {}", noun, name, or_list(names));
+  const std::string* best = nullptr;
+  std::size_t best_d = 0;
+  for (const std::string& n : names)
+    if (const std::size_t d = edit_distance(name, n); !best || d < best_d) best = &n, best_d = d;
+  if (best && best_d > 0 && best_d <= std::max<std::size_t>(1, best->size() / 3))
+    msg += fmt::format(" (did you mean '{}'?)", *best);
+  return msg;
+}
+
 template <class S, class M>
 constexpr bool is_seconds = std::is_same_v<M, OptionSeconds<S>>;
 template <class S, class M>
@@ -205,10 +246,10 @@ void read_options(YamlMap& m, const OptionTable<S>& table, S& s) {
             const std::string name = m.get<std::string>(f.key, member.names.at(static_cast<std::size_t>(member.get(s))));
             std::size_t i = 0;
             while (i < member.names.size() && member.names[i] != name) ++i;
-            if (i == member.names.size())
-              m.fail(f.key, fmt::format("unknown {} '{}'; known: {}", member.noun, name, fmt::join(member.names, ", ")));
+            if (i == member.names.size()) m.fail(f.key, unknown_name_message(member.noun, name, member.names));
             member.set(s, static_cast<int>(i));
           } else if constexpr (is_nested<S, M>) {
+            if (m.null_value(f.key)) m.fail(f.key, "expected a map of keys, got null");
             YamlMap sub = m.map(f.key);
             member.read(sub, s);
             sub.finish();
@@ -285,6 +326,15 @@ OptionNested<S> nested_same(const OptionTable<S>& (*table)()) {
             write_options(n, table(), s);
             return n;
           }};
+}
+
+// The names a key accepts: an N-way choice's names in order, a two-way choice's two
+// (true first); empty for other rows. Docs list them (option_tables_test.cc checks).
+template <class S>
+std::vector<std::string> option_names(const OptionField<S>& f) {
+  if (const auto* e = std::get_if<OptionEnum<S>>(&f.member)) return e->names;
+  if (const auto* c = std::get_if<OptionChoice<S>>(&f.member)) return {c->if_true, c->if_false};
+  return {};
 }
 
 // The default of one key as YAML text (the member of a default-constructed S).
