@@ -1,0 +1,239 @@
+// cluster: the workers (cluster.workers/tp/overrides, or cluster.pools), cluster.pd,
+// cluster.kv_store, and the pools' policies (docs/configuration.md, "Pools and PD
+// disaggregation"). See PoolConfig and PdConfig in scenario_config.h.
+#include <algorithm>
+#include <set>
+
+#include <fmt/ranges.h>
+
+#include "configs/kv_store_config.h"
+#include "configs/kv_tiers_config.h"
+#include "configs/option_tables.h"
+#include "configs/scenario_sections.h"
+
+namespace servesim {
+
+namespace {
+
+PoolRole parse_role(YamlMap& pm) {
+  const std::string role = pm.get<std::string>("role", "mixed");
+  if (role == "mixed") return PoolRole::kMixed;
+  if (role == "prefill") return PoolRole::kPrefill;
+  if (role == "decode") return PoolRole::kDecode;
+  pm.fail("role", fmt::format("unknown pool role '{}'; known: prefill, decode, mixed", role));
+}
+
+// cluster.pools: [{name, role, workers, tp, hardware, attention, batching, policy: {local}}];
+// every key but name defaults to the scenario's (role: mixed, workers: 1).
+// Workers are numbered pool by pool, in list order.
+void parse_pools(YamlMap& cl, ScenarioConfig& c) {
+  YAML::Node list = cl.raw("pools");
+  if (!list.IsSequence() || list.size() == 0)
+    cl.fail("pools", "expected a non-empty list of {name, role, workers, tp, hardware, attention, batching, policy}");
+  std::set<std::string> names;
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    YamlMap pm(list[i], c.file, cl.key_path(fmt::format("pools[{}]", i)));
+    PoolConfig p;
+    p.name = pm.require<std::string>("name");
+    if (p.name.empty() || !names.insert(p.name).second)
+      pm.fail("name", fmt::format("pool name '{}' is empty or used twice", p.name));
+    p.role = parse_role(pm);
+    p.workers = pm.positive_int("workers", 1);
+    total += p.workers;
+    if (total > 100000) pm.fail("workers", "at most 100000 workers in all pools");
+    p.tp = static_cast<int>(pm.positive_int("tp", 1));
+    if (c.model.heads % p.tp != 0)
+      pm.fail("tp", fmt::format("tp={} must divide the model's {} attention heads", p.tp, c.model.heads));
+    p.hardware = pm.has("hardware") ? load_hardware(pm, "hardware", "") : c.hardware;
+    p.attention = parse_attention(pm, c.attention);
+    p.batching = c.batching;
+    YamlMap b = pm.map("batching");
+    read_options(b, batching_options(), p.batching);
+    read_options(b, batching_mode_options(), p.batching);
+    b.finish();
+    YamlMap pol = pm.map("policy");
+    if (pol.has("local")) p.local_policy = parse_local_policy(pol, "local", "fcfs");
+    pol.finish();
+    p.kv_tiers = parse_kv_tiers(pm, c.kv_tiers);
+    KvCapacity kv;
+    try {
+      kv = compute_kv_capacity(c.model, p.hardware, p.tp, c.memory_utilization, c.activation_reserve_gb, c.page_size,
+                               kv_metadata_share(c.model, p.attention, c.page_size));
+    } catch (const InputError& e) {
+      pm.fail(pm.has("hardware") ? "hardware" : "name", e.what());
+    }
+    pm.finish();
+    for (std::int64_t k = 0; k < p.workers; ++k) c.workers.push_back(WorkerConfig{p.hardware, p.attention, kv, "", p.kv_tiers, p.tp, i});
+    c.pools.push_back(std::move(p));
+  }
+  c.tp = c.pools.front().tp;  // summary.csv's tp column: the first pool's
+  bool prefill = false, decode = false;
+  for (const PoolConfig& p : c.pools) {
+    prefill = prefill || p.role != PoolRole::kDecode;
+    decode = decode || p.role != PoolRole::kPrefill;
+  }
+  if (!prefill || !decode)
+    cl.fail("pools", "a cluster needs a pool that can prefill (role prefill or mixed) and one that can decode "
+                     "(role decode or mixed)");
+}
+
+// cluster.pd: {link, decider, threshold_tokens, streaming}; only with a prefill or decode pool.
+void parse_pd(YamlMap& cl, ScenarioConfig& c) {
+  if (!cl.has("pd")) return;
+  if (!c.disaggregated())
+    cl.fail("pd", "cluster.pd needs cluster.pools with a pool of role prefill or decode");
+  YamlMap pd = cl.map("pd");
+  read_options(pd, pd_options(), c.pd);
+  if (pd.has("threshold_tokens") && c.pd.decider != PdDecider::kPrefixAware)
+    pd.fail("threshold_tokens", "only the prefix_aware decider reads threshold_tokens");
+  pd.finish();
+}
+
+// cluster: {workers, tp, overrides: [{worker, hardware, attention, kv_cache}]}: every
+// worker has the scenario's hardware, attention and kv_cache but where overridden.
+void parse_workers(YamlMap& m, YamlMap& cl, ScenarioConfig& c) {
+  const std::int64_t n_workers = cl.positive_int("workers", 1);
+  if (n_workers > 100000) cl.fail("workers", "at most 100000 workers");
+  c.tp = static_cast<int>(cl.positive_int("tp", 1));
+  if (c.model.heads % c.tp != 0)
+    cl.fail("tp", fmt::format("tp={} must divide the model's {} attention heads", c.tp, c.model.heads));
+  auto capacity = [&](const HardwareSpec& hw, const AttentionConfig& att, YamlMap& where, const std::string& key) {
+    try {
+      return compute_kv_capacity(c.model, hw, c.tp, c.memory_utilization, c.activation_reserve_gb, c.page_size,
+                                 kv_metadata_share(c.model, att, c.page_size));
+    } catch (const InputError& e) {
+      where.fail(key, e.what());
+    }
+  };
+  WorkerConfig base{c.hardware, c.attention, capacity(c.hardware, c.attention, m, "model"), "", c.kv_tiers};
+  c.workers.assign(static_cast<std::size_t>(n_workers), base);
+  YAML::Node overrides = cl.raw("overrides");
+  if (overrides.IsDefined() && !overrides.IsNull() && !overrides.IsSequence()) cl.fail("overrides", "expected a list of {worker: N, hardware: ..., attention: ...}");
+  for (std::size_t i = 0; overrides.IsSequence() && i < overrides.size(); ++i) {
+    YamlMap o(overrides[i], c.file, cl.key_path(fmt::format("overrides[{}]", i)));
+    std::int64_t w = o.require<std::int64_t>("worker");
+    if (w < 0 || w >= n_workers) o.fail("worker", fmt::format("worker index {} outside 0..{}", w, n_workers - 1));
+    WorkerConfig& wc = c.workers[static_cast<std::size_t>(w)];
+    if (o.has("hardware")) wc.hardware = load_hardware(o, "hardware", "");
+    wc.attention = parse_attention(o, wc.attention);
+    wc.kv_tiers = parse_kv_tiers(o, wc.kv_tiers);
+    if (o.has("hardware") || o.has("attention"))  // Quest's metadata changes capacity too
+      wc.kv = capacity(wc.hardware, wc.attention, o, o.has("hardware") ? "hardware" : "attention");
+    o.finish();
+  }
+  for (WorkerConfig& w : c.workers) w.tp = c.tp;
+}
+
+}  // namespace
+
+void parse_cluster(YamlMap& m, ScenarioConfig& c) {
+  YamlMap cl = m.map("cluster");
+  if (cl.has("pools")) {
+    for (const char* k : {"workers", "tp", "overrides"})
+      if (cl.has(k))
+        cl.fail(k, fmt::format("cluster.{} cannot be set together with cluster.pools (each pool sets its own "
+                               "workers, tp and hardware)", k));
+    parse_pools(cl, c);
+  } else {
+    parse_workers(m, cl, c);
+  }
+  parse_pd(cl, c);
+  c.kv_store = parse_kv_store(cl);
+  cl.finish();
+}
+
+// policy.decode_global (PD only) and the pools' local policies against the
+// global policy's required local policy.
+void parse_pool_policies(YamlMap& pm, ScenarioConfig& c) {
+  if (pm.has("decode_global") && !c.disaggregated())
+    pm.fail("decode_global", "policy.decode_global needs cluster.pools with a pool of role prefill or decode");
+  c.decode_global_policy = parse_global_policy(pm, "decode_global", "least_outstanding");
+  if (!c.decode_global_policy.requires_local.empty())
+    pm.fail("decode_global", fmt::format("global policy '{}' needs local policy '{}' and cannot pick decode workers",
+                                         c.decode_global_policy.resolved["name"].as<std::string>(),
+                                         c.decode_global_policy.requires_local));
+  const std::string& need = c.global_policy.requires_local;
+  if (need.empty()) return;
+  for (const PoolConfig& p : c.pools)
+    if (p.local_policy && (*p.local_policy).resolved["name"].as<std::string>() != need)
+      pm.fail("global", fmt::format("global policy '{}' runs with local policy '{}' on every worker; pool '{}' sets "
+                                    "another", c.global_policy.resolved["name"].as<std::string>(), need, p.name));
+}
+
+YAML::Node cluster_node(const ScenarioConfig& c) {
+  YAML::Node n;
+  if (c.pools.empty()) {
+    n["workers"] = c.workers.size();
+    n["tp"] = c.tp;
+    for (std::size_t i = 0; i < c.workers.size(); ++i) {
+      const WorkerConfig& w = c.workers[i];
+      if (w.hardware == c.hardware && w.attention == c.attention && w.kv_tiers == c.kv_tiers) continue;
+      YAML::Node o;
+      o["worker"] = i;
+      o["hardware"] = hardware_node(w.hardware);
+      o["attention"] = attention_node(w.attention);
+      if (w.kv_tiers != c.kv_tiers) o["kv_cache"] = kv_tiers_node(w.kv_tiers);
+      n["overrides"].push_back(o);
+    }
+  }
+  for (const PoolConfig& p : c.pools) {
+    YAML::Node x;
+    x["name"] = p.name;
+    x["role"] = pool_role_name(p.role);
+    x["workers"] = p.workers;
+    x["tp"] = p.tp;
+    x["hardware"] = hardware_node(p.hardware);
+    x["attention"] = attention_node(p.attention);
+    YAML::Node pb;
+    write_options(pb, batching_options(), p.batching);
+    write_options(pb, batching_mode_options(), p.batching);
+    x["batching"] = pb;
+    if (p.local_policy) x["policy"]["local"] = p.local_policy->resolved;
+    if (p.kv_tiers != c.kv_tiers) x["kv_cache"] = kv_tiers_node(p.kv_tiers);
+    n["pools"].push_back(x);
+  }
+  if (c.disaggregated()) {
+    YAML::Node pdn;
+    write_options(pdn, pd_options(), c.pd);
+    n["pd"] = pdn;
+  }
+  if (c.kv_store.enabled()) n["kv_store"] = kv_store_node(c.kv_store);  // only when set: resolves as before
+  return n;
+}
+
+std::string pool_role_name(PoolRole r) {
+  switch (r) {
+    case PoolRole::kPrefill: return "prefill";
+    case PoolRole::kDecode: return "decode";
+    case PoolRole::kMixed: break;
+  }
+  return "mixed";
+}
+
+bool ScenarioConfig::disaggregated() const {
+  return std::any_of(pools.begin(), pools.end(), [](const PoolConfig& p) { return p.role != PoolRole::kMixed; });
+}
+
+bool PoolConfig::operator==(const PoolConfig& o) const {
+  auto same = [](const std::optional<ParsedPolicy<LocalPolicy>>& a, const std::optional<ParsedPolicy<LocalPolicy>>& b) {
+    if (a.has_value() != b.has_value()) return false;
+    return !a || YAML::Dump(a->resolved) == YAML::Dump(b->resolved);
+  };
+  return name == o.name && role == o.role && workers == o.workers && tp == o.tp && hardware == o.hardware &&
+         attention == o.attention && batching == o.batching && same(local_policy, o.local_policy) && kv_tiers == o.kv_tiers;
+}
+
+std::vector<std::size_t> first_equal_worker(const std::vector<WorkerConfig>& workers) {
+  std::vector<std::size_t> first(workers.size());
+  std::map<std::string, std::vector<std::size_t>> by_name;  // hardware name → distinct workers seen
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    std::vector<std::size_t>& seen = by_name[workers[i].hardware.name];
+    auto it = std::find_if(seen.begin(), seen.end(), [&](std::size_t j) { return workers[j] == workers[i]; });
+    if (it == seen.end()) it = seen.insert(seen.end(), i);
+    first[i] = *it;
+  }
+  return first;
+}
+
+}  // namespace servesim
