@@ -84,7 +84,7 @@ TEST_CASE("backend auto is roofline and says uncalibrated while no measured prof
   ScopedEnv env("SERVESIM_PROFILE_DIR", (temp_dir() / "empty_profiles").string());
   ScenarioConfig c = parse(scenario("", kSmallWorkload));
   CHECK(c.cost_model.backend == "roofline");
-  CHECK(c.cost_model.auto_selected);
+  CHECK(c.cost_model.auto_selected.value);
   CHECK(make_cost_model(c, c.workers[0])->identity().find("uncalibrated") != std::string::npos);
 }
 

@@ -215,15 +215,6 @@ bool ScenarioConfig::disaggregated() const {
   return std::any_of(pools.begin(), pools.end(), [](const PoolConfig& p) { return p.role != PoolRole::kMixed; });
 }
 
-bool PoolConfig::operator==(const PoolConfig& o) const {
-  auto same = [](const std::optional<ParsedPolicy<LocalPolicy>>& a, const std::optional<ParsedPolicy<LocalPolicy>>& b) {
-    if (a.has_value() != b.has_value()) return false;
-    return !a || YAML::Dump(a->resolved) == YAML::Dump(b->resolved);
-  };
-  return name == o.name && role == o.role && workers == o.workers && tp == o.tp && hardware == o.hardware &&
-         attention == o.attention && batching == o.batching && same(local_policy, o.local_policy) && kv_tiers == o.kv_tiers;
-}
-
 std::vector<std::size_t> first_equal_worker(const std::vector<WorkerConfig>& workers) {
   std::vector<std::size_t> first(workers.size());
   std::map<std::string, std::vector<std::size_t>> by_name;  // hardware name → distinct workers seen

@@ -227,6 +227,23 @@ void check_workers_priced(YamlMap& cm, const ScenarioConfig& c) {
                            : ""));
 }
 
+// Only the backend in use keeps its options (see CostModelConfig): what
+// config.resolved.yaml writes, so that equal configs price the same. An explicit
+// profile becomes its resolved path (every worker's).
+void keep_backend_in_use(ScenarioConfig& c) {
+  CostModelConfig& cc = c.cost_model;
+  const CostModelConfig def;
+  if (cc.backend != "roofline") cc.roofline = def.roofline;
+  if (cc.backend != "fixed") cc.fixed = def.fixed;
+  if (cc.backend != "calibrated") {
+    cc.calibrated = def.calibrated;
+    cc.profile = def.profile;
+    cc.stack = def.stack;
+  } else if (cc.profile != "auto") {
+    cc.profile = c.workers.front().profile;
+  }
+}
+
 }  // namespace
 
 void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
@@ -235,6 +252,7 @@ void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
   read_backend_options(cm, c);
   if (c.cost_model.backend == "calibrated") load_profiles(cm, c);
   check_workers_priced(cm, c);
+  keep_backend_in_use(c);
   cm.finish();
 }
 
@@ -245,7 +263,7 @@ YAML::Node cost_model_node(const ScenarioConfig& c) {
   if (cc.backend == "roofline") {
     write_options(cm, roofline_options(), cc.roofline);
   } else if (cc.backend == "calibrated") {
-    cm["profile"] = cc.profile == "auto" ? std::string("auto") : c.workers.front().profile;
+    cm["profile"] = cc.profile;  // auto, or the resolved path
     if (cc.stack != "auto") cm["stack"] = cc.stack;  // auto: not written (outputs as before stacks)
     write_options(cm, calibrated_options(), cc.calibrated);
   } else {
@@ -253,13 +271,6 @@ YAML::Node cost_model_node(const ScenarioConfig& c) {
   }
   cm["estimate_noise"] = cc.estimate_noise;
   return cm;
-}
-
-bool CostModelConfig::operator==(const CostModelConfig& o) const {
-  if (backend != o.backend || estimate_noise != o.estimate_noise) return false;
-  if (backend == "roofline") return roofline == o.roofline;
-  if (backend == "fixed") return fixed == o.fixed;
-  return calibrated == o.calibrated && (profile == "auto") == (o.profile == "auto") && stack == o.stack;
 }
 
 }  // namespace servesim

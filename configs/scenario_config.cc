@@ -245,22 +245,6 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   return c;
 }
 
-bool ScenarioConfig::operator==(const ScenarioConfig& o) const {
-  auto same_yaml = [](const YAML::Node& a, const YAML::Node& b) { return YAML::Dump(a) == YAML::Dump(b); };
-  return name == o.name && seed == o.seed && horizon == o.horizon && model == o.model && hardware == o.hardware &&
-         attention == o.attention && tp == o.tp && batching == o.batching &&
-         memory_utilization == o.memory_utilization && activation_reserve_gb == o.activation_reserve_gb &&
-         page_size == o.page_size && workers == o.workers &&
-         same_yaml(local_policy.resolved, o.local_policy.resolved) && local_policy.oracle == o.local_policy.oracle &&
-         same_yaml(global_policy.resolved, o.global_policy.resolved) &&
-         global_policy.oracle == o.global_policy.oracle && cost_model == o.cost_model &&
-         same_yaml(workload->resolved(), o.workload->resolved()) && out_dir == o.out_dir && w_in == o.w_in &&
-         w_out == o.w_out && write_requests == o.write_requests && timeline_interval == o.timeline_interval &&
-         window == o.window && slo == o.slo && variance == o.variance && kv_tiers == o.kv_tiers && pools == o.pools && pd == o.pd &&
-         kv_store == o.kv_store &&
-         same_yaml(decode_global_policy.resolved, o.decode_global_policy.resolved);
-}
-
 ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& set_overrides) {
   YAML::Node root = load_yaml_file(path);
   for (const auto& s : set_overrides) apply_override(root, s);

@@ -9,6 +9,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -33,30 +35,76 @@
 
 namespace servesim {
 
+// A member left out of a config's identity (the defaulted operator==): always equal.
+// Used for where a config came from and for how a value was chosen, never for
+// anything a run reads differently; each use says why.
+template <class T>
+struct Uncompared {
+  T value{};
+  Uncompared& operator=(T v) {
+    value = std::move(v);
+    return *this;
+  }
+  operator const T&() const { return value; }  // NOLINT: reads as the value
+  bool operator==(const Uncompared&) const { return true; }
+};
+
+// The fitted profiles by resolved path, loaded once at parse time and shared: a cache
+// of the files the workers name (WorkerConfig::profile, compared there), so it is
+// always equal.
+struct ProfileFitsCache : std::map<std::string, std::shared_ptr<const KernelFits>> {
+  bool operator==(const ProfileFitsCache&) const { return true; }
+};
+
+// A shared immutable object (the workload) compared by what it resolves to, its
+// resolved() YAML, not by address: two parses of one file are equal.
+template <class T>
+class SharedResolved {
+ public:
+  SharedResolved() = default;
+  // From anything a shared_ptr<const T> is made from (a shared_ptr, a unique_ptr).
+  template <class P, class = std::enable_if_t<!std::is_same_v<std::decay_t<P>, SharedResolved> &&
+                                              std::is_convertible_v<P, std::shared_ptr<const T>>>>
+  SharedResolved(P&& p) : p_(std::forward<P>(p)) {}  // NOLINT: implicit, as a shared_ptr
+  const T* operator->() const { return p_.get(); }
+  const T& operator*() const { return *p_; }
+  const T* get() const { return p_.get(); }
+  explicit operator bool() const { return p_ != nullptr; }
+  operator const std::shared_ptr<const T>&() const { return p_; }  // NOLINT
+  bool operator==(const SharedResolved& o) const {
+    if (!p_ || !o.p_) return p_ == o.p_;
+    return YAML::Dump(p_->resolved()) == YAML::Dump(o.p_->resolved());
+  }
+
+ private:
+  std::shared_ptr<const T> p_;
+};
+
 // Cost model backend. `auto` (the default) resolves at load time to
 // `calibrated` when every worker's hardware has a measured (not synthetic)
 // profile of the stack (`stack`, configs/profile_catalog.h), else to `roofline`
 // (labelled uncalibrated); `backend` then holds the resolved name.
 // Option defaults live in RooflineOptions / CalibratedOptions / FixedCostOptions;
 // the keys are in configs/option_tables.h.
+//
+// After parsing, only the backend in use holds options: the other backends'
+// options, and profile and stack outside calibrated, are back at their defaults
+// (config.resolved.yaml writes the backend in use only), and an explicit profile is
+// its resolved absolute path. So equal configs price the same.
 struct CostModelConfig {
   std::string backend = "auto";      // as written; after parsing: roofline | fixed | calibrated
-  bool auto_selected = false;        // backend came from `auto`
+  // The backend came from `auto`: how it was chosen, not what prices the run
+  // (config.resolved.yaml names the resolved backend). Not compared.
+  Uncompared<bool> auto_selected;
   RooflineOptions roofline;          // tp is filled from the cluster
   FixedCostOptions fixed;
   CalibratedOptions calibrated;      // tp is filled from the cluster
-  std::string profile = "auto";      // calibrated: a path, or auto (per worker hardware and stack)
+  std::string profile = "auto";      // calibrated: the resolved path, or auto (per worker hardware and stack)
   std::string stack = "auto";        // engine stack of the measured profile (configs/profile_catalog.h)
   double estimate_noise = 0;         // σ of the log-normal error of the policies' estimates
-  // Fitted profiles by resolved path (loaded once at parse time; shared).
-  std::map<std::string, std::shared_ptr<const KernelFits>> fits;
+  ProfileFitsCache fits;             // fitted profiles by resolved path (not compared: a cache)
 
-  // Same pricing: backend, estimate_noise and the options of the backend in
-  // use (those of an unused backend are not part of the run). Not compared:
-  // auto_selected (how the backend was chosen), fits (a cache of the workers'
-  // profile files; the workers' resolved paths are compared in WorkerConfig),
-  // and `profile` beyond auto-or-explicit (resolved() writes the path).
-  bool operator==(const CostModelConfig& o) const;
+  bool operator==(const CostModelConfig&) const = default;
 };
 
 // Attention methods (costmodel/attention_method.h): prefill dense|minference,
@@ -92,7 +140,7 @@ struct PoolConfig {
   BatchingOptions batching;
   std::optional<ParsedPolicy<LocalPolicy>> local_policy;  // none: the scenario's policy.local
   KvTiersConfig kv_tiers;  // kv_cache: the pool's lower KV tiers (default: the scenario's)
-  bool operator==(const PoolConfig& o) const;
+  bool operator==(const PoolConfig&) const = default;
 };
 
 // cluster.pd: how requests move between prefill and decode pools.
@@ -118,7 +166,9 @@ inline constexpr double kMinTimelineIntervalS = 1e-3;
 inline constexpr double kMaxTimelineIntervalS = 86400;
 
 struct ScenarioConfig {
-  std::string file;                 // the scenario file it came from
+  // The scenario file it came from: provenance (error messages, relative paths,
+  // already resolved into the compared members). Not compared.
+  Uncompared<std::string> file;
   std::string name;
   std::uint64_t seed = 1;
   std::optional<Time> horizon;
@@ -142,7 +192,7 @@ struct ScenarioConfig {
   // True when some pool has the prefill or decode role (requests are handed off).
   bool disaggregated() const;
   CostModelConfig cost_model;
-  std::shared_ptr<const Workload> workload;
+  SharedResolved<Workload> workload;  // compared by its resolved YAML
   std::string out_dir = "runs/default";
   double w_in = kDefaultWIn, w_out = kDefaultWOut;  // service weights (VTC's measure)
   bool write_requests = true;
@@ -157,9 +207,9 @@ struct ScenarioConfig {
   // whenever its hardware or attention differs by value from the defaults.
   YAML::Node resolved() const;
 
-  // The same run by value. Not compared: `file` (provenance). Policies and
-  // the workload are opaque objects and are compared by their resolved YAML.
-  bool operator==(const ScenarioConfig& o) const;
+  // The same run by value, member by member: `file` is provenance (not compared);
+  // the policies and the workload are compared by their resolved YAML.
+  bool operator==(const ScenarioConfig&) const = default;
 };
 
 // Loads `path`, applies `--set key.path=value` overrides in order, parses.

@@ -39,6 +39,11 @@ struct ParsedPolicy {
   // (D²LPM's global layer needs local DLPM) names it here; the scenario
   // loader rejects any other local policy. Empty: any.
   std::string requires_local;
+  // The same policy with the same parameters: by the resolved YAML (`make` is the
+  // factory those determine, not compared).
+  bool operator==(const ParsedPolicy& o) const {
+    return YAML::Dump(resolved) == YAML::Dump(o.resolved) && oracle == o.oracle && requires_local == o.requires_local;
+  }
 };
 
 // One parameter of a policy, from its option table (the policy's header or
