@@ -322,7 +322,7 @@ TEST_CASE("backend auto: our own profile first, then a public stack, else the ro
   CHECK(stack_of("a100-80gb").ends_with("a100-80gb/vllm-0.14/profile.csv"));  // no own profile: vLLM 0.14's tables
   const ScenarioConfig other = parse(
       "name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: {name: B200-Test, memory_gb: 180, mem_bandwidth_gbps: 8000, "
-      "bf16_tflops: 2250, interconnect_gbps: 900, sms: 148, l2_mb: 126}\ncluster: {workers: 1}\n"
+      "bf16_tflops: 2250, tp_allreduce_gbps: 900, sms: 148, l2_mb: 126}\ncluster: {workers: 1}\n"
       "report: {requests_csv: false, timeline_interval_s: 0}\nworkload:\n" + std::string(kSmallWorkload));
   CHECK(other.cost_model.backend == "roofline");
 }

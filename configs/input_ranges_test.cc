@@ -159,7 +159,7 @@ TEST_CASE("tiny positive hardware and roofline numbers are range errors, not an 
   std::stringstream h100;
   h100 << in.rdbuf();
   REQUIRE(contains(h100.str(), "bf16_tflops: 989"));
-  for (const char* key : {"bf16_tflops", "mem_bandwidth_gbps", "interconnect_gbps", "memory_gb", "l2_mb",
+  for (const char* key : {"bf16_tflops", "mem_bandwidth_gbps", "tp_allreduce_gbps", "memory_gb", "l2_mb",
                           "bandwidth_fraction", "gemm_flops_fraction", "prefill_attention_flops_fraction",
                           "decode_attention_bandwidth_fraction"}) {
     CAPTURE(key);

@@ -39,29 +39,30 @@ const OptionTable<HardwareSpec>& hardware_options() {
        kOptionMax, kMinHardware},
       {"bf16_tflops", &HardwareSpec::bf16_tflops, R::kPositive, "dense bf16 tensor peak, TFLOP/s (datasheet)",
        kOptionMax, kMinHardware},
-      {"interconnect_gbps", &HardwareSpec::interconnect_gbps, R::kPositive,
-       "per-direction NVLink bandwidth for TP all-reduce, GB/s", kOptionMax, kMinHardware},
+      {"tp_allreduce_gbps", &HardwareSpec::tp_allreduce_gbps, R::kPositive,
+       "per-direction NVLink bandwidth of the TP all-reduce, GB/s", kOptionMax, kMinHardware},
     };
     const OptionTable<HardwareSpec>& knobs = roofline_knob_options();
     rows.insert(rows.end(), knobs.begin(), knobs.end());
     rows.push_back({"pcie_gbps", &HardwareSpec::pcie_gbps, R::kPositive,
                     "per-direction host link bandwidth per GPU, GB/s (default of the kv_cache host tier)", kOptionMax,
                     kMinHardware});
-    rows.push_back({"interconnect", nested_same(&interconnect_options), R::kAny, "the links a PD KV transfer can use (map)"});
+    rows.push_back({"interconnect", nested(&HardwareSpec::interconnect, &interconnect_options), R::kAny,
+                    "the links a KV transfer can use (map; not the TP all-reduce)"});
     return rows;
   }();
   return t;
 }
 
-const OptionTable<HardwareSpec>& interconnect_options() {
-  static const OptionTable<HardwareSpec> t = {
-      {"nvlink_gbps", &HardwareSpec::nvlink_gbps, R::kPositive, "NVLink bandwidth per GPU and direction, GB/s (PD KV transfer)",
+const OptionTable<InterconnectSpec>& interconnect_options() {
+  static const OptionTable<InterconnectSpec> t = {
+      {"nvlink_gbps", &InterconnectSpec::nvlink_gbps, R::kPositive, "NVLink bandwidth per GPU and direction, GB/s (PD KV transfer)",
        kOptionMax, kMinHardware},
-      {"nvlink_latency_us", &HardwareSpec::nvlink_latency_us, R::kNonNegative, "fixed latency of one NVLink KV transfer, us",
+      {"nvlink_latency_us", &InterconnectSpec::nvlink_latency_us, R::kNonNegative, "fixed latency of one NVLink KV transfer, us",
        1e6},
-      {"rdma_nic_gbps", &HardwareSpec::rdma_nic_gbps, R::kPositive, "RDMA NIC bandwidth per GPU and direction, GB/s (PD KV transfer)",
+      {"rdma_nic_gbps", &InterconnectSpec::rdma_nic_gbps, R::kPositive, "RDMA NIC bandwidth per GPU and direction, GB/s (PD KV transfer)",
        kOptionMax, kMinHardware},
-      {"rdma_latency_us", &HardwareSpec::rdma_latency_us, R::kNonNegative, "fixed latency of one RDMA KV transfer, us", 1e6},
+      {"rdma_latency_us", &InterconnectSpec::rdma_latency_us, R::kNonNegative, "fixed latency of one RDMA KV transfer, us", 1e6},
   };
   return t;
 }
@@ -140,7 +141,7 @@ const OptionTable<CalibratedOptions>& calibrated_options() {
       {"layer_overhead_us", &CalibratedOptions::layer_overhead_us, R::kNonNegative,
        "per layer, launches the bench does not measure", 1e6},
       {"allreduce_latency_us", &CalibratedOptions::allreduce_latency_us, R::kNonNegative,
-       "per TP all-reduce (plus bytes / hardware interconnect_gbps)", 1e6},
+       "per TP all-reduce (plus bytes / hardware tp_allreduce_gbps)", 1e6},
       {"allow_scaling", &CalibratedOptions::allow_scaling, R::kAny,
        "price unmeasured head/GEMM shapes by the scaling rules (false: error)"},
   };

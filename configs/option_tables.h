@@ -18,7 +18,7 @@ namespace servesim {
 
 const OptionTable<ModelSpec>& model_options();              // model: (after name)
 const OptionTable<HardwareSpec>& hardware_options();        // hardware: (after name; interconnect nested last)
-const OptionTable<HardwareSpec>& interconnect_options();    // hardware.interconnect: (PD KV transfer links)
+const OptionTable<InterconnectSpec>& interconnect_options(); // hardware.interconnect: (KV transfer links)
 const OptionTable<BatchingOptions>& batching_options();     // batching: budgets
 const OptionTable<BatchingOptions>& batching_mode_options(); // batching: mode (written after the memory keys)
 const OptionTable<PdConfig>& pd_options();                  // cluster.pd:

@@ -81,7 +81,7 @@ TEST_CASE("cluster.pools: each pool its own role, workers, tp, hardware, batchin
   CHECK(c.pools[1].batching.chunk_size == c.batching.chunk_size);
   CHECK(!c.pools[0].local_policy.has_value());
   CHECK(c.pools[1].local_policy->resolved["name"].as<std::string>() == "sjf");
-  CHECK(c.workers[0].hardware.rdma_nic_gbps == 50);  // configs/hardware/h200.yaml, interconnect:
+  CHECK(c.workers[0].hardware.interconnect.rdma_nic_gbps == 50);  // configs/hardware/h200.yaml, interconnect:
   CHECK(c.decode_global_policy.resolved["name"].as<std::string>() == "least_outstanding");
 }
 
@@ -117,6 +117,30 @@ TEST_CASE("cluster.pools errors name file, line and key") {
   CHECK(has(error_of(pd, {"policy.decode_global=d2lpm", "policy.local=dlpm"}), "cannot pick decode workers"));
   CHECK(has(error_of(pd, {"hardware.interconnect.rdma_nic_gbps=0"}), "rdma_nic_gbps"));
   CHECK(has(error_of(pd, {"hardware.interconnect.nvlnk=1"}), "hardware.interconnect.nvlnk"));
+}
+
+TEST_CASE("hardware tp_allreduce_gbps (the TP all-reduce) is apart from the interconnect: map (KV transfers); the old key names the new one") {
+  std::string inline_hw = kPd;
+  inline_hw.replace(inline_hw.find("hardware: h100-sxm\n"), 19,
+                    "hardware:\n  name: H100-SXM\n  interconnect_gbps: 400\n");
+  const std::string e = error_of(inline_hw);
+  CHECK(has(e, "bad_pd.yaml:6:"));
+  CHECK(has(e, "hardware.interconnect_gbps: renamed to tp_allreduce_gbps"));
+  CHECK(has(error_of(kPd, {"hardware.interconnect_gbps=~"}), "renamed to tp_allreduce_gbps"));
+  // A hardware file with the old key: the error names the file.
+  const std::string old_file = write_temp("old_hw.yaml", "name: Old\ninterconnect_gbps: 450\n");
+  std::string with_file = kPd;
+  with_file.replace(with_file.find("hardware: h100-sxm\n"), 19, "hardware: " + old_file + "\n");
+  CHECK(has(error_of(with_file), "old_hw.yaml:2:"));
+  CHECK(has(error_of(with_file), "interconnect_gbps: renamed to tp_allreduce_gbps"));
+
+  ScenarioConfig c = load_scenario(write_temp("pd_links.yaml", kPd), {"hardware.tp_allreduce_gbps=123"});
+  CHECK(c.hardware.tp_allreduce_gbps == 123);
+  CHECK(c.hardware.interconnect.nvlink_gbps == 450);  // the KV link keeps its own value
+  const YAML::Node r = c.resolved();
+  CHECK(r["hardware"]["tp_allreduce_gbps"].as<double>() == 123);
+  CHECK_FALSE(r["hardware"]["interconnect_gbps"].IsDefined());
+  CHECK(r["hardware"]["interconnect"]["rdma_nic_gbps"].as<double>() == 50);
 }
 
 TEST_CASE("a PD run: config.resolved.yaml round-trips, requests.csv and workers.csv carry the placement") {

@@ -172,10 +172,10 @@ PdSetup make_pd_setup(const ScenarioConfig& c, const PolicyContext& decode_ctx) 
   const bool rdma = c.pd.link == PdLink::kRdma;
   for (const WorkerConfig& w : c.workers) {
     pd.roles.push_back(worker_role(c.pools[w.pool].role));
-    const double link = (rdma ? w.hardware.rdma_nic_gbps : w.hardware.nvlink_gbps) * w.tp;
+    const double link = (rdma ? w.hardware.interconnect.rdma_nic_gbps : w.hardware.interconnect.nvlink_gbps) * w.tp;
     pd.egress_gbps.push_back(link);
     pd.ingress_gbps.push_back(link);
-    const double latency_us = rdma ? w.hardware.rdma_latency_us : w.hardware.nvlink_latency_us;
+    const double latency_us = rdma ? w.hardware.interconnect.rdma_latency_us : w.hardware.interconnect.nvlink_latency_us;
     pd.latency = std::max(pd.latency, seconds_to_time(latency_us * 1e-6));
     pd.kv_bytes_per_token.push_back(static_cast<double>(c.model.kv_bytes_per_token()));
     pd.layers.push_back(c.model.layers);
@@ -200,7 +200,7 @@ KvStoreSetup make_kv_store_setup(const ScenarioConfig& c) {
   s.bandwidth_gbps = k.bandwidth_gbps;
   s.latency = seconds_to_time(k.latency_us * 1e-6);
   s.placement = k.placement;
-  for (const WorkerConfig& w : c.workers) s.link_gbps.push_back(k.link_gbps > 0 ? k.link_gbps : w.hardware.rdma_nic_gbps * w.tp);
+  for (const WorkerConfig& w : c.workers) s.link_gbps.push_back(k.link_gbps > 0 ? k.link_gbps : w.hardware.interconnect.rdma_nic_gbps * w.tp);
   return s;
 }
 

@@ -84,6 +84,9 @@ ModelSpec parse_model(YamlMap& m, const std::string& fallback_name) {
 HardwareSpec parse_hardware(YamlMap& m, const std::string& fallback_name) {
   HardwareSpec h;
   h.name = m.get<std::string>("name", fallback_name.empty() ? "custom" : fallback_name);
+  if (m.has("interconnect_gbps") || m.null_value("interconnect_gbps"))
+    m.fail("interconnect_gbps", "renamed to tp_allreduce_gbps (the TP all-reduce bandwidth, GB/s; the KV transfer "
+                                "links are in the interconnect: map)");
   read_options(m, hardware_options(), h);
   m.get<std::string>("source", "");  // provenance note (datasheet), informational
   m.finish();

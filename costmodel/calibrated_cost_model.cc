@@ -165,7 +165,7 @@ PartTimes CalibratedCostModel::parts(const BatchShape& b) const {
           break;
         }
         const double bytes = 2.0 * (tp - 1) / tp * message;
-        at(op.part) = layers * 2 * (opt_.allreduce_latency_us + bytes / (hw_.interconnect_gbps * 1e3));
+        at(op.part) = layers * 2 * (opt_.allreduce_latency_us + bytes / (hw_.tp_allreduce_gbps * 1e3));
         break;
       }
       case OpKind::kAttention: break;  // the pricers, below

@@ -10,12 +10,24 @@
 
 namespace servesim {
 
+// The links a KV transfer can use (a PD handoff, a cluster.kv_store load;
+// docs/simulation.md, "KV transfer"), per GPU and direction: a worker of tp GPUs
+// has tp of each. The hardware file's `interconnect:` map. Not the TP all-reduce
+// (HardwareSpec::tp_allreduce_gbps).
+struct InterconnectSpec {
+  double nvlink_gbps = 450;          // NVLink, GB/s per direction
+  double nvlink_latency_us = 5;      // per transfer
+  double rdma_nic_gbps = 50;         // RDMA NIC (400 Gb/s), GB/s per direction
+  double rdma_latency_us = 10;       // per transfer
+  bool operator==(const InterconnectSpec&) const = default;
+};
+
 struct HardwareSpec {
   std::string name;
   double memory_gb = 80;             // HBM capacity, GB (1e9 bytes)
   double mem_bandwidth_gbps = 3350;  // HBM bandwidth, GB/s (datasheet)
   double bf16_tflops = 989;          // dense bf16 tensor-core peak, TFLOP/s (datasheet)
-  double interconnect_gbps = 450;    // per-direction NVLink bandwidth for TP all-reduce, GB/s
+  double tp_allreduce_gbps = 450;    // per-direction NVLink bandwidth of the TP all-reduce, GB/s
   double kernel_launch_us = 4;       // host cost of one eager kernel launch (bounds the kernel rate)
   // Roofline knobs (the defaults are H100-SXM's; each hardware file states its sources).
   int sms = 132;                                   // streaming multiprocessors (waves of tiles)
@@ -27,13 +39,7 @@ struct HardwareSpec {
   int gemm_tile_m = 128, gemm_tile_n = 256;        // largest output tile of the GEMM library
   double min_kernel_us = 2;                        // GPU-side floor of one kernel (latency floor)
   double pcie_gbps = 64;  // per-direction host link (PCIe) per GPU, GB/s: the KV host tier's default bandwidth
-  // interconnect: links a PD KV transfer can use (docs/simulation.md, "KV
-  // transfer"), per GPU and direction; a worker of tp GPUs has tp of each.
-  // interconnect_gbps above stays the TP all-reduce bandwidth.
-  double nvlink_gbps = 450;          // NVLink, GB/s per direction
-  double nvlink_latency_us = 5;      // per transfer
-  double rdma_nic_gbps = 50;         // RDMA NIC (400 Gb/s), GB/s per direction
-  double rdma_latency_us = 10;       // per transfer
+  InterconnectSpec interconnect;    // the KV transfer links
 
   // Identity is the value of every field, never the name alone: two GPUs
   // named alike but with different memory or bandwidth are different hardware.

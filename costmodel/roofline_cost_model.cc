@@ -120,7 +120,7 @@ PartTimes RooflineCostModel::hardware_parts(const BatchShape& batch) const {
       case OpKind::kGemm: us = std::max(gemm_kernel_us(op.m, op.n, op.k), floor); break;
       case OpKind::kElementwise: us = std::max(elementwise_kernel_us(op.bytes), floor); break;
       case OpKind::kAllreduce:
-        us = op.launches * std::max(op.bytes / op.launches / (hw_.interconnect_gbps * 1e9) * 1e6, floor);
+        us = op.launches * std::max(op.bytes / op.launches / (hw_.tp_allreduce_gbps * 1e9) * 1e6, floor);
         break;
       case OpKind::kAttention: continue;  // priced by the attention method's pricer below
     }
@@ -168,7 +168,7 @@ double RooflineCostModel::linear_seconds_per_layer(double tokens) const {
   if (opt_.tp > 1) {
     // Ring all-reduce of the [tokens, hidden] activations after attention and after the MLP.
     double bytes = 2.0 * (tp - 1) / tp * tokens * h * m_.weight_bytes;
-    t += 2 * bytes / (hw_.interconnect_gbps * 1e9);
+    t += 2 * bytes / (hw_.tp_allreduce_gbps * 1e9);
   }
   return t;
 }

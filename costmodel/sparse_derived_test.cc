@@ -237,7 +237,7 @@ TEST_CASE("A100 public profiles (dense kernels only): the published-ratio check 
   a100.name = "A100-80GB";
   a100.mem_bandwidth_gbps = 2039;
   a100.bf16_tflops = 312;
-  a100.interconnect_gbps = 300;
+  a100.tp_allreduce_gbps = 300;
   // The registry's defaults (the check), then MInference's own default pattern: the
   // public implementation's per-head fallback ("vertical_and_slash", 1000, 6096), the
   // budget of the published run's dominant heads (like for like; not a fitted knob).

@@ -120,7 +120,7 @@ expect "max_batch_tokens 1e300" "max_batch_tokens" -- "$bin" run "$s" --out "$wo
 expect "memory_efficiency 1e-300" "memory_efficiency: must be at least 0.001" -- \
   "$bin" run "$s" --out "$work/o" -q --set cost_model.memory_efficiency=1e-300
 # Hardware peaks of 1e-300 (no floor before: the roofline overflowed).
-for key in bf16_tflops mem_bandwidth_gbps interconnect_gbps bandwidth_fraction gemm_flops_fraction; do
+for key in bf16_tflops mem_bandwidth_gbps tp_allreduce_gbps bandwidth_fraction gemm_flops_fraction; do
   sed "s/^$key:.*/$key: 1e-300/" "$src/configs/hardware/h100-sxm.yaml" >"$work/hw_$key.yaml"
   s=$(scenario "uses_hw_$key" "$synthetic")
   sed -i "s|^hardware: h100-sxm|hardware: $work/hw_$key.yaml|" "$s"

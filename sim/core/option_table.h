@@ -17,8 +17,9 @@
 // expected name0 or name1", with the nearest name for a typo), or a nested map
 // read and written by another table (`nested(&S::sub, sub_table)`, or
 // `nested_same(sub_table)` for a map whose keys are members of S itself; its
-// errors name the dotted path, "hardware.interconnect.nvlink_gbps"). A row may carry `written`: a predicate on S that keeps
-// the key out of the write-back when false (a key that only some settings read).
+// errors name the dotted path, "hardware.interconnect.nvlink_gbps"). A row may
+// carry `written`: a predicate on S that keeps the key out of the write-back
+// when false (a key that only some settings read).
 // Keys with a derived default stay hand-read next to the table that surrounds them.
 #pragma once
 #include <algorithm>
@@ -317,7 +318,7 @@ OptionNested<S> nested(T S::* sub, const OptionTable<T>& (*table)()) {
           }};
 }
 
-// A nested map whose keys are members of S itself (hardware.interconnect).
+// A nested map whose keys are members of S itself.
 template <class S>
 OptionNested<S> nested_same(const OptionTable<S>& (*table)()) {
   return {[table](YamlMap& m, S& s) { read_options(m, table(), s); },
