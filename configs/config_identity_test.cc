@@ -171,6 +171,30 @@ batching: {mode: prefill_first, max_batch_tokens: 4096, chunk_size: 1024, page_s
 cost_model: {backend: fixed, base_ms: 7, per_prefill_token_us: 3, per_decode_token_us: 20, estimate_noise: 0.2}
 policy: {local: sjf, global: least_load}
 report: {w_in: 0.5, w_out: 3, requests_csv: false, timeline_interval_s: 0.25})")},
+      // PD: pools of each role with their own hardware, batching, local policy and tiers;
+      // every cluster.pd key away from its default; a decode router.
+      {"pd_pools", scenario(R"(cluster:
+  pools:
+    - {name: pre, role: prefill, workers: 2, tp: 2, hardware: h200, batching: {chunk_size: 1024, mode: prefill_first}}
+    - {name: dec, role: decode, workers: 1, policy: {local: sjf}, kv_cache: {host: {capacity_gb: 16}}}
+    - {name: mix, role: mixed, workers: 1, hardware: {name: H100-SXM, memory_gb: 60, tp_allreduce_gbps: 400, interconnect: {nvlink_gbps: 300}}}
+  pd: {link: nvlink, decider: prefix_aware, threshold_tokens: 64, streaming: layerwise}
+policy: {local: fcfs, global: least_outstanding, decode_global: least_load})")},
+      // KV tiers with a per-worker override, and the cluster KV store.
+      {"kv_tiers_store", scenario(R"(batching: {memory_utilization: 0.3}
+kv_cache: {host: {capacity_gb: 8, latency_us: 30}, ssd: {capacity_gb: 32, bandwidth_gbps: 5}}
+cluster:
+  workers: 3
+  overrides:
+    - {worker: 2, kv_cache: {host: {capacity_gb: 4}}}
+  kv_store: {capacity_gb: 100, bandwidth_gbps: 50, link_gbps: 10, placement: write_through}
+policy: {local: fcfs, global: kv_aware})")},
+      // The roofline backend with every option away from its default (a worker on a100).
+      {"roofline_options", scenario(R"(cluster:
+  workers: 2
+  overrides:
+    - {worker: 1, hardware: a100-80gb}
+cost_model: {backend: roofline, model: flat, cuda_graph_decode: true, compute_efficiency: 0.6, memory_efficiency: 0.7, iteration_overhead_us: 50, kernels_per_layer: 8})")},
   };
   for (const auto& [name, yaml] : cases) check_resolved_round_trip(parse_text(yaml, name), name);
 }
@@ -188,4 +212,58 @@ TEST_CASE("every shipped scenario: parse(resolved(c)) == c and the resolved file
     ++n;
   }
   CHECK(n >= 9);
+}
+
+TEST_CASE("config identity (the defaulted operator==): every member a run reads counts; provenance, how the backend was chosen and the profile cache do not") {
+  const ScenarioConfig a = parse_text(scenario("cluster: {workers: 2}"), "identity_a");
+  REQUIRE(a.cost_model.backend == "calibrated");  // auto, on the measured H100 profile
+  REQUIRE(a.cost_model.auto_selected.value);
+  ScenarioConfig same = a;
+  same.file = "elsewhere.yaml";
+  same.cost_model.auto_selected = false;
+  same.cost_model.fits.clear();
+  CHECK(same == a);
+  // Options of a backend not in use are not kept (config.resolved.yaml does not write them).
+  CHECK(parse_text(scenario("cluster: {workers: 2}\ncost_model: {compute_efficiency: 0.5, model: flat}"), "identity_b") == a);
+  CHECK(parse_text(scenario("cluster: {workers: 2}\ncost_model: {iteration_overhead_us: 40}"), "identity_c") != a);
+
+  auto differs = [&a](auto change) {
+    ScenarioConfig x = a;
+    change(x);
+    return !(x == a);
+  };
+  CHECK(differs([](ScenarioConfig& x) { x.seed += 1; }));
+  CHECK(differs([](ScenarioConfig& x) { x.name = "other"; }));
+  CHECK(differs([](ScenarioConfig& x) { x.cost_model.estimate_noise = 0.1; }));
+  CHECK(differs([](ScenarioConfig& x) { x.cost_model.calibrated.layer_overhead_us += 1; }));
+  CHECK(differs([](ScenarioConfig& x) { x.cost_model.stack = "vidur-2024"; }));
+  CHECK(differs([](ScenarioConfig& x) { x.hardware.interconnect.rdma_nic_gbps = 1; }));
+  CHECK(differs([](ScenarioConfig& x) { x.workers[1].hardware.tp_allreduce_gbps = 1; }));
+  CHECK(differs([](ScenarioConfig& x) { x.pd.streaming = PdStreaming::kLayerwise; }));
+  CHECK(differs([](ScenarioConfig& x) { x.pools.push_back(PoolConfig{}); }));
+  CHECK(differs([](ScenarioConfig& x) { x.window.warmup_requests = 3; }));
+  CHECK(differs([](ScenarioConfig& x) { x.memory_utilization = 0.5; }));
+  const ScenarioConfig sjf = parse_text(scenario("cluster: {workers: 2}\npolicy: {local: sjf}"), "identity_sjf");
+  CHECK(differs([&sjf](ScenarioConfig& x) { x.local_policy = sjf.local_policy; }));
+  const ScenarioConfig again = parse_text(scenario("cluster: {workers: 2}"), "identity_again");
+  REQUIRE(again.workload.get() != a.workload.get());
+  CHECK_FALSE(differs([&again](ScenarioConfig& x) { x.workload = again.workload; }));  // equal, another object
+  std::string more = scenario("cluster: {workers: 2}");
+  more.replace(more.find("requests: 300"), 13, "requests: 301");
+  const ScenarioConfig longer = parse_text(more, "identity_longer");
+  CHECK(differs([&longer](ScenarioConfig& x) { x.workload = longer.workload; }));
+  // A pool's members count, its local policy by value.
+  const ScenarioConfig pd = parse_text(scenario(R"(cluster:
+  pools:
+    - {name: pre, role: prefill}
+    - {name: dec, role: decode, policy: {local: sjf}})"), "identity_pd");
+  ScenarioConfig pd2 = pd;
+  CHECK(pd2 == pd);
+  pd2.pools[1].local_policy = sjf.local_policy;  // the same policy, parsed elsewhere
+  CHECK(pd2 == pd);
+  pd2.pools[1].local_policy.reset();
+  CHECK(pd2 != pd);
+  pd2 = pd;
+  pd2.pools[0].batching.chunk_size += 1;
+  CHECK(pd2 != pd);
 }
