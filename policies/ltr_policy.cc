@@ -1,6 +1,7 @@
 #include "policies/ltr_policy.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "policies/kendall_tau.h"
 #include "sim/core/error.h"
@@ -169,9 +170,21 @@ void LtrPolicy::metrics(std::vector<PolicyMetric>& out) const {
   out.push_back({"ltr_promotions", static_cast<double>(promotions_), 1, PolicyMetric::Merge::kSum});
 }
 
-const OptionTable<LtrOptions>& ltr_option_table() {
-  using R = OptionRange;
+namespace {
+
+using R = OptionRange;
+bool is_learned(const LtrOptions& o) { return o.ranker == LtrOptions::Ranker::kLearned; }
+
+// Every key but promoted_order, whose default is read from preemptive.
+const OptionTable<LtrOptions>& ltr_ranking_table() {
   static const OptionTable<LtrOptions> t = {
+      {"ranker", one_of(&LtrOptions::ranker, "ranker", {"learned", "noisy_oracle"}), R::kAny,
+       "learned (features a trace has) or noisy_oracle (true lengths)"},
+      {"tau", &LtrOptions::tau, R::kFractionOrZero, "noisy_oracle: the target Kendall tau", kOptionMax, 0,
+       [](const LtrOptions& o) { return !is_learned(o); }},
+      {"loss", one_of(&LtrOptions::loss, "loss", {"listmle", "pairwise"}), R::kAny,
+       "learned, trained online: the warm-up training loss", kOptionMax, 0,
+       [](const LtrOptions& o) { return is_learned(o) && o.warmup > 0; }},
       {"starvation_threshold", &LtrOptions::starvation_threshold, R::kNonNegative,
        "steps a request may wait before promotion (0 = no starvation prevention)"},
       {"priority_quantum", &LtrOptions::priority_quantum, R::kAtLeastOne, "scheduled iterations a promoted request keeps"},
@@ -182,21 +195,30 @@ const OptionTable<LtrOptions>& ltr_option_table() {
   return t;
 }
 
+const OptionTable<LtrOptions>& ltr_promoted_table() {
+  static const OptionTable<LtrOptions> t = {
+      {"promoted_order", choice(&LtrOptions::promoted_by_score, "score", "promotion"), R::kAny,
+       "order of promoted requests: by score (the LTR code) or first promoted first"},
+  };
+  return t;
+}
+
+}  // namespace
+
+const OptionTable<LtrOptions>& ltr_option_table() {
+  static const OptionTable<LtrOptions> t = [] {
+    OptionTable<LtrOptions> rows = ltr_ranking_table();
+    rows.insert(rows.end(), ltr_promoted_table().begin(), ltr_promoted_table().end());
+    return rows;
+  }();
+  return t;
+}
+
 LtrOptions parse_ltr_options(YamlMap& p) {
   LtrOptions o;
-  const std::string ranker = p.get<std::string>("ranker", "learned");
-  if (ranker == "learned")
-    o.ranker = LtrOptions::Ranker::kLearned;
-  else if (ranker == "noisy_oracle")
-    o.ranker = LtrOptions::Ranker::kNoisyOracle;
-  else
-    p.fail("ranker", fmt::format("unknown ranker '{}'; expected learned or noisy_oracle", ranker));
-  const bool learned = o.ranker == LtrOptions::Ranker::kLearned;
-  if (p.has("tau")) {
-    if (learned) p.fail("tau", "tau sets the noisy oracle's quality; it needs ranker: noisy_oracle");
-    o.tau = p.get<double>("tau", o.tau);
-    if (!(o.tau >= 0 && o.tau <= 1)) p.fail("tau", fmt::format("must be in [0, 1], got {}", o.tau));
-  }
+  read_options(p, ltr_ranking_table(), o);
+  const bool learned = is_learned(o);
+  if (learned && p.has("tau")) p.fail("tau", "tau sets the noisy oracle's quality; it needs ranker: noisy_oracle");
   for (const char* key : {"model", "warmup", "loss"})
     if (!learned && p.has(key)) p.fail(key, fmt::format("{} applies to ranker: learned", key));
   o.model = p.get<std::string>("model", "");
@@ -205,16 +227,8 @@ LtrOptions parse_ltr_options(YamlMap& p) {
   o.warmup = p.get<std::int64_t>("warmup", learned && o.model.empty() ? kDefaultWarmup : 0);
   if (learned && o.model.empty() && o.warmup < 1)
     p.fail("warmup", fmt::format("must be >= 1 (finished requests to train on), got {}", o.warmup));
-  if (p.has("loss")) {
-    const std::string loss = p.get<std::string>("loss", "listmle");
-    if (loss != "listmle" && loss != "pairwise") p.fail("loss", fmt::format("expected listmle or pairwise, got '{}'", loss));
-    o.loss = parse_ltr_loss(loss);
-  }
-  read_options(p, ltr_option_table(), o);
-  const std::string promoted = p.get<std::string>("promoted_order", o.preemptive ? "score" : "promotion");
-  if (promoted != "score" && promoted != "promotion")
-    p.fail("promoted_order", fmt::format("expected score (the LTR code) or promotion (first promoted first), got '{}'", promoted));
-  o.promoted_by_score = promoted == "score";
+  o.promoted_by_score = o.preemptive;  // promoted_order's default
+  read_options(p, ltr_promoted_table(), o);
   p.finish();
   if (!o.model.empty()) {
     try {
@@ -229,19 +243,13 @@ LtrOptions parse_ltr_options(YamlMap& p) {
 YAML::Node ltr_options_yaml(const LtrOptions& o) {
   YAML::Node n;
   n["name"] = "ltr";
-  const bool learned = o.ranker == LtrOptions::Ranker::kLearned;
-  n["ranker"] = learned ? "learned" : "noisy_oracle";
-  if (learned) {
-    if (!o.model.empty()) n["model"] = o.model;
-    if (o.warmup > 0) {
-      n["warmup"] = o.warmup;
-      n["loss"] = ltr_loss_name(o.loss);
+  for (const OptionField<LtrOptions>& f : ltr_option_table()) {
+    if (!f.written || f.written(o)) n[f.key] = option_value(f, o);
+    if (std::string_view(f.key) == "ranker" && is_learned(o)) {  // the hand-read keys, after ranker
+      if (!o.model.empty()) n["model"] = o.model;
+      if (o.warmup > 0) n["warmup"] = o.warmup;
     }
-  } else {
-    n["tau"] = o.tau;
   }
-  write_options(n, ltr_option_table(), o);
-  n["promoted_order"] = o.promoted_by_score ? "score" : "promotion";
   return n;
 }
 

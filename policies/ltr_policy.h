@@ -116,9 +116,11 @@ class LtrPolicy final : public LocalPolicy {
   std::vector<double> eval_pred_, eval_truth_;
 };
 
-// The plain parameters of `local: {name: ltr, ...}`. ranker, tau, model,
-// warmup, loss and promoted_order depend on one another (and warmup's and
-// promoted_order's defaults on other keys): parse_ltr_options() reads those.
+// The parameters of `local: {name: ltr, ...}` in write order: ranker, then
+// (learned) loss or (noisy_oracle) tau, the starvation keys, preemptive,
+// promoted_order (its default is `score` with preemptive). model and warmup
+// (none, and a default that depends on model) are read by parse_ltr_options()
+// and written after ranker.
 const OptionTable<LtrOptions>& ltr_option_table();
 
 // Reads the `ltr` policy's parameters (loads `model:`) and calls p.finish().
