@@ -15,14 +15,6 @@ namespace servesim {
 
 namespace {
 
-PoolRole parse_role(YamlMap& pm) {
-  const std::string role = pm.get<std::string>("role", "mixed");
-  if (role == "mixed") return PoolRole::kMixed;
-  if (role == "prefill") return PoolRole::kPrefill;
-  if (role == "decode") return PoolRole::kDecode;
-  pm.fail("role", fmt::format("unknown pool role '{}'; known: prefill, decode, mixed", role));
-}
-
 // cluster.pools: [{name, role, workers, tp, hardware, attention, batching, policy: {local}}];
 // every key but name defaults to the scenario's (role: mixed, workers: 1).
 // Workers are numbered pool by pool, in list order.
@@ -38,11 +30,9 @@ void parse_pools(YamlMap& cl, ScenarioConfig& c) {
     p.name = pm.require<std::string>("name");
     if (p.name.empty() || !names.insert(p.name).second)
       pm.fail("name", fmt::format("pool name '{}' is empty or used twice", p.name));
-    p.role = parse_role(pm);
-    p.workers = pm.positive_int("workers", 1);
+    read_options(pm, pool_options(), p);  // role, workers, tp
     total += p.workers;
     if (total > 100000) pm.fail("workers", "at most 100000 workers in all pools");
-    p.tp = static_cast<int>(pm.positive_int("tp", 1));
     if (c.model.heads % p.tp != 0)
       pm.fail("tp", fmt::format("tp={} must divide the model's {} attention heads", p.tp, c.model.heads));
     p.hardware = pm.has("hardware") ? load_hardware(pm, "hardware", "") : c.hardware;
@@ -180,9 +170,7 @@ YAML::Node cluster_node(const ScenarioConfig& c) {
   for (const PoolConfig& p : c.pools) {
     YAML::Node x;
     x["name"] = p.name;
-    x["role"] = pool_role_name(p.role);
-    x["workers"] = p.workers;
-    x["tp"] = p.tp;
+    write_options(x, pool_options(), p);
     x["hardware"] = hardware_node(p.hardware);
     x["attention"] = attention_node(p.attention);
     YAML::Node pb;
@@ -203,12 +191,9 @@ YAML::Node cluster_node(const ScenarioConfig& c) {
 }
 
 std::string pool_role_name(PoolRole r) {
-  switch (r) {
-    case PoolRole::kPrefill: return "prefill";
-    case PoolRole::kDecode: return "decode";
-    case PoolRole::kMixed: break;
-  }
-  return "mixed";
+  PoolConfig p;
+  p.role = r;
+  return option_value(pool_options().front(), p).as<std::string>();  // the role's name in its table
 }
 
 bool ScenarioConfig::disaggregated() const {

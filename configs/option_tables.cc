@@ -87,6 +87,16 @@ const OptionTable<BatchingOptions>& batching_mode_options() {
   return t;
 }
 
+const OptionTable<PoolConfig>& pool_options() {
+  static const OptionTable<PoolConfig> t = {
+      {"role", one_of(&PoolConfig::role, "pool role", {"mixed", "prefill", "decode"}), R::kAny,
+       "prefill: hands every request off at its first token; decode: receives KV; mixed: both"},
+      {"workers", &PoolConfig::workers, R::kPositive, "workers of this pool (numbered pool by pool)"},
+      {"tp", &PoolConfig::tp, R::kPositive, "GPUs per worker of this pool"},
+  };
+  return t;
+}
+
 const OptionTable<PdConfig>& pd_options() {
   static const OptionTable<PdConfig> t = {
       {"link", one_of(&PdConfig::link, "link", {"rdma", "nvlink"}), R::kAny, "the links a KV transfer uses"},

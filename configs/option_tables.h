@@ -21,6 +21,7 @@ const OptionTable<HardwareSpec>& hardware_options();        // hardware: (after 
 const OptionTable<InterconnectSpec>& interconnect_options(); // hardware.interconnect: (KV transfer links)
 const OptionTable<BatchingOptions>& batching_options();     // batching: budgets
 const OptionTable<BatchingOptions>& batching_mode_options(); // batching: mode (written after the memory keys)
+const OptionTable<PoolConfig>& pool_options();              // cluster.pools[i]: (after name)
 const OptionTable<PdConfig>& pd_options();                  // cluster.pd:
 const OptionTable<ScenarioConfig>& memory_options();        // batching: memory keys
 const OptionTable<RooflineOptions>& roofline_options();     // cost_model: (roofline, and auto)

@@ -313,6 +313,7 @@ TEST_CASE("docs/configuration.md lists every table key with the table's default"
   check_documented(batching_options(), "batching");
   check_documented(memory_options(), "batching");
   check_documented(batching_mode_options(), "batching");
+  check_key_table(pool_options(), "`cluster.pools` replaces");
   check_key_table(pd_options(), "`cluster.pd`");
   check_key_table(kv_store_options(), "`cluster.kv_store`");
   int attention_maps = 0;
