@@ -138,8 +138,6 @@ void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
   if (backend == "roofline" || cc.auto_selected) {
     read_options(cm, roofline_options(), cc.roofline);
     cc.roofline.tp = c.tp;
-    if (cc.roofline.model != "hardware" && cc.roofline.model != "flat")
-      cm.fail("model", fmt::format("unknown roofline model '{}'; known: hardware, flat", cc.roofline.model));
     if (!cc.roofline.knobs.empty()) apply_roofline_knobs(cm, c);
   }
   if (backend == "calibrated" || cc.auto_selected) {

@@ -126,7 +126,7 @@ const OptionTable<ScenarioConfig>& memory_options() {
 
 const OptionTable<RooflineOptions>& roofline_options() {
   static const OptionTable<RooflineOptions> t = {
-      {"model", &RooflineOptions::model, R::kAny,
+      {"model", one_of(&RooflineOptions::model, "roofline model", {"hardware", "flat"}), R::kAny,
        "hardware (per-part efficiencies of the hardware file) | flat (one efficiency pair, before c8eba2e)"},
       {"cuda_graph_decode", &RooflineOptions::cuda_graph_decode, R::kAny,
        "decode-only iterations replay a CUDA graph (one launch, no per-kernel launch cost)"},

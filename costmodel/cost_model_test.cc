@@ -68,7 +68,7 @@ TEST_CASE("roofline decode time grows with context and prefill time with chunk s
 
 TEST_CASE("roofline single-token decode is memory bound near weights over bandwidth") {
   RooflineOptions o;
-  o.model = "flat";  // the flat model's 0.8 x bandwidth (roofline_test.cc tests the hardware model)
+  o.model = RooflineModel::kFlat;  // the flat model's 0.8 x bandwidth (roofline_test.cc tests the hardware model)
   o.iteration_overhead_us = 0;
   o.kernels_per_layer = 0;
   RooflineCostModel r(llama3_8b(), h100(), o);

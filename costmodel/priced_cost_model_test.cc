@@ -63,7 +63,7 @@ TEST_CASE("priced cost model: backends that are not sums of parts stay unwrapped
   ModelSpec m;
   HardwareSpec hw;
   RooflineOptions flat;
-  flat.model = "flat";
+  flat.model = RooflineModel::kFlat;
   auto f = std::make_shared<RooflineCostModel>(m, hw, flat);
   CHECK(priced(f) == f);
   auto fixed = std::make_shared<FixedCostModel>(FixedCostOptions{});

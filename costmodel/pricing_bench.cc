@@ -71,7 +71,7 @@ void BM_roofline_priced(benchmark::State& s) {
 }
 void BM_roofline_flat(benchmark::State& s) {
   RooflineOptions o;
-  o.model = "flat";
+  o.model = RooflineModel::kFlat;
   run(s, RooflineCostModel(llama3_8b(), h100(), o));
 }
 void BM_fixed(benchmark::State& s) { run(s, FixedCostModel(FixedCostOptions{})); }

@@ -81,9 +81,7 @@ class RooflineCostModel::DenseKernels final : public DenseAttentionKernels {
 RooflineCostModel::RooflineCostModel(ModelSpec model, HardwareSpec hw, RooflineOptions opt,
                                      const AttentionMethods& attention)
     : m_(std::move(model)), hw_(std::move(hw)), opt_(opt) {
-  if (opt_.model != "hardware" && opt_.model != "flat")
-    throw InputError(fmt::format("unknown roofline model '{}'; known: hardware, flat", opt_.model));
-  flat_ = opt_.model == "flat";
+  flat_ = opt_.model == RooflineModel::kFlat;
   flops_per_s_ = hw_.bf16_tflops * 1e12 * opt_.compute_efficiency;
   bytes_per_s_ = hw_.mem_bandwidth_gbps * 1e9 * opt_.memory_efficiency;
   const HeadShape shape{m_.heads / opt_.tp, std::max<std::int64_t>(1, m_.kv_heads / opt_.tp), m_.head_dim};

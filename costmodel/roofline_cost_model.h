@@ -30,6 +30,7 @@
 // roofline prices the dense kernels only; a sparse method is an InputError.
 #pragma once
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -41,8 +42,11 @@
 
 namespace servesim {
 
+// hardware: per-part efficiencies of the hardware file; flat: one efficiency pair.
+enum class RooflineModel : std::uint8_t { kHardware, kFlat };
+
 struct RooflineOptions {
-  std::string model = "hardware";     // hardware | flat
+  RooflineModel model = RooflineModel::kHardware;
   bool cuda_graph_decode = false;     // decode-only iterations replay a CUDA graph
   std::string knobs;                  // knob YAML applied over the hardware by the config parser ("" = none)
   double compute_efficiency = 0.7;    // flat: achieved / peak tensor FLOP/s
