@@ -6,6 +6,7 @@
 // is checked (a full disk is an InputError naming the file). A writer
 // destroyed without close() leaves no file.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,9 @@ class CsvWriter {
   CsvWriter& field(double v);            // %.6g-like, shortest round-trip where sensible
   CsvWriter& amount(double v);           // token counts and weighted sums: integers exactly, else 12 digits
   CsvWriter& seconds(double s);          // fixed 6 decimals
+  // seconds(time_to_seconds(ns)), byte for byte, without formatting a double
+  // where integer arithmetic gives the same digits (csv_writer.cc).
+  CsvWriter& seconds_ns(std::int64_t ns);
   CsvWriter& empty();
   void end_row();
   void close();  // flushes and renames into place; throws InputError on a write error

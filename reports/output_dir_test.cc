@@ -10,11 +10,13 @@
 #include <functional>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "reports/csv_writer.h"
 #include "reports/output_dir.h"
 #include "sim/core/error.h"
 #include "sim/core/test_util.h"
+#include "sim/core/time.h"
 
 using namespace servesim;
 namespace fs = std::filesystem;
@@ -123,4 +125,37 @@ TEST_CASE("remove_outputs deletes the named files and their temporaries, nothing
   CHECK_FALSE(fs::exists(d / "summary.csv.tmp"));
   CHECK_FALSE(fs::exists(d / "requests.csv.tmp"));
   CHECK(fs::exists(d / "mine.csv"));
+}
+
+TEST_CASE("seconds_ns writes exactly what seconds(time_to_seconds(ns)) writes") {
+  fs::path d = testing::fresh_temp_dir("servesim_output_dir_test", "seconds_ns");
+  std::vector<std::int64_t> ns = {0, 1, 499, 500, 501, 999, 1000, 1500, 2500, 999'999'499, 999'999'500, 999'999'501,
+                                  1'000'000'000, 123'456'789'500, 999'999'999'999'999, 1'000'000'000'000'000,
+                                  4'000'000'000'000'000'123, -1, -1500};
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < 200000; ++i) {  // random times from ns to ~1e7 s, ties and near-ties included
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const std::int64_t t = static_cast<std::int64_t>(x % (std::uint64_t{1} << (10 + i % 44)));
+    ns.push_back(t);
+    ns.push_back(t - t % 1000 + 500);
+    ns.push_back(t - t % 1000 + 499);
+  }
+  {
+    CsvWriter a((d / "a.csv").string()), b((d / "b.csv").string());
+    for (std::int64_t t : ns) {
+      a.seconds(time_to_seconds(t)).end_row();
+      b.seconds_ns(t).end_row();
+    }
+    a.close();
+    b.close();
+  }
+  std::ifstream fa(d / "a.csv"), fb(d / "b.csv");
+  std::string la, lb;
+  std::size_t rows = 0, differ = 0;
+  while (std::getline(fa, la) && std::getline(fb, lb)) {
+    ++rows;
+    if (la != lb && differ++ < 5) CHECK_MESSAGE(la == lb, "row " << rows);
+  }
+  CHECK(rows == ns.size());
+  CHECK(differ == 0);
 }

@@ -128,7 +128,7 @@ const std::vector<Column<RequestRow>>& request_columns() {
   // Each column below reads the outcome; adapt it to the row.
   auto on = [](auto f) { return [f](CsvWriter& w, const Row& row) { f(w, *row.r); }; };
   auto time = [on](const std::optional<Time> R::*t) {
-    return on([t](CsvWriter& w, const R& r) { r.*t ? w.seconds(time_to_seconds(*(r.*t))) : w.empty(); });
+    return on([t](CsvWriter& w, const R& r) { r.*t ? w.seconds_ns(*(r.*t)) : w.empty(); });
   };
   static const std::vector<Column<Row>> columns = {
       {"id", on([](CsvWriter& w, const R& r) { w.field(r.spec->id); })},
@@ -140,7 +140,7 @@ const std::vector<Column<RequestRow>>& request_columns() {
       {"first_token_s", time(&R::first_token)},
       {"finish_s", time(&R::finish)},
       {"ttft_s", on([](CsvWriter& w, const R& r) {
-         r.first_token && r.arrival ? w.seconds(time_to_seconds(*r.first_token - *r.arrival)) : w.empty();
+         r.first_token && r.arrival ? w.seconds_ns(*r.first_token - *r.arrival) : w.empty();
        })},
       {"tpot_s", on([](CsvWriter& w, const R& r) {
          if (r.finish && r.spec->output_tokens > 1)
@@ -148,7 +148,7 @@ const std::vector<Column<RequestRow>>& request_columns() {
          else
            w.empty();
        })},
-      {"e2e_s", on([](CsvWriter& w, const R& r) { r.finish ? w.seconds(time_to_seconds(*r.finish - *r.arrival)) : w.empty(); })},
+      {"e2e_s", on([](CsvWriter& w, const R& r) { r.finish ? w.seconds_ns(*r.finish - *r.arrival) : w.empty(); })},
       {"prompt_tokens", on([](CsvWriter& w, const R& r) { w.field(r.spec->prompt_tokens); })},
       {"cached_tokens", on([](CsvWriter& w, const R& r) { w.field(r.cached_tokens); })},
       {"output_tokens", on([](CsvWriter& w, const R& r) { w.field(r.spec->output_tokens); })},
@@ -170,7 +170,7 @@ const std::vector<Column<RequestRow>>& request_columns() {
       {"transfer_start_s", time(&R::transfer_start)},
       {"transfer_end_s", time(&R::transfer_end)},
       {"transfer_bytes", on([](CsvWriter& w, const R& r) { r.transfer_bytes ? w.field(*r.transfer_bytes) : w.empty(); })},
-      {"kv_wait_s", on([](CsvWriter& w, const R& r) { r.kv_wait ? w.seconds(time_to_seconds(*r.kv_wait)) : w.empty(); })},
+      {"kv_wait_s", on([](CsvWriter& w, const R& r) { r.kv_wait ? w.seconds_ns(*r.kv_wait) : w.empty(); })},
   };
   return columns;
 }
@@ -251,7 +251,7 @@ const std::vector<Column<WorkerRow>>& worker_columns() {
   static const std::vector<Column<R>> columns = {
       {"worker", [](CsvWriter& w, const R& r) { w.field(r.index); }},
       {"iterations", [](CsvWriter& w, const R& r) { w.field(r.s->iterations); }},
-      {"busy_s", [](CsvWriter& w, const R& r) { w.seconds(time_to_seconds(r.s->busy_ns)); }},
+      {"busy_s", [](CsvWriter& w, const R& r) { w.seconds_ns(r.s->busy_ns); }},
       {"busy_fraction", [](CsvWriter& w, const R& r) { w.field(time_to_seconds(r.s->busy_ns) / r.span); }},
       {"prefill_tokens", [](CsvWriter& w, const R& r) { w.field(r.s->prefill_tokens); }},
       {"decode_tokens", [](CsvWriter& w, const R& r) { w.field(r.s->decode_tokens); }},
@@ -275,8 +275,8 @@ const std::vector<Column<WorkerRow>>& worker_columns() {
       {"host_hit_rate", [](CsvWriter& w, const R& r) { write_prompt_share(w, *r.s, r.s->host.hit_tokens); }},
       {"ssd_hit_rate", [](CsvWriter& w, const R& r) { write_prompt_share(w, *r.s, r.s->ssd.hit_tokens); }},
       {"recompute_rate", [](CsvWriter& w, const R& r) { write_prompt_share(w, *r.s, recomputed_tokens(*r.s)); }},
-      {"kv_load_s", [](CsvWriter& w, const R& r) { w.seconds(time_to_seconds(r.s->kv_load_ns)); }},
-      {"kv_stall_s", [](CsvWriter& w, const R& r) { w.seconds(time_to_seconds(r.s->kv_stall_ns)); }},
+      {"kv_load_s", [](CsvWriter& w, const R& r) { w.seconds_ns(r.s->kv_load_ns); }},
+      {"kv_stall_s", [](CsvWriter& w, const R& r) { w.seconds_ns(r.s->kv_stall_ns); }},
       {"host_peak_pages", [](CsvWriter& w, const R& r) { w.field(r.s->host.peak_pages); }},
       {"host_capacity_pages", [](CsvWriter& w, const R& r) { w.field(r.s->host.capacity_pages); }},
       {"ssd_peak_pages", [](CsvWriter& w, const R& r) { w.field(r.s->ssd.peak_pages); }},
@@ -399,7 +399,7 @@ void RunReport::sample_service(Time t) {
     ServiceRow& last = service_last_[c];
     if (now == last) continue;
     last = now;
-    service_->seconds(time_to_seconds(t)).field(static_cast<std::int64_t>(c)).field(client_name(c));
+    service_->seconds_ns(t).field(static_cast<std::int64_t>(c)).field(client_name(c));
     service_->amount(now.service).amount(now.extend);
     service_->field(static_cast<std::int64_t>(now.backlogged)).end_row();
   }

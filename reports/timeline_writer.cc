@@ -12,7 +12,7 @@ TimelineWriter::TimelineWriter(const std::string& path, Time interval) : w_(path
 void TimelineWriter::sample(Time t, const ClusterView& c) {
   for (WorkerId w = 0; w < c.workers(); ++w) {
     WorkerLoad l = c.load(w);
-    w_.seconds(time_to_seconds(t)).field(static_cast<std::int64_t>(w)).field(l.waiting).field(l.running);
+    w_.seconds_ns(t).field(static_cast<std::int64_t>(w)).field(l.waiting).field(l.running);
     w_.field(l.kv_used_pages).field(l.kv_capacity_pages);
     w_.field(static_cast<double>(l.kv_used_pages) / static_cast<double>(std::max<std::int64_t>(1, l.kv_capacity_pages)));
     w_.field(l.pending_prefill_tokens);
