@@ -387,3 +387,20 @@ TEST_CASE("cost noise varies the engine's times with the seed, and the same seed
   CHECK(summary_value(a, "e2e_mean_s") == doctest::Approx(summary_value(plain, "e2e_mean_s")).epsilon(0.05));
   CHECK(a.cost_identity.find("run-to-run noise sigma=0.05") != std::string::npos);
 }
+
+TEST_CASE("a hardware name longer than a file name can be is looked up without a filesystem exception") {
+  // Found by fuzz_scenario (2026-11-26): backend auto looked for costmodel/profiles/<name>/profile.csv
+  // with std::filesystem::exists(), which throws ENAMETOOLONG past 255 bytes.
+  const std::string name(300, 'v');
+  const std::string yaml = "name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: {name: " + name +
+                           ", memory_gb: 80, mem_bandwidth_gbps: 3350, bf16_tflops: 989, tp_allreduce_gbps: 450, "
+                           "sms: 132, l2_mb: 50}\ncluster: {workers: 1}\n"
+                           "report: {requests_csv: false, timeline_interval_s: 0}\nworkload:\n" + kSmallWorkload;
+  ScenarioConfig c;
+  CHECK_NOTHROW(c = parse(yaml));
+  CHECK(c.cost_model.backend == "roofline");  // no profile can exist under such a name
+  const std::string e = error_of(yaml + "cost_model: {backend: calibrated}\n");
+  CHECK(e.find("cost_model") != std::string::npos);
+  CHECK(error_of(yaml + "cost_model: {backend: roofline, knobs: " + name + ".yaml}\n").find("cost_model.knobs") !=
+        std::string::npos);
+}

@@ -99,8 +99,10 @@ void apply_roofline_knobs(YamlMap& cm, ScenarioConfig& c) {
   allowed.emplace_back("source");
   fs::path p(c.cost_model.roofline.knobs);
   if (p.is_relative()) p = fs::path(cm.file()).parent_path() / p;
-  if (!fs::exists(p)) cm.fail("knobs", fmt::format("no knob file {}", p.string()));
-  c.cost_model.roofline.knobs = fs::absolute(p).lexically_normal().string();
+  std::error_code ec;
+  if (!fs::exists(p, ec)) cm.fail("knobs", fmt::format("no knob file {}{}", p.string(), ec ? ": " + ec.message() : ""));
+  c.cost_model.roofline.knobs = fs::absolute(p, ec).lexically_normal().string();
+  if (ec) cm.fail("knobs", fmt::format("{}: {}", p.string(), ec.message()));
   YAML::Node node;
   try {
     node = load_yaml_file(p.string());
@@ -174,8 +176,10 @@ void load_profiles(YamlMap& cm, ScenarioConfig& c) {
     const bool automatic = cc.profile == "auto";
     fs::path p = automatic ? fs::path(auto_profile_path(w.hardware, cc.stack)) : fs::path(cc.profile);
     if (!automatic && p.is_relative()) p = fs::path(cm.file()).parent_path() / p;
-    w.profile = fs::absolute(p).lexically_normal().string();
-    if (automatic && !fs::exists(p))
+    std::error_code ec;
+    w.profile = fs::absolute(p, ec).lexically_normal().string();
+    if (ec) cm.fail(key, fmt::format("{}: {}", p.string(), ec.message()));
+    if (automatic && !fs::exists(p, ec))
       cm.fail(key, fmt::format("no measured kernel profile for hardware '{}' (stack {}) at {}; measure one "
                                "(docs/costmodel.md, \"Calibrating a new GPU\"), import one (`servesim calibrate "
                                "import`) or set cost_model.profile", w.hardware.name, cc.stack, w.profile));

@@ -12,6 +12,13 @@ namespace servesim {
 namespace fs = std::filesystem;
 namespace {
 
+// exists() that never throws: a path the OS cannot look up (a name component
+// longer than NAME_MAX, a permission error) holds no profile.
+bool exists_quietly(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
@@ -46,10 +53,10 @@ std::string find_stack_profile(const std::string& hardware_name, const std::stri
   if (stack != "auto") {
     const std::string p = stack_profile_path(hardware_name, stack);
     if (chosen) *chosen = stack;
-    return fs::exists(p) ? p : "";
+    return exists_quietly(p) ? p : "";
   }
   for (const auto& s : auto_stack_order())
-    if (const std::string p = stack_profile_path(hardware_name, s); fs::exists(p)) {
+    if (const std::string p = stack_profile_path(hardware_name, s); exists_quietly(p)) {
       if (chosen) *chosen = s;
       return p;
     }
@@ -65,7 +72,7 @@ std::vector<ShippedProfile> shipped_profiles() {
     std::string def;
     find_stack_profile(name, "auto", &def);
     auto add = [&](const std::string& stack, const fs::path& p) {
-      if (fs::exists(p)) out.push_back({name, stack, p.string(), data_rows(p.string()), stack == def});
+      if (exists_quietly(p)) out.push_back({name, stack, p.string(), data_rows(p.string()), stack == def});
     };
     add(kOwnStack, hw.path() / "profile.csv");
     for (const auto& sub : fs::directory_iterator(hw.path(), ec))
