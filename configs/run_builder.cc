@@ -16,6 +16,7 @@
 #include "reports/timeline_writer.h"
 #include "traces/generators/synthetic_workload.h"
 #include "sim/simulation.h"
+#include "sim/core/number_format.h"
 
 namespace servesim {
 namespace {
@@ -127,10 +128,8 @@ std::string policy_label(const YAML::Node& resolved) {
     if (kv.second.IsScalar()) {
       value = kv.second.as<std::string>();
       // A floating-point number as its shortest exact text (0.6, not 0.59999999999999998).
-      char* end = nullptr;
-      const double x = std::strtod(value.c_str(), &end);
-      if (!value.empty() && *end == '\0' && value.find_first_of(".eE") != std::string::npos && std::isfinite(x))
-        value = fmt::format("{}", x);
+      if (value.find_first_of(".eE") != std::string::npos)
+        if (auto t = shortest_double_text(value)) value = *t;
     } else {
       YAML::Emitter e;
       e << YAML::Flow << kv.second;

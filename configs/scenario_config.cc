@@ -17,6 +17,7 @@
 #include "configs/option_tables.h"
 #include "configs/scenario_sections.h"
 #include "costmodel/attention_registry.h"
+#include "sim/core/number_format.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -275,14 +276,7 @@ void shorten_doubles(YAML::Node n) {
   const auto digits = std::count_if(s.begin(), mantissa_end == std::string::npos ? s.end() : s.begin() + mantissa_end,
                                     [](char ch) { return ch >= '0' && ch <= '9'; });
   if (digits < 16) return;
-  double v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return;
-  const std::string t = fmt::format("{}", v);
-  double back = 0;
-  const auto [tend, tec] = std::from_chars(t.data(), t.data() + t.size(), back);
-  if (tec != std::errc() || tend != t.data() + t.size() || back != v || t.size() >= s.size()) return;
-  n = t;
+  if (const auto t = shortest_double_text(s); t && t->size() < s.size()) n = *t;
 }
 
 }  // namespace
