@@ -1,11 +1,9 @@
 // Agent/tool workflow generator; see agent_workload.h.
 #include "traces/generators/agent_workload.h"
 
-#include <deque>
-
 #include <fmt/format.h>
 
-#include "traces/generators/session_workload.h"
+#include "traces/generators/group_source.h"
 #include "traces/generators/token_sequence.h"
 
 namespace servesim {
@@ -13,38 +11,21 @@ namespace {
 
 constexpr std::uint64_t kSystemKey = 0xA6E7'0000'0000'0001ULL;
 
-class AgentSource final : public RequestSource {
+class AgentSource final : public GroupSource {
  public:
   AgentSource(const AgentSpec& spec, const AgentDag& dag, ClientTable& clients, std::uint64_t seed)
-      : spec_(spec), dag_(dag), seed_(seed), arrivals_(Rng::stream(seed, 0xA6E7)) {
-    for (std::int32_t i = 0; i < spec_.clients; ++i)
-      client_ids_.push_back(clients.intern(generated_client_name(i, spec_.clients)));
-    next_start_s_ = spec_.starts.gap_s(arrivals_);
-  }
-
-  bool next(RequestSpec& out) override {
-    if (queue_.empty() && !generate_workflow()) return false;
-    out = std::move(queue_.front());
-    queue_.pop_front();
-    return true;
-  }
+      : GroupSource(spec.starts, spec.clients, clients, seed, 0xA6E7, "workload (agent_dag)"), spec_(spec), dag_(dag) {}
 
   std::string describe() const override {
-    return fmt::format("agent_dag: {} workflows of {} calls", workflows_, dag_.calls().size());
+    return fmt::format("agent_dag: {} workflows of {} calls", groups(), dag_.calls().size());
   }
 
  private:
-  bool generate_workflow() {
-    if (!spec_.starts.within(workflows_, next_start_s_)) return false;
-    const Time start = arrival_time(next_start_s_, "workload (agent_dag)", workflows_);
-    next_start_s_ += spec_.starts.gap_s(arrivals_);
-    const std::uint64_t wf = static_cast<std::uint64_t>(++workflows_);
-    Rng rng = Rng::stream(seed_, wf);
-    const ClientId client = client_ids_[rng.below(client_ids_.size())];
+  void generate(std::uint64_t wf, Time start, ClientId client, Rng& rng) override {
     const std::uint64_t base = (wf * 0x9E3779B97F4A7C15ULL) & ~0xFFFFFULL;
     const std::int64_t task = spec_.task.sample(rng);
     const auto& calls = dag_.calls();
-    const RequestId first_id = next_id_;
+    const RequestId first_id = requests();
     std::vector<std::int64_t> outputs(calls.size());
     for (std::size_t c = 0; c < calls.size(); ++c) {
       const AgentDag::Call& call = calls[c];
@@ -56,7 +37,7 @@ class AgentSource final : public RequestSource {
       seq.append(base + 2 + 2 * static_cast<std::uint64_t>(c), node.prompt.sample(rng));
       outputs[c] = node.output.sample(rng);
       RequestSpec r;
-      r.id = next_id_++;
+      r.id = take_id();
       r.client = client;
       r.arrival = start;
       r.prompt_tokens = seq.tokens();
@@ -69,20 +50,12 @@ class AgentSource final : public RequestSource {
       r.session = wf;
       r.turn = static_cast<std::int32_t>(c);
       r.category = call.node + 1;
-      queue_.push_back(std::move(r));
+      queue().push_back(std::move(r));
     }
-    return true;
   }
 
   const AgentSpec& spec_;
   const AgentDag& dag_;
-  std::uint64_t seed_;
-  Rng arrivals_;
-  std::vector<ClientId> client_ids_;
-  double next_start_s_ = 0;
-  std::int64_t workflows_ = 0;
-  RequestId next_id_ = 0;
-  std::deque<RequestSpec> queue_;
 };
 
 LengthDistribution fixed_length(std::int64_t n) {

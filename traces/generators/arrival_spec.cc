@@ -1,6 +1,8 @@
 // Arrival processes for the generators; see arrival_spec.h.
 #include "traces/generators/arrival_spec.h"
 
+#include <vector>
+
 #include <fmt/format.h>
 
 namespace servesim {
@@ -69,21 +71,55 @@ ArrivalProcess parse_arrival_process(YamlMap& m) {
   return a;
 }
 
+void StopRule::resolve_into(YAML::Node& n, const std::string& count_key) const {
+  if (count) n[count_key] = *count;
+  if (duration_s) n["duration_s"] = *duration_s;
+}
+
+StopRule parse_stop_rule(YamlMap& m, const std::string& count_key) {
+  StopRule r;
+  r.count = read_count(m, count_key);
+  r.duration_s = read_duration_s(m);
+  if (!r.count && !r.duration_s) m.fail_here(fmt::format("set `{}` or `duration_s` (or both)", count_key));
+  return r;
+}
+
 void ArrivalSpec::resolve_into(YAML::Node& n, const std::string& count_key) const {
   n["rate"] = rate;
   process.resolve_into(n);
-  if (count) n[count_key] = *count;
-  if (duration_s) n["duration_s"] = *duration_s;
+  stop.resolve_into(n, count_key);
 }
 
 ArrivalSpec parse_arrival_spec(YamlMap& m, const std::string& count_key, double default_rate) {
   ArrivalSpec a;
   a.rate = read_rate(m, "rate", default_rate);
   a.process = parse_arrival_process(m);
-  a.count = read_count(m, count_key);
-  a.duration_s = read_duration_s(m);
-  if (!a.count && !a.duration_s) m.fail_here(fmt::format("set `{}` or `duration_s` (or both)", count_key));
+  a.stop = parse_stop_rule(m, count_key);
   return a;
+}
+
+void ClientArrivals::resolve_into(YAML::Node& n) const {
+  n["name"] = name;
+  n["rate"] = rate;
+  arrival.resolve_into(n);
+}
+
+void parse_clients(YamlMap& m, const std::function<void(YamlMap&, ClientArrivals)>& rest) {
+  YAML::Node list = m.raw("clients");
+  if (!list || !list.IsSequence() || list.size() == 0) m.fail("clients", "expected a non-empty list of clients");
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    YamlMap cm(list[i], m.file(), m.key_path(fmt::format("clients[{}]", i)));
+    ClientArrivals c;
+    c.name = cm.get<std::string>("name", fmt::format("client{}", i));
+    for (const auto& prev : names)
+      if (prev == c.name) cm.fail("name", fmt::format("duplicate client name '{}'", c.name));
+    names.push_back(c.name);
+    c.rate = read_rate(cm, "rate", c.rate);
+    c.arrival = parse_arrival_process(cm);
+    rest(cm, std::move(c));
+    cm.finish();
+  }
 }
 
 }  // namespace servesim

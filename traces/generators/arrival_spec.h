@@ -6,6 +6,7 @@
 // plus a stop rule: `<count_key>: N` and/or `duration_s: T` (at least one).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -53,22 +54,84 @@ struct ArrivalProcess {
 // Reads the `arrival` key of `m`.
 ArrivalProcess parse_arrival_process(YamlMap& m);
 
-struct ArrivalSpec {
-  double rate = 1.0;  // per second
-  ArrivalProcess process;
+// The stop rule of a generator: at most `count` arrivals (the workload names the
+// key: requests, sessions, workflows) and/or none at or after `duration_s`.
+struct StopRule {
   std::optional<std::int64_t> count;  // stop after this many arrivals
   std::optional<double> duration_s;   // stop at the first arrival at or after this time
 
-  double gap_s(Rng& rng) const { return process.gap_s(rate, rng); }
-  // True if an arrival number `index` (0-based) at `t_s` is within the stop rule.
+  // True if an arrival number `index` (0-based) at `t_s` is within the rule.
   bool within(std::int64_t index, double t_s) const {
     return (!count || index < *count) && (!duration_s || t_s < *duration_s);
   }
+  // Writes <count_key>/duration_s (those set) into `n`.
+  void resolve_into(YAML::Node& n, const std::string& count_key) const;
+};
+
+// Reads `count_key` and duration_s from `m`; at least one must be set.
+StopRule parse_stop_rule(YamlMap& m, const std::string& count_key);
+
+struct ArrivalSpec {
+  double rate = 1.0;  // per second
+  ArrivalProcess process;
+  StopRule stop;
+
+  double gap_s(Rng& rng) const { return process.gap_s(rate, rng); }
+  bool within(std::int64_t index, double t_s) const { return stop.within(index, t_s); }
   // Writes rate/arrival/<count_key>/duration_s into `n`.
   void resolve_into(YAML::Node& n, const std::string& count_key) const;
 };
 
 // Reads rate, arrival, `count_key` and duration_s from `m`.
 ArrivalSpec parse_arrival_spec(YamlMap& m, const std::string& count_key, double default_rate);
+
+// Walks an ArrivalSpec: the times of arrivals 0, 1, 2, ... until its stop rule
+// ends them. The first gap is drawn on construction.
+class ArrivalClock {
+ public:
+  // `what` names the workload in the past-kMaxArrivalS error (arrival_time()).
+  ArrivalClock(const ArrivalSpec& spec, Rng rng, std::string what)
+      : spec_(&spec), rng_(rng), what_(std::move(what)), next_s_(spec.gap_s(rng_)) {}
+  // The next arrival as engine time, or nullopt once the stop rule ends the stream.
+  std::optional<Time> next() {
+    if (!spec_->within(count_, next_s_)) return std::nullopt;
+    const Time t = arrival_time(next_s_, what_, count_);
+    next_s_ += spec_->gap_s(rng_);
+    ++count_;
+    return t;
+  }
+  std::int64_t count() const { return count_; }  // arrivals returned so far
+
+ private:
+  const ArrivalSpec* spec_;
+  Rng rng_;
+  std::string what_;
+  double next_s_;
+  std::int64_t count_ = 0;
+};
+
+// One client of a generator with a `clients:` list (synthetic, templates): its
+// name and arrival process; the workload adds its own keys.
+struct ClientArrivals {
+  std::string name;
+  double rate = 1.0;       // requests/s
+  ArrivalProcess arrival;  // Poisson or Gamma(cv) gaps
+
+  void resolve_into(YAML::Node& n) const;  // writes name, rate, arrival
+};
+
+// Reads the non-empty list `clients` of `m`. For item i: `name` (default
+// "client<i>", unique in the list), `rate` and `arrival`, then `rest(item, client)`
+// reads the workload's own keys; each item's unknown keys are errors.
+void parse_clients(YamlMap& m, const std::function<void(YamlMap&, ClientArrivals)>& rest);
+
+// The index in [0, n) whose time(i) is smallest; ties go to the lower index.
+template <class TimeOf>
+std::size_t earliest(std::size_t n, TimeOf time) {
+  std::size_t best = 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if (time(k) < time(best)) best = k;
+  return best;
+}
 
 }  // namespace servesim

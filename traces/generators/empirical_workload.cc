@@ -33,22 +33,20 @@ class EmpiricalSource final : public RequestSource {
   EmpiricalSource(const EmpiricalSpec& spec, ClientTable& clients, std::uint64_t seed)
       : spec_(spec),
         lengths_(spec.path, spec.read, spec.max_rows),
-        arrivals_(Rng::stream(seed, 0xE3B1)),
+        arrivals_(spec.arrivals, Rng::stream(seed, 0xE3B1), "workload (empirical)"),
         sizes_(Rng::stream(seed, 0xE3B2)),
-        client_(clients.intern(spec.client)) {
-    next_s_ = spec_.arrivals.gap_s(arrivals_);
-  }
+        client_(clients.intern(spec.client)) {}
 
   bool next(RequestSpec& out) override {
-    if (!spec_.arrivals.within(static_cast<std::int64_t>(emitted_), next_s_)) return false;
+    const std::optional<Time> arrival = arrivals_.next();
+    if (!arrival) return false;
     out = RequestSpec{};
-    out.id = emitted_++;
+    out.id = arrivals_.count() - 1;
     out.client = client_;
-    out.arrival = arrival_time(next_s_, "workload (empirical)", out.id);
+    out.arrival = *arrival;
     auto [p, o] = lengths_.sample(sizes_, spec_.joint);
     out.prompt_tokens = p;
     out.output_tokens = o;
-    next_s_ += spec_.arrivals.gap_s(arrivals_);
     return true;
   }
 
@@ -59,10 +57,9 @@ class EmpiricalSource final : public RequestSource {
  private:
   const EmpiricalSpec& spec_;
   EmpiricalLengths lengths_;
-  Rng arrivals_, sizes_;
+  ArrivalClock arrivals_;
+  Rng sizes_;
   ClientId client_;
-  double next_s_ = 0;
-  RequestId emitted_ = 0;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "traces/generators/distribution_key.h"
 #include "traces/readers/field_limits.h"
 
 namespace servesim {
@@ -31,26 +32,16 @@ double LengthDistribution::mean() const {
 }
 
 YAML::Node LengthDistribution::resolved() const {
-  YAML::Node n;
   switch (kind) {
-    case Kind::kFixed:
-      n["dist"] = "fixed";
-      n["value"] = static_cast<std::int64_t>(value);
-      break;
-    case Kind::kUniform:
-      n["dist"] = "uniform";
-      n["min"] = min;
-      n["max"] = max;
-      break;
+    case Kind::kFixed: return distribution_yaml("fixed", {{"value", YAML::Node(static_cast<std::int64_t>(value))}});
+    case Kind::kUniform: return distribution_yaml("uniform", {{"min", YAML::Node(min)}, {"max", YAML::Node(max)}});
     case Kind::kLognormal:
-      n["dist"] = "lognormal";
-      n["median"] = median;
-      n["sigma"] = sigma;
-      n["min"] = min;
-      n["max"] = max;
-      break;
+      return distribution_yaml("lognormal", {{"median", YAML::Node(median)},
+                                             {"sigma", YAML::Node(sigma)},
+                                             {"min", YAML::Node(min)},
+                                             {"max", YAML::Node(max)}});
   }
-  return n;
+  return YAML::Node();
 }
 
 namespace {
@@ -66,42 +57,39 @@ std::int64_t tokens(YamlMap& m, const std::string& key, std::int64_t def) {
 }  // namespace
 
 LengthDistribution parse_length(YamlMap& m, const std::string& key, const LengthDistribution& def) {
-  if (!m.has(key)) {
-    m.get<std::string>(key, "");  // mark as known
-    return def;
-  }
-  LengthDistribution d;
-  if (m.node()[key].IsScalar()) {
+  auto scalar = [](YamlMap& at, const std::string& k) {
+    LengthDistribution d;
     d.kind = LengthDistribution::Kind::kFixed;
-    d.value = static_cast<double>(tokens(m, key, 1));
+    d.value = static_cast<double>(tokens(at, k, 1));
     return d;
-  }
-  YamlMap s = m.map(key);
-  std::string dist = s.require<std::string>("dist");
-  if (dist == "fixed") {
-    d.kind = LengthDistribution::Kind::kFixed;
-    d.value = static_cast<double>(tokens(s, "value", 1));
-  } else if (dist == "uniform") {
-    d.kind = LengthDistribution::Kind::kUniform;
-    d.min = tokens(s, "min", 1);
-    d.max = s.require<std::int64_t>("max");
-    if (d.max > kMaxTraceTokens) s.fail("max", fmt::format("must be at most {} tokens, got {}", kMaxTraceTokens, d.max));
-    if (d.max < d.min) s.fail("max", fmt::format("must be >= min ({})", d.min));
-  } else if (dist == "lognormal") {
-    d.kind = LengthDistribution::Kind::kLognormal;
-    d.median = s.positive("median", 256);
-    if (d.median > static_cast<double>(kMaxTraceTokens))
-      s.fail("median", fmt::format("must be at most {} tokens, got {}", kMaxTraceTokens, d.median));
-    d.sigma = s.get<double>("sigma", 1.0);
-    if (!(d.sigma >= 0 && d.sigma <= 10)) s.fail("sigma", fmt::format("must be in [0, 10], got {}", d.sigma));
-    d.min = tokens(s, "min", 1);
-    d.max = tokens(s, "max", 1 << 20);
-    if (d.max < d.min) s.fail("max", fmt::format("must be >= min ({})", d.min));
-  } else {
-    s.fail("dist", fmt::format("unknown length distribution '{}'; expected fixed, uniform or lognormal", dist));
-  }
-  s.finish();
-  return d;
+  };
+  auto named = [](YamlMap& s, const std::string& dist) {
+    LengthDistribution d;
+    if (dist == "fixed") {
+      d.kind = LengthDistribution::Kind::kFixed;
+      d.value = static_cast<double>(tokens(s, "value", 1));
+    } else if (dist == "uniform") {
+      d.kind = LengthDistribution::Kind::kUniform;
+      d.min = tokens(s, "min", 1);
+      d.max = s.require<std::int64_t>("max");
+      if (d.max > kMaxTraceTokens) s.fail("max", fmt::format("must be at most {} tokens, got {}", kMaxTraceTokens, d.max));
+      if (d.max < d.min) s.fail("max", fmt::format("must be >= min ({})", d.min));
+    } else if (dist == "lognormal") {
+      d.kind = LengthDistribution::Kind::kLognormal;
+      d.median = s.positive("median", 256);
+      if (d.median > static_cast<double>(kMaxTraceTokens))
+        s.fail("median", fmt::format("must be at most {} tokens, got {}", kMaxTraceTokens, d.median));
+      d.sigma = s.get<double>("sigma", 1.0);
+      if (!(d.sigma >= 0 && d.sigma <= 10)) s.fail("sigma", fmt::format("must be in [0, 10], got {}", d.sigma));
+      d.min = tokens(s, "min", 1);
+      d.max = tokens(s, "max", 1 << 20);
+      if (d.max < d.min) s.fail("max", fmt::format("must be >= min ({})", d.min));
+    } else {
+      s.fail("dist", fmt::format("unknown length distribution '{}'; expected fixed, uniform or lognormal", dist));
+    }
+    return d;
+  };
+  return parse_distribution(m, key, def, scalar, named);
 }
 
 }  // namespace servesim

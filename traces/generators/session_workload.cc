@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "traces/generators/group_source.h"
 #include "traces/generators/token_sequence.h"
 
 namespace servesim {
@@ -12,34 +13,18 @@ namespace {
 
 constexpr std::uint64_t kSystemKey = 0x5E55'0000'0000'0001ULL;
 
-class SessionSource final : public RequestSource {
+class SessionSource final : public GroupSource {
  public:
   SessionSource(const SessionSpec& spec, ClientTable& clients, std::uint64_t seed)
-      : spec_(spec), seed_(seed), arrivals_(Rng::stream(seed, 0x5E55)) {
-    for (std::int32_t i = 0; i < spec_.clients; ++i)
-      client_ids_.push_back(clients.intern(generated_client_name(i, spec_.clients)));
-    next_start_s_ = spec_.starts.gap_s(arrivals_);
-  }
-
-  bool next(RequestSpec& out) override {
-    if (queue_.empty() && !generate_session()) return false;
-    out = std::move(queue_.front());
-    queue_.pop_front();
-    return true;
-  }
+      : GroupSource(spec.starts, spec.clients, clients, seed, 0x5E55, "workload (sessions)"), spec_(spec) {}
 
   std::string describe() const override {
-    return fmt::format("sessions: {} generated, {} requests", sessions_, next_id_);
+    return fmt::format("sessions: {} generated, {} requests", groups(), requests());
   }
 
  private:
-  bool generate_session() {
-    if (!spec_.starts.within(sessions_, next_start_s_)) return false;
-    const Time start = arrival_time(next_start_s_, "workload (sessions)", sessions_);
-    next_start_s_ += spec_.starts.gap_s(arrivals_);
-    const std::uint64_t session = static_cast<std::uint64_t>(++sessions_);
-    Rng rng = Rng::stream(seed_, session);
-    const ClientId client = client_ids_[rng.below(client_ids_.size())];
+  void generate(std::uint64_t session, Time start, ClientId client, Rng& rng) override {
+    std::deque<RequestSpec>& queue = this->queue();
     const std::int64_t turns = spec_.turns.sample(rng);
     TokenSequence seq(spec_.block_size);
     if (spec_.system_prompt_tokens > 0) seq.append(kSystemKey, spec_.system_prompt_tokens);
@@ -51,7 +36,7 @@ class SessionSource final : public RequestSource {
       if (t > 0 && seq.tokens() + user + answer > spec_.max_context_tokens) break;
       seq.append(key_base + 2 * static_cast<std::uint64_t>(t), user);  // user message of turn t
       RequestSpec r;
-      r.id = next_id_++;
+      r.id = take_id();
       r.client = client;
       r.arrival = start;
       r.prompt_tokens = seq.tokens();
@@ -59,35 +44,23 @@ class SessionSource final : public RequestSource {
       r.prefix_block_size = spec_.block_size;
       seq.blocks(seq.tokens(), r.prefix_blocks);
       if (t > 0) {
-        r.parents = {queue_.back().id};
+        r.parents = {queue.back().id};
         r.think_time = think;
-        queue_.back().dependents = 1;
+        queue.back().dependents = 1;
       }
       r.session = session;
       r.turn = static_cast<std::int32_t>(t);
-      queue_.push_back(std::move(r));
+      queue.push_back(std::move(r));
       seq.append(key_base + 2 * static_cast<std::uint64_t>(t) + 1, answer);  // the answer joins the context
     }
-    return true;
   }
 
   static std::uint64_t mix_key(std::uint64_t session) { return (session * 0x9E3779B97F4A7C15ULL) & ~0xFFFFULL; }
 
   const SessionSpec& spec_;
-  std::uint64_t seed_;
-  Rng arrivals_;
-  std::vector<ClientId> client_ids_;
-  double next_start_s_ = 0;
-  std::int64_t sessions_ = 0;
-  RequestId next_id_ = 0;
-  std::deque<RequestSpec> queue_;
 };
 
 }  // namespace
-
-std::string generated_client_name(std::int32_t index, std::int32_t count) {
-  return count == 1 ? "default" : fmt::format("client-{}", index);
-}
 
 YAML::Node SessionWorkload::resolved() const {
   YAML::Node n;

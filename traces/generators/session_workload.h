@@ -62,7 +62,4 @@ class SessionWorkload final : public Workload {
 
 std::unique_ptr<Workload> parse_session_workload(YamlMap& m);
 
-// Names "client-0".."client-<n-1>", or just "default" when n == 1.
-std::string generated_client_name(std::int32_t index, std::int32_t count);
-
 }  // namespace servesim

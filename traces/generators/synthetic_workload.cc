@@ -16,13 +16,10 @@ class SyntheticSource final : public RequestSource {
   }
 
   bool next(RequestSpec& out) override {
-    if (spec_.requests && emitted_ >= *spec_.requests) return false;
-    std::size_t best = 0;
-    for (std::size_t k = 1; k < states_.size(); ++k)
-      if (states_[k].next_arrival_s < states_[best].next_arrival_s) best = k;
+    const std::size_t best = earliest(states_.size(), [&](std::size_t k) { return states_[k].next_arrival_s; });
     State& s = states_[best];
     const SyntheticClient& c = spec_.clients[best];
-    if (spec_.duration_s && s.next_arrival_s >= *spec_.duration_s) return false;
+    if (!spec_.stop.within(static_cast<std::int64_t>(emitted_), s.next_arrival_s)) return false;
     out = RequestSpec{};
     out.id = emitted_++;
     out.client = s.client;
@@ -55,14 +52,11 @@ class SyntheticSource final : public RequestSource {
 YAML::Node SyntheticWorkload::resolved() const {
   YAML::Node n;
   n["type"] = "synthetic";
-  if (spec_.requests) n["requests"] = *spec_.requests;
-  if (spec_.duration_s) n["duration_s"] = *spec_.duration_s;
+  spec_.stop.resolve_into(n, "requests");
   n["rate_scale"] = spec_.rate_scale;
   for (const auto& c : spec_.clients) {
     YAML::Node cn;
-    cn["name"] = c.name;
-    cn["rate"] = c.rate;
-    c.arrival.resolve_into(cn);
+    c.resolve_into(cn);
     cn["prompt"] = c.prompt.resolved();
     cn["output"] = c.output.resolved();
     n["clients"].push_back(cn);
@@ -76,29 +70,19 @@ std::unique_ptr<RequestSource> SyntheticWorkload::open(ClientTable& clients, std
 
 std::unique_ptr<Workload> parse_synthetic_workload(YamlMap& m) {
   SyntheticSpec spec;
-  if (auto r = read_count(m, "requests")) spec.requests = static_cast<std::uint64_t>(*r);
-  spec.duration_s = read_duration_s(m);
-  if (!spec.requests && !spec.duration_s) m.fail_here("set `requests` or `duration_s` (or both)");
+  spec.stop = parse_stop_rule(m, "requests");
   spec.rate_scale = m.in_range("rate_scale", 1.0, 1e-6, 1e6, "");
-  YAML::Node list = m.raw("clients");
-  if (!list || !list.IsSequence() || list.size() == 0) m.fail("clients", "expected a non-empty list of clients");
   LengthDistribution def_prompt;
   def_prompt.value = 1024;
   LengthDistribution def_output;
   def_output.value = 256;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    YamlMap cm(list[i], m.file(), m.key_path(fmt::format("clients[{}]", i)));
+  parse_clients(m, [&](YamlMap& cm, ClientArrivals id) {
     SyntheticClient c;
-    c.name = cm.get<std::string>("name", fmt::format("client{}", i));
-    for (const auto& prev : spec.clients)
-      if (prev.name == c.name) cm.fail("name", fmt::format("duplicate client name '{}'", c.name));
-    c.rate = read_rate(cm, "rate", 1.0);
-    c.arrival = parse_arrival_process(cm);
+    static_cast<ClientArrivals&>(c) = std::move(id);
     c.prompt = parse_length(cm, "prompt", def_prompt);
     c.output = parse_length(cm, "output", def_output);
-    cm.finish();
     spec.clients.push_back(std::move(c));
-  }
+  });
   m.finish();
   return std::make_unique<SyntheticWorkload>(std::move(spec));
 }

@@ -27,17 +27,13 @@
 
 namespace servesim {
 
-struct SyntheticClient {
-  std::string name;
-  double rate = 1.0;     // requests/s
-  ArrivalProcess arrival;  // Poisson or Gamma(cv) gaps
+struct SyntheticClient : ClientArrivals {
   LengthDistribution prompt;
   LengthDistribution output;
 };
 
 struct SyntheticSpec {
-  std::optional<std::uint64_t> requests;
-  std::optional<double> duration_s;
+  StopRule stop;  // `requests` and/or duration_s
   double rate_scale = 1.0;  // multiplies every client's rate (load sweeps)
   std::vector<SyntheticClient> clients;
 };

@@ -46,14 +46,11 @@ class TemplateSource final : public RequestSource {
   }
 
   bool next(RequestSpec& out) override {
-    if (spec_.requests && emitted_ >= *spec_.requests) return false;
-    std::size_t best = 0;
-    for (std::size_t k = 1; k < states_.size(); ++k)
-      if (wall(k) < wall(best)) best = k;
+    const std::size_t best = earliest(states_.size(), [&](std::size_t k) { return wall(k); });
     State& s = states_[best];
     const TemplateClient& c = spec_.clients[best];
     const double t = wall(best);
-    if (spec_.duration_s && t >= *spec_.duration_s) return false;
+    if (!spec_.stop.within(static_cast<std::int64_t>(emitted_), t)) return false;
     out = RequestSpec{};
     out.id = emitted_++;
     out.client = s.client;
@@ -125,8 +122,7 @@ class TemplateSource final : public RequestSource {
 YAML::Node TemplateWorkload::resolved() const {
   YAML::Node n;
   n["type"] = "templates";
-  if (spec_.requests) n["requests"] = *spec_.requests;
-  if (spec_.duration_s) n["duration_s"] = *spec_.duration_s;
+  spec_.stop.resolve_into(n, "requests");
   n["block_size"] = spec_.block_size;
   for (const auto& p : spec_.pools) {
     YAML::Node pn;
@@ -138,9 +134,7 @@ YAML::Node TemplateWorkload::resolved() const {
   }
   for (const auto& c : spec_.clients) {
     YAML::Node cn;
-    cn["name"] = c.name;
-    cn["rate"] = c.rate;
-    c.arrival.resolve_into(cn);
+    c.resolve_into(cn);
     if (c.pool) cn["pool"] = spec_.pools[*c.pool].name;
     cn["template_share"] = c.template_share;
     cn["prompt"] = c.prompt.resolved();
@@ -159,9 +153,7 @@ std::unique_ptr<RequestSource> TemplateWorkload::open(ClientTable& clients, std:
 
 std::unique_ptr<Workload> parse_template_workload(YamlMap& m) {
   TemplateSpec spec;
-  if (auto r = read_count(m, "requests")) spec.requests = static_cast<std::uint64_t>(*r);
-  spec.duration_s = read_duration_s(m);
-  if (!spec.requests && !spec.duration_s) m.fail_here("set `requests` or `duration_s` (or both)");
+  spec.stop = parse_stop_rule(m, "requests");
   spec.block_size = static_cast<std::int32_t>(m.positive_int("block_size", spec.block_size));
   YAML::Node pools = m.raw("pools");
   if (pools && !pools.IsNull() && !pools.IsSequence()) m.fail("pools", "expected a list of template pools");
@@ -180,19 +172,12 @@ std::unique_ptr<Workload> parse_template_workload(YamlMap& m) {
     pm.finish();
     spec.pools.push_back(std::move(p));
   }
-  YAML::Node list = m.raw("clients");
-  if (!list || !list.IsSequence() || list.size() == 0) m.fail("clients", "expected a non-empty list of clients");
   LengthDistribution def_prompt, def_output;
   def_prompt.value = 256;
   def_output.value = 256;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    YamlMap cm(list[i], m.file(), m.key_path(fmt::format("clients[{}]", i)));
+  parse_clients(m, [&](YamlMap& cm, ClientArrivals id) {
     TemplateClient c;
-    c.name = cm.get<std::string>("name", fmt::format("client{}", i));
-    for (const auto& prev : spec.clients)
-      if (prev.name == c.name) cm.fail("name", fmt::format("duplicate client name '{}'", c.name));
-    c.rate = read_rate(cm, "rate", c.rate);
-    c.arrival = parse_arrival_process(cm);
+    static_cast<ClientArrivals&>(c) = std::move(id);
     if (cm.has("pool")) {
       const std::string pool = cm.get<std::string>("pool", "");
       for (std::size_t p = 0; p < spec.pools.size(); ++p)
@@ -207,9 +192,8 @@ std::unique_ptr<Workload> parse_template_workload(YamlMap& m) {
     c.off_s = cm.get<double>("off_s", c.off_s);
     c.phase_s = cm.get<double>("phase_s", c.phase_s);
     if (c.on_s < 0 || c.off_s < 0 || c.phase_s < 0) cm.fail_here("on_s, off_s and phase_s must be >= 0");
-    cm.finish();
     spec.clients.push_back(std::move(c));
-  }
+  });
   m.finish();
   return std::make_unique<TemplateWorkload>(std::move(spec));
 }

@@ -51,10 +51,7 @@ struct TemplatePool {
   LengthDistribution tokens;
 };
 
-struct TemplateClient {
-  std::string name;
-  double rate = 1.0;
-  ArrivalProcess arrival;  // Poisson or Gamma(cv) gaps
+struct TemplateClient : ClientArrivals {
   std::optional<std::size_t> pool;  // index into pools
   double template_share = 1.0;
   LengthDistribution prompt, output;
@@ -62,8 +59,7 @@ struct TemplateClient {
 };
 
 struct TemplateSpec {
-  std::optional<std::uint64_t> requests;
-  std::optional<double> duration_s;
+  StopRule stop;  // `requests` and/or duration_s
   std::int32_t block_size = 16;
   std::vector<TemplatePool> pools;
   std::vector<TemplateClient> clients;
