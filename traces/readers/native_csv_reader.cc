@@ -92,10 +92,7 @@ class NativeCsvReader final : public TraceReader {
         nonnegative_field(f_[dependents_], "dependents", kMaxTraceInt32));
     if (category_ >= 0) s.category = static_cast<std::int32_t>(
         integer_field(f_[category_], "category", -kMaxTraceInt32 - 1, kMaxTraceInt32));
-    check_native_row(row);
-    ids_.check(row);
-    parents_check_.check(row);
-    ids_.add(row);
+    checks_.check(row);
     return true;
   }
 
@@ -105,8 +102,7 @@ class NativeCsvReader final : public TraceReader {
   int id_, client_, arrival_ns_, arrival_s_, prompt_, output_, block_size_, blocks_, session_, turn_, parents_,
       think_ns_, think_s_, category_, dependents_;
   std::vector<std::string_view> f_;
-  ParentTracker parents_check_;
-  IdTracker ids_;
+  NativeRowChecks checks_;
 };
 
 }  // namespace

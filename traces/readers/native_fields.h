@@ -1,5 +1,5 @@
 // The native trace format's field list and the row checks shared by its CSV
-// and JSONL readers and its writer (native_writer.h). The format itself is
+// and JSONL readers and its writer (traces/native_writer.h). The format itself is
 // specified in docs/traces.md.
 #pragma once
 #include <map>
@@ -45,6 +45,22 @@ class IdTracker {
     bool lines_step = true;  // the run's rows sit on consecutive lines
   };
   std::map<RequestId, Run> runs_;
+};
+
+// Every check of a parsed native row, as both native readers run them: the
+// cross-field checks, a repeated id, the dependency links; then records the id.
+class NativeRowChecks {
+ public:
+  void check(const TraceRow& row) {  // throws RowError
+    check_native_row(row);
+    ids_.check(row);
+    parents_.check(row);
+    ids_.add(row);
+  }
+
+ private:
+  ParentTracker parents_;
+  IdTracker ids_;
 };
 
 }  // namespace servesim

@@ -83,17 +83,13 @@ class NativeJsonlReader final : public TraceReader {
     if (!arrival) throw RowError{"arrival_ns", "missing (give arrival_ns or arrival_s)"};
     if (!prompt) throw RowError{"prompt_tokens", "missing"};
     if (!output) throw RowError{"output_tokens", "missing"};
-    check_native_row(row);
-    ids_.check(row);
-    parents_check_.check(row);
-    ids_.add(row);
+    checks_.check(row);
     return true;
   }
 
  private:
   JsonParser json_;
-  ParentTracker parents_check_;
-  IdTracker ids_;
+  NativeRowChecks checks_;
   bool saw_client_ = false;
 };
 
