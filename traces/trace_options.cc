@@ -54,7 +54,7 @@ TraceOptions parse_trace_options(YamlMap& m) {
   }
   o.read.skip_bad_rows = m.get<bool>("skip_bad_rows", false);
   o.read.sort = m.get<bool>("sort", false);
-  o.read.failed = pick(m, "failed", "drop", kFailed);
+  o.read.burstgpt.failed = pick(m, "failed", "drop", kFailed);
   o.time_origin = pick(m, "time_origin", "auto", kOrigin);
 
   YamlMap w = m.map("window");
@@ -122,7 +122,7 @@ YAML::Node trace_options_yaml(const TraceOptions& o) {
   n["format"] = o.read.format;
   n["skip_bad_rows"] = o.read.skip_bad_rows;
   n["sort"] = o.read.sort;
-  n["failed"] = name_of(o.read.failed, kFailed);
+  n["failed"] = name_of(o.read.burstgpt.failed, kFailed);
   n["time_origin"] = name_of(o.time_origin, kOrigin);
   n["window"]["start_s"] = o.start_s;
   if (std::isfinite(o.end_s)) n["window"]["end_s"] = o.end_s;

@@ -66,9 +66,9 @@ class BurstGptReader final : public TraceReader {
     if (model.empty()) throw RowError{"Model", "expected a model name, got ''"};
     if (log.empty()) throw RowError{"Log Type", "expected a log type, got ''"};
     if (out == 0) {
-      if (options().failed == FailedRows::kError)
+      if (options().burstgpt.failed == FailedRows::kError)
         throw RowError{"Response tokens", "0 response tokens (a failed request; set `failed: drop` or `keep`)"};
-      if (options().failed == FailedRows::kDrop) return false;
+      if (options().burstgpt.failed == FailedRows::kDrop) return false;
       out = 1;
     }
     row.spec.output_tokens = out;

@@ -1,5 +1,5 @@
-// TraceReader: streams the rows of one trace file (Azure, BurstGPT, Mooncake,
-// VTC, native CSV/JSONL) as TraceRows, one at a time, with no transformation
+// TraceReader: streams the rows of one trace file (in any format of the
+// registry, trace_formats()) as TraceRows, one at a time, with no transformation
 // applied: arrival is the trace's own clock in ns, ids are the trace's own (or
 // the 0-based data-row ordinal when the format has none).
 //
@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/request.h"
+#include "traces/readers/burstgpt_options.h"
 #include "traces/readers/line_reader.h"
 
 namespace servesim {
@@ -58,14 +59,12 @@ std::string trace_format_choices();
 // valid names.
 std::string parse_format(const std::string& name, const std::string& path);
 
-// What a BurstGPT row with zero response tokens (a failed request) becomes.
-enum class FailedRows { kDrop, kKeep, kError };
-
 struct TraceReadOptions {
   std::string format = "auto";  // "auto" or a registered format name (parse_format())
   bool skip_bad_rows = false;  // skip and count bad rows instead of failing
   bool sort = false;           // load all rows and stable-sort by arrival (not streaming)
-  FailedRows failed = FailedRows::kDrop;  // BurstGPT zero-response rows
+  // A format's own options, declared beside its reader; the others ignore them.
+  BurstGptOptions burstgpt;
 };
 
 // One parsed row. Strings and vectors are reused between rows (no allocation

@@ -10,7 +10,7 @@
 
 #include <sys/resource.h>
 
-#include "traces/readers/native_writer.h"
+#include "traces/native_writer.h"
 #include "traces/test_files.h"
 #include "traces/readers/trace_reader.h"
 #include "traces/readers/trace_stats.h"
@@ -136,13 +136,13 @@ TEST_CASE("the burstgpt reader drops failed zero-response rows by default, or ke
   CHECK(rows[1].spec.id == 2);  // ids are data-row ordinals, dropped rows included
 
   TraceReadOptions keep;
-  keep.failed = FailedRows::kKeep;
+  keep.burstgpt.failed = FailedRows::kKeep;
   auto kept = read_all(path, keep);
   REQUIRE(kept.size() == 3);
   CHECK(kept[1].spec.output_tokens == 1);
 
   TraceReadOptions strict;
-  strict.failed = FailedRows::kError;
+  strict.burstgpt.failed = FailedRows::kError;
   std::string err = servesim::testing::input_error([&] { read_all(path, strict); });
   CHECK(err.find("b.csv:3:") != std::string::npos);
   CHECK(err.find("Response tokens") != std::string::npos);
