@@ -107,11 +107,4 @@ inline const OptionTable<CacheAwareOptions>& cache_aware_option_table() {
   return t;
 }
 
-inline CacheAwareOptions parse_cache_aware_options(YamlMap& p) {
-  CacheAwareOptions o;
-  read_options(p, cache_aware_option_table(), o);
-  p.finish();
-  return o;
-}
-
 }  // namespace servesim

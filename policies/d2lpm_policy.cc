@@ -112,11 +112,4 @@ const OptionTable<D2lpmOptions>& d2lpm_option_table() {
   return t;
 }
 
-D2lpmOptions parse_d2lpm_options(YamlMap& p) {
-  D2lpmOptions o;
-  read_options(p, d2lpm_option_table(), o);
-  p.finish();
-  return o;
-}
-
 }  // namespace servesim

@@ -91,6 +91,5 @@ class D2lpmPolicy final : public GlobalPolicy {
 
 // The parameters of `global: {name: d2lpm, ...}`.
 const OptionTable<D2lpmOptions>& d2lpm_option_table();
-D2lpmOptions parse_d2lpm_options(YamlMap& p);
 
 }  // namespace servesim

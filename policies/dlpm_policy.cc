@@ -79,11 +79,4 @@ const OptionTable<DlpmOptions>& dlpm_option_table() {
   return t;
 }
 
-DlpmOptions parse_dlpm_options(YamlMap& p) {
-  DlpmOptions o;
-  read_options(p, dlpm_option_table(), o);
-  p.finish();
-  return o;
-}
-
 }  // namespace servesim

@@ -66,6 +66,5 @@ class DlpmPolicy final : public LocalPolicy {
 
 // The parameters of `local: {name: dlpm, ...}`.
 const OptionTable<DlpmOptions>& dlpm_option_table();
-DlpmOptions parse_dlpm_options(YamlMap& p);
 
 }  // namespace servesim

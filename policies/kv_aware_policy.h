@@ -76,11 +76,4 @@ inline const OptionTable<KvAwareOptions>& kv_aware_option_table() {
   return t;
 }
 
-inline KvAwareOptions parse_kv_aware_options(YamlMap& p) {
-  KvAwareOptions o;
-  read_options(p, kv_aware_option_table(), o);
-  p.finish();
-  return o;
-}
-
 }  // namespace servesim

@@ -29,17 +29,21 @@ ParsedPolicy<P> no_params(YamlMap& params, const std::string& name) {
   return out;
 }
 
-// A policy with options: `parse_options` reads them (with `table`, and calls
-// finish()), the table states them back, `make` builds one instance from them.
+// A policy with options `o` (already read), which `table` states back; `make`
+// builds one instance from them.
 template <class P, class Options, class Make>
-ParsedPolicy<P> with_params(YamlMap& params, const std::string& name, Options (*parse_options)(YamlMap&),
-                            const OptionTable<Options>& table, Make make) {
-  Options o = parse_options(params);
+ParsedPolicy<P> with_options(const Options& o, const std::string& name, const OptionTable<Options>& table, Make make) {
   ParsedPolicy<P> out;
   out.make = [o, make](const PolicyContext& ctx) -> std::unique_ptr<P> { return make(o, ctx); };
   out.resolved["name"] = name;
   write_options(out.resolved, table, o);
   return out;
+}
+
+// A policy whose parameters are exactly its option table.
+template <class P, class Options, class Make>
+ParsedPolicy<P> with_params(YamlMap& params, const std::string& name, const OptionTable<Options>& table, Make make) {
+  return with_options<P>(parse_policy_options(params, table), name, table, make);
 }
 
 template <class P>
@@ -68,7 +72,7 @@ const std::vector<PolicyType<LocalPolicy>>& local_policy_types() {
        [](YamlMap& p) { return no_params<LocalPolicy, FcfsPolicy>(p, "fcfs"); }, {}},
       {"sjf", "shortest true output first (oracle); srtf: shortest remaining with preemption",
        [](YamlMap& p) {
-         auto out = with_params<LocalPolicy>(p, "sjf", parse_sjf_options, sjf_option_table(),
+         auto out = with_params<LocalPolicy>(p, "sjf", sjf_option_table(),
                                              [](const SjfOptions& o, const PolicyContext&) { return std::make_unique<SjfPolicy>(o); });
          out.oracle = true;
          return out;
@@ -76,7 +80,7 @@ const std::vector<PolicyType<LocalPolicy>>& local_policy_types() {
        policy_params(sjf_option_table())},
       {"lpm", "longest cached prefix first (SGLang); preset ideal (paper) or sglang (FCFS above 128, in-batch check)",
        [](YamlMap& p) {
-         return with_params<LocalPolicy>(p, "lpm", parse_lpm_options, lpm_option_table(),
+         return with_options<LocalPolicy>(parse_lpm_options(p), "lpm", lpm_option_table(),
                                          [](const LpmOptions& o, const PolicyContext&) { return std::make_unique<LpmPolicy>(o); });
        },
        policy_params(lpm_option_table())},
@@ -84,19 +88,19 @@ const std::vector<PolicyType<LocalPolicy>>& local_policy_types() {
        [](YamlMap& p) { return no_params<LocalPolicy, DfsWeightPolicy>(p, "dfs_weight"); }, {}},
       {"vtc", "virtual token counter fairness (OSDI'24): least-served client first, counter lift",
        [](YamlMap& p) {
-         return with_params<LocalPolicy>(p, "vtc", parse_vtc_options, vtc_option_table(),
+         return with_params<LocalPolicy>(p, "vtc", vtc_option_table(),
                                          [](const VtcOptions& o, const PolicyContext&) { return std::make_unique<VtcPolicy>(o); });
        },
        policy_params(vtc_option_table())},
       {"dlpm", "deficit longest prefix match: LPM order with per-client deficits (quantum Q^u)",
        [](YamlMap& p) {
-         return with_params<LocalPolicy>(p, "dlpm", parse_dlpm_options, dlpm_option_table(),
+         return with_params<LocalPolicy>(p, "dlpm", dlpm_option_table(),
                                          [](const DlpmOptions& o, const PolicyContext&) { return std::make_unique<DlpmPolicy>(o); });
        },
        policy_params(dlpm_option_table())},
       {"preble_local", "Preble's local scheduler: hit-ratio priority groups with (g+1)·k quotas",
        [](YamlMap& p) {
-         return with_params<LocalPolicy>(p, "preble_local", parse_preble_local_options, preble_local_option_table(),
+         return with_params<LocalPolicy>(p, "preble_local", preble_local_option_table(),
                                          [](const PrebleLocalOptions& o, const PolicyContext&) {
                                            return std::make_unique<PrebleLocalPolicy>(o);
                                          });
@@ -140,7 +144,7 @@ const std::vector<PolicyType<GlobalPolicy>>& global_policy_types() {
        }, {}},
       {"cache_aware", "SGLang router: longest approximate prefix match unless load is imbalanced",
        [](YamlMap& p) {
-         return with_params<GlobalPolicy>(p, "cache_aware", parse_cache_aware_options, cache_aware_option_table(),
+         return with_params<GlobalPolicy>(p, "cache_aware", cache_aware_option_table(),
                                           [](const CacheAwareOptions& o, const PolicyContext& ctx) {
                                             return std::make_unique<CacheAwarePolicy>(o, ctx.workers);
                                           });
@@ -148,7 +152,7 @@ const std::vector<PolicyType<GlobalPolicy>>& global_policy_types() {
        policy_params(cache_aware_option_table())},
       {"d2lpm", "distributed DLPM: locality first, per-(client, worker) deficits over a prefix view (needs local dlpm)",
        [](YamlMap& p) {
-         auto out = with_params<GlobalPolicy>(p, "d2lpm", parse_d2lpm_options, d2lpm_option_table(),
+         auto out = with_params<GlobalPolicy>(p, "d2lpm", d2lpm_option_table(),
                                               [](const D2lpmOptions& o, const PolicyContext& ctx) {
                                                 return std::make_unique<D2lpmPolicy>(o, ctx.workers);
                                               });
@@ -158,7 +162,7 @@ const std::vector<PolicyType<GlobalPolicy>>& global_policy_types() {
        policy_params(d2lpm_option_table())},
       {"preble_e2", "Preble E2: exploit cached prefixes or explore by min L+M+P (with rebalancing, replication)",
        [](YamlMap& p) {
-         return with_params<GlobalPolicy>(p, "preble_e2", parse_preble_e2_options, preble_e2_option_table(),
+         return with_params<GlobalPolicy>(p, "preble_e2", preble_e2_option_table(),
                                           [](const PrebleE2Options& o, const PolicyContext& ctx) {
                                             return std::make_unique<PrebleE2Policy>(o, ctx.workers);
                                           });
@@ -166,7 +170,7 @@ const std::vector<PolicyType<GlobalPolicy>>& global_policy_types() {
        policy_params(preble_e2_option_table())},
       {"kv_aware", "KV-aware (llm-d / Dynamo style): least queue + uncached prefill + KV load time, every tier seen",
        [](YamlMap& p) {
-         return with_params<GlobalPolicy>(p, "kv_aware", parse_kv_aware_options, kv_aware_option_table(),
+         return with_params<GlobalPolicy>(p, "kv_aware", kv_aware_option_table(),
                                           [](const KvAwareOptions& o, const PolicyContext&) {
                                             return std::make_unique<KvAwarePolicy>(o);
                                           });

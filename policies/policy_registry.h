@@ -73,6 +73,16 @@ struct PolicyType {
   std::vector<PolicyParam> params;
 };
 
+// Reads a policy's options with its table (unknown keys are errors): every
+// policy whose parameters are exactly its table.
+template <class S>
+S parse_policy_options(YamlMap& params, const OptionTable<S>& table) {
+  S o;
+  read_options(params, table, o);
+  params.finish();
+  return o;
+}
+
 const std::vector<PolicyType<LocalPolicy>>& local_policy_types();
 const std::vector<PolicyType<GlobalPolicy>>& global_policy_types();
 

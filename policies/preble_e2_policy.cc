@@ -239,11 +239,4 @@ const OptionTable<PrebleE2Options>& preble_e2_option_table() {
   return t;
 }
 
-PrebleE2Options parse_preble_e2_options(YamlMap& p) {
-  PrebleE2Options o;
-  read_options(p, preble_e2_option_table(), o);
-  p.finish();
-  return o;
-}
-
 }  // namespace servesim

@@ -130,6 +130,5 @@ class PrebleE2Policy final : public GlobalPolicy {
 
 // The parameters of `global: {name: preble_e2, ...}`.
 const OptionTable<PrebleE2Options>& preble_e2_option_table();
-PrebleE2Options parse_preble_e2_options(YamlMap& p);
 
 }  // namespace servesim

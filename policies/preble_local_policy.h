@@ -136,11 +136,4 @@ inline const OptionTable<PrebleLocalOptions>& preble_local_option_table() {
   return t;
 }
 
-inline PrebleLocalOptions parse_preble_local_options(YamlMap& p) {
-  PrebleLocalOptions o;
-  read_options(p, preble_local_option_table(), o);
-  p.finish();
-  return o;
-}
-
 }  // namespace servesim

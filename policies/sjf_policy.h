@@ -89,11 +89,4 @@ inline const OptionTable<SjfOptions>& sjf_option_table() {
   return t;
 }
 
-inline SjfOptions parse_sjf_options(YamlMap& p) {
-  SjfOptions o;
-  read_options(p, sjf_option_table(), o);
-  p.finish();
-  return o;
-}
-
 }  // namespace servesim

@@ -28,6 +28,7 @@
 #include "sim/core/service_weights.h"
 #include "sim/core/yaml_map.h"
 #include "policies/local_policy.h"
+#include "policies/policy_registry.h"
 
 namespace servesim {
 
@@ -117,11 +118,6 @@ inline const OptionTable<VtcOptions>& vtc_option_table() {
   return t;
 }
 
-inline VtcOptions parse_vtc_options(YamlMap& p) {
-  VtcOptions o;
-  read_options(p, vtc_option_table(), o);
-  p.finish();
-  return o;
-}
+inline VtcOptions parse_vtc_options(YamlMap& p) { return parse_policy_options(p, vtc_option_table()); }
 
 }  // namespace servesim
