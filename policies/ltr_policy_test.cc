@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "policies/ltr_policy.h"
-#include "policies/policy_test_util.h"
+#include "policies/testing/policy_runs.h"
 #include "policies/sjf_policy.h"
 #include "sim/core/rng.h"
 #include "sim/test_harness.h"

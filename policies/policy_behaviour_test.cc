@@ -5,7 +5,7 @@
 // inequality with a clear margin.
 #include <doctest/doctest.h>
 
-#include "policies/policy_test_util.h"
+#include "policies/testing/policy_runs.h"
 
 using namespace servesim;
 using namespace servesim::testing;

@@ -17,7 +17,7 @@
 #include "policies/lpm_policy.h"
 #include "policies/ltr_policy.h"
 #include "policies/policy_registry.h"
-#include "policies/policy_test_util.h"
+#include "policies/testing/policy_runs.h"
 #include "costmodel/fixed_cost_model.h"
 #include "policies/preble_e2_policy.h"
 #include "policies/preble_local_policy.h"

@@ -1,5 +1,5 @@
 // `servesim trace stats FILE` and `servesim trace gen SCENARIO.yaml -o OUT`:
-// thin wrappers over traces/trace_stats.h and traces/native_writer.h.
+// thin wrappers over traces/readers/trace_stats.h and traces/native_writer.h.
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,7 +8,7 @@
 
 #include "configs/scenario_config.h"
 #include "sim/cli/commands.h"
-#include "traces/readers/native_writer.h"
+#include "traces/native_writer.h"
 #include "traces/readers/trace_reader.h"
 #include "traces/readers/trace_stats.h"
 

@@ -10,7 +10,7 @@
 #include "traces/generators/agent_workload.h"
 #include "traces/generators/arrival_spec.h"
 #include "traces/generators/empirical_workload.h"
-#include "traces/readers/native_writer.h"
+#include "traces/native_writer.h"
 #include "traces/generators/session_workload.h"
 #include "traces/test_files.h"
 #include "traces/generators/token_sequence.h"

@@ -1,5 +1,5 @@
 // Writing the native trace format; see native_writer.h and docs/traces.md.
-#include "traces/readers/native_writer.h"
+#include "traces/native_writer.h"
 
 #include <cerrno>
 #include <cstring>
