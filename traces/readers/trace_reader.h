@@ -64,7 +64,7 @@ struct TraceReadOptions {
   bool skip_bad_rows = false;  // skip and count bad rows instead of failing
   bool sort = false;           // load all rows and stable-sort by arrival (not streaming)
   // A format's own options, declared beside its reader; the others ignore them.
-  BurstGptOptions burstgpt;
+  BurstGptOptions burstgpt{};
 };
 
 // One parsed row. Strings and vectors are reused between rows (no allocation
