@@ -14,6 +14,7 @@
 #include "kernels/common/host_util.h"
 #include "kernels/common/paged_kv_device.cuh"
 #include "kernels/prefill/prefill.cuh"
+#include "kernels/prefill/prefill_check.cuh"
 #include "kernels/prefill/prefill_ref.h"
 
 namespace servesim::kernels {
@@ -51,42 +52,16 @@ int check_prefill(const CheckOptions& opts) {
   int index = 0;
   for (const PrefillCheckCase& c : check_cases(opts.quick)) {
     const uint64_t seed = derive_seed(opts.seed, 2000 + index++);
-    const AttentionHeads& h = c.heads;
-    const HostPagedKv kv = make_random_paged_kv(c.kv_lens, h.num_kv_heads, h.head_dim, seed);
-    std::vector<int32_t> q_indptr(1, 0);
-    for (int l : c.q_lens) q_indptr.push_back(q_indptr.back() + l);
-    const size_t rows = static_cast<size_t>(q_indptr.back());
-    const std::vector<float> q = random_uniform(rows * h.num_q_heads * h.head_dim, seed + 1);
-    std::vector<float> ref, ref_lse;
-    prefill_ref({&kv, &q_indptr, &q, h.num_q_heads, h.default_scale()}, &ref, &ref_lse);
-
-    DevicePagedKv dkv;
-    dkv.upload(kv);
-    DeviceBuffer<int32_t> dq_indptr;
-    dq_indptr.upload(q_indptr);
-    auto dq = upload_bf16(to_bf16_bits(q));
-    DeviceBuffer<__nv_bfloat16> dout(q.size());
-    DeviceBuffer<float> dlse(rows * h.num_q_heads);
+    PrefillCheckSetup setup(c.kv_lens, c.q_lens, c.heads, seed);
     for (int rows_per_tile : {64, 128, 0}) {  // 0: variant fa2_qreg (64-row tiles)
       const bool qreg = rows_per_tile == 0;
       if (qreg) rows_per_tile = 64;
-      fill_nan_device(dout.get(), dout.size());
-      fill_nan_device(dlse.get(), dlse.size());
-      const PrefillRunner runner(plan_prefill(q_indptr, kv.kv_lens, rows_per_tile), h);
-      PrefillArgs args;
-      args.q = dq.get();
-      args.k_cache = dkv.k.get();
-      args.v_cache = dkv.v.get();
-      args.kv = dkv.table.view();
-      args.q_indptr = dq_indptr.get();
-      args.heads = h;
-      args.out = dout.get();
-      args.lse = dlse.get();
+      setup.poison();
+      const PrefillRunner runner(plan_prefill(setup.q_indptr, setup.kv.kv_lens, rows_per_tile), c.heads);
+      const PrefillArgs args = setup.args();
       qreg ? runner.run_qreg(args, nullptr) : runner.run(args, nullptr);
       SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
-      const std::string name = c.name + (qreg ? " (fa2_qreg)" : " (m" + std::to_string(rows_per_tile) + ")");
-      report.expect_close(name + " out", download_bf16_as_float(dout.get(), dout.size()), ref, kBf16RelTol);
-      report.expect_close(name + " lse", dlse.download(), ref_lse, 1e-3);
+      setup.expect(report, c.name + (qreg ? " (fa2_qreg)" : " (m" + std::to_string(rows_per_tile) + ")"));
     }
   }
   return report.failures();

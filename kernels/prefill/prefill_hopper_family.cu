@@ -25,6 +25,7 @@
 #include "kernels/bench/registry.h"
 #include "kernels/common/host_util.h"
 #include "kernels/common/paged_kv_device.cuh"
+#include "kernels/prefill/prefill_check.cuh"
 #include "kernels/prefill/prefill_hopper.cuh"
 #include "kernels/prefill/prefill_hopper_plan.h"
 #include "kernels/prefill/prefill_ref.h"
@@ -64,40 +65,16 @@ int run_hopper_checks(bool quick, uint64_t base_seed, bool verbose) {
   int index = 0;
   for (const HopperCheckCase& c : hopper_check_cases(quick)) {
     const uint64_t seed = derive_seed(base_seed, 2600 + index++);
+    PrefillCheckSetup setup(c.kv_lens, c.q_lens, c.heads, seed);
     const AttentionHeads& h = c.heads;
-    const HostPagedKv kv = make_random_paged_kv(c.kv_lens, h.num_kv_heads, h.head_dim, seed);
-    std::vector<int32_t> q_indptr(1, 0);
-    for (int l : c.q_lens) q_indptr.push_back(q_indptr.back() + l);
-    const size_t rows = static_cast<size_t>(q_indptr.back());
-    const std::vector<float> q = random_uniform(rows * h.num_q_heads * h.head_dim, seed + 1);
-    std::vector<float> ref, ref_lse;
-    prefill_ref({&kv, &q_indptr, &q, h.num_q_heads, h.default_scale()}, &ref, &ref_lse);
-
-    DevicePagedKv dkv;
-    dkv.upload(kv);
-    DeviceBuffer<int32_t> dq_indptr;
-    dq_indptr.upload(q_indptr);
-    auto dq = upload_bf16(to_bf16_bits(q));
-    DeviceBuffer<__nv_bfloat16> dout(q.size());
-    DeviceBuffer<float> dlse(rows * h.num_q_heads);
-    fill_nan_device(dout.get(), dout.size());
-    fill_nan_device(dlse.get(), dlse.size());
-    PrefillArgs args;
-    args.q = dq.get();
-    args.k_cache = dkv.k.get();
-    args.v_cache = dkv.v.get();
-    args.kv = dkv.table.view();
-    args.q_indptr = dq_indptr.get();
-    args.heads = h;
-    args.out = dout.get();
-    args.lse = dlse.get();
-    const int64_t cache_pages = int64_t(dkv.k.size()) / (int64_t(h.num_kv_heads) * kPageSize * h.head_dim);
-    const PrefillHopperRunner runner(plan_prefill(q_indptr, kv.kv_lens, kHopperRows), args, int64_t(rows), cache_pages);
+    setup.poison();
+    const PrefillArgs args = setup.args();
+    const int64_t cache_pages = int64_t(setup.dkv.k.size()) / (int64_t(h.num_kv_heads) * kPageSize * h.head_dim);
+    const PrefillHopperRunner runner(plan_prefill(setup.q_indptr, setup.kv.kv_lens, kHopperRows), args,
+                                     int64_t(setup.rows), cache_pages);
     runner.run(nullptr);
     SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
-    const std::string name = c.name + " (hopper_wgmma)";
-    report.expect_close(name + " out", download_bf16_as_float(dout.get(), dout.size()), ref, kBf16RelTol);
-    report.expect_close(name + " lse", dlse.download(), ref_lse, 1e-3);
+    setup.expect(report, c.name + " (hopper_wgmma)");
   }
   return report.failures();
 }
