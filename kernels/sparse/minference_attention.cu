@@ -11,6 +11,7 @@
 // Each lane owns one query row (lane / 2) and 64 of its 128 output channels.
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/common/cuda_util.cuh"
 #include "kernels/sparse/minference_kernels.cuh"
@@ -184,11 +185,16 @@ __global__ void __launch_bounds__(128) minf_attention_kernel(MInfAttentionArgs a
 
 }  // namespace
 
-void minf_attention(const MInfAttentionArgs& args, cudaStream_t stream) {
+void check_minf_attention_args(const MInfAttentionArgs& args, const char* name) {
   const MInfPrompt& pr = args.prompt;
-  if (pr.head_dim != kDim || pr.num_kv_heads <= 0 || pr.num_q_heads % pr.num_kv_heads != 0 || pr.n <= 0) {
-    throw std::invalid_argument("minf_attention: need head_dim 128, GQA heads and n >= 1");
-  }
+  if (pr.head_dim != 128 || pr.num_kv_heads <= 0 || pr.num_q_heads % pr.num_kv_heads != 0 || pr.n <= 0)
+    throw std::invalid_argument(std::string(name) + ": need head_dim 128, GQA heads and n >= 1");
+}
+
+void minf_attention(const MInfAttentionArgs& args, cudaStream_t stream) {
+  static_assert(kDim == 128, "check_minf_attention_args checks head_dim 128");
+  check_minf_attention_args(args, "minf_attention");
+  const MInfPrompt& pr = args.prompt;
   const size_t smem = sizeof(AttnSmem);
   SERVESIM_CUDA_CHECK(cudaFuncSetAttribute(minf_attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)));

@@ -188,10 +188,9 @@ __global__ void __launch_bounds__(kMmaThreads) minf_attention_mma_kernel(MInfAtt
 }  // namespace
 
 void minf_attention_mma(const MInfAttentionArgs& args, cudaStream_t stream) {
+  static_assert(kMmaDim == 128, "check_minf_attention_args checks head_dim 128");
+  check_minf_attention_args(args, "minf_attention_mma");
   const MInfPrompt& pr = args.prompt;
-  if (pr.head_dim != kMmaDim || pr.num_kv_heads <= 0 || pr.num_q_heads % pr.num_kv_heads != 0 || pr.n <= 0) {
-    throw std::invalid_argument("minf_attention_mma: need head_dim 128, GQA heads and n >= 1");
-  }
   const size_t smem = sizeof(MmaSmem);
   SERVESIM_CUDA_CHECK(cudaFuncSetAttribute(minf_attention_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)));

@@ -77,6 +77,9 @@ void minf_vs_index(const MInfPrompt& prompt, const MInfBuffers& buf, cudaStream_
 void minf_bs_estimate(const MInfPrompt& prompt, const MInfBuffers& buf, cudaStream_t stream);
 void minf_bs_index(const MInfPrompt& prompt, const MInfBuffers& buf, cudaStream_t stream);
 void minf_attention(const MInfAttentionArgs& args, cudaStream_t stream);
+// The argument check of both minf_attention variants: std::invalid_argument
+// "<name>: need head_dim 128, GQA heads and n >= 1" unless they hold.
+void check_minf_attention_args(const MInfAttentionArgs& args, const char* name);
 // Variant `mma` of minf_attention (same contract): mma.sync / ldmatrix flash attention of
 // attention_warp.cuh with a gathered-key cp.async loader, two stages (minference_attention_mma.cu).
 void minf_attention_mma(const MInfAttentionArgs& args, cudaStream_t stream);
