@@ -365,6 +365,16 @@ const std::vector<std::pair<std::string, std::function<std::string(const Summary
   return columns;
 }
 
+}  // namespace
+
+std::vector<std::string> summary_column_names() {
+  std::vector<std::string> out;
+  for (const auto& c : summary_columns()) out.push_back(c.first);
+  return out;
+}
+
+namespace {
+
 LatencySummary latency_summary(const QuantileSketch& q) {
   if (q.count() == 0) return {};
   return {q.mean(), q.quantile(0.5), q.quantile(0.9), q.quantile(0.99)};

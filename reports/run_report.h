@@ -97,6 +97,10 @@ struct RunSummary {
   SummaryFields fields;
 };
 
+// summary.csv's columns after the identity columns, in order (the names of
+// the table in run_report.cc).
+std::vector<std::string> summary_column_names();
+
 struct ReportOptions {
   std::string out_dir;
   // Service weights per input (prompt) and output token: the scenario's
