@@ -146,6 +146,35 @@ TEST_CASE("merge --sessions joins families measured in two sessions of one stack
                              &merged, &err, true));
 }
 
+TEST_CASE("merge --sessions of an already merged profile keeps its session lines and adds one") {
+  const std::string other = "fedcba9876543210fedcba9876543210fedcba98";
+  const std::string third = "0123456789012345678901234567890123456789";
+  std::string first, merged, err;
+  REQUIRE(merge_profiles({{"a.csv", family_profile("decode", kSha, 2)}, {"b.csv", family_profile("quest", other, 1, "gpu-2")}},
+                         &first, &err, true));
+  REQUIRE(merge_profiles({{"profile.csv", first}, {"c.csv", family_profile("minference", third, 1, "gpu-3")}}, &merged,
+                         &err, true));
+  ParsedProfile p;
+  REQUIRE(parse_profile(merged, &p, &err));
+  CHECK(p.rows.size() == 4);
+  std::vector<std::pair<std::string, std::string>> sessions;
+  std::string families;
+  for (const auto& [k, v] : p.provenance) {
+    if (k.rfind("session.", 0) == 0) sessions.emplace_back(k, v);
+    if (k == "families") families = v;
+  }
+  REQUIRE(sessions.size() == 3);
+  CHECK(sessions[0] == std::make_pair(std::string("session.1"), "families:decode;gpu_uuid:gpu-1;git_commit:" + kSha + ";date_utc:"));
+  CHECK(sessions[1] == std::make_pair(std::string("session.2"), "families:quest;gpu_uuid:gpu-2;git_commit:" + other + ";date_utc:"));
+  CHECK(sessions[2] ==
+        std::make_pair(std::string("session.3"), "families:minference;gpu_uuid:gpu-3;git_commit:" + third + ";date_utc:"));
+  CHECK(families == "decode,quest,minference");
+  // A family the merged profile already holds is refused.
+  CHECK_FALSE(merge_profiles({{"profile.csv", first}, {"c.csv", family_profile("quest", third, 1, "gpu-3")}}, &merged,
+                             &err, true));
+  CHECK(err.find("already") != std::string::npos);
+}
+
 TEST_CASE("a known commit is a hex SHA, optionally dirty") {
   CHECK(is_known_commit(kSha));
   CHECK(is_known_commit("e471fb1"));

@@ -29,6 +29,8 @@ bool parse_provenance_only(const std::string& text, Provenance* out) {
   return !out->empty();
 }
 
+bool is_session_key(const std::string& key) { return key.rfind("session.", 0) == 0; }
+
 }  // namespace
 
 bool is_known_commit(const std::string& commit) {
@@ -68,6 +70,7 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
   std::vector<std::string> columns;
   std::string families, commands, session_lines;
   std::vector<std::string> seen_families;
+  int session_count = 0;
   const std::vector<const char*> same_run = {"schema_version", "gpu_uuid", "git_commit", "mode"};
   const std::vector<const char*> same_stack = {"schema_version", "mode", "gpu", "gpu_cc", "gpu_sms", "nvidia_driver",
                                                "runtime_cuda_version", "cublaslt_version"};
@@ -87,9 +90,18 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
           }
         seen_families.push_back(f);
       }
-      session_lines += "# session." + std::to_string(i + 1) + "=families:" + lookup(parsed[i].provenance, "families") +
-                       ";gpu_uuid:" + lookup(parsed[i].provenance, "gpu_uuid") + ";git_commit:" + c +
-                       ";date_utc:" + lookup(parsed[i].provenance, "date_utc") + "\n";
+      // An input that is itself a --sessions merge carries its own session lines: keep
+      // them (renumbered) instead of crediting all its families to its first session.
+      bool carried = false;
+      for (const auto& [k, v] : parsed[i].provenance)
+        if (is_session_key(k)) {
+          session_lines += "# session." + std::to_string(++session_count) + "=" + v + "\n";
+          carried = true;
+        }
+      if (!carried)
+        session_lines += "# session." + std::to_string(++session_count) + "=families:" +
+                         lookup(parsed[i].provenance, "families") + ";gpu_uuid:" + lookup(parsed[i].provenance, "gpu_uuid") +
+                         ";git_commit:" + c + ";date_utc:" + lookup(parsed[i].provenance, "date_utc") + "\n";
     }
     for (const char* key : sessions ? same_stack : same_run) {
       if (lookup(parsed[i].provenance, key) != lookup(first, key)) {
@@ -110,7 +122,8 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
   }
   std::ostringstream out;
   for (const auto& [key, value] : first)
-    out << "# " << key << "=" << (key == "families" ? families : key == "command" ? commands : value) << "\n";
+    if (!is_session_key(key))
+      out << "# " << key << "=" << (key == "families" ? families : key == "command" ? commands : value) << "\n";
   out << session_lines;
   if (!columns.empty()) {
     for (size_t c = 0; c < columns.size(); ++c) out << (c ? "," : "") << columns[c];

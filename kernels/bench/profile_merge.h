@@ -36,7 +36,8 @@ bool is_known_commit(const std::string& commit);
 // runtime_cuda_version and cublaslt_version (one stack), every commit must be known, and no
 // family may come from two inputs. The first input's provenance heads the file; one
 // `# session.N=families:..;gpu_uuid:..;git_commit:..;date_utc:..` line per input says
-// where each family's rows were measured.
+// where each family's rows were measured; an input that is itself such a merge keeps its
+// own session lines (renumbered), so a profile can gain a family session by session.
 bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged, std::string* error,
                     bool sessions = false);
 
