@@ -228,6 +228,24 @@ std::string ProfileTable::provenance_summary() const {
   };
   std::string s = fmt::format("gpu={} commit={} date={} mode={}", or_unknown("gpu"), or_unknown("git_commit"),
                               or_unknown("date_utc"), or_unknown("mode"));
+  // A profile joined by `servesim-kernels merge --sessions` carries one session line per
+  // measuring session; its count and the latest session's date and commit go into the
+  // identity, so a profile that gained a family is not mistaken for the one before.
+  std::size_t sessions = 0;
+  std::string latest;
+  for (const auto& [k, v] : provenance_)
+    if (k.starts_with("session.")) {
+      ++sessions;
+      auto field = [&v](const std::string& name) {
+        const std::size_t at = v.find(name + ":");
+        if (at == std::string::npos) return std::string("unknown");
+        const std::size_t from = at + name.size() + 1;
+        return v.substr(from, v.find(';', from) - from);
+      };
+      if (latest.empty() || field("date_utc") >= latest.substr(0, latest.find(' ')))
+        latest = field("date_utc") + " commit=" + field("git_commit").substr(0, 12);
+    }
+  if (sessions > 0) s += fmt::format(" sessions={} latest={}", sessions, latest);
   if (synthetic()) s = "SYNTHETIC (generated, not measured) " + s;
   if (const std::string stack = provenance_value("stack"); !stack.empty()) {
     std::size_t sources = 0;

@@ -55,7 +55,8 @@ class ProfileTable {
   // True when the provenance says the rows were generated, not measured
   // (`# synthetic=true`, written by `servesim calibrate synth`).
   bool synthetic() const { return provenance_value("synthetic") == "true"; }
-  // One line for reports: gpu, commit, date, mode (and SYNTHETIC when so).
+  // One line for reports: gpu, commit, date, mode (and SYNTHETIC when so); for a profile
+  // merged from several measuring sessions, their count and the latest date and commit.
   std::string provenance_summary() const;
 
   const std::vector<ProfilePoint>& points() const { return points_; }

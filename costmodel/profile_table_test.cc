@@ -48,6 +48,15 @@ TEST_CASE("a profile keeps its provenance and typed cells and ignores unknown pr
   CHECK(t.rows("decode", "splitkv").size() == 1);
   CHECK(t.rows("prefill").empty());
   CHECK(t.provenance_summary().find("gpu=Test GPU") != std::string::npos);
+  CHECK(t.provenance_summary().find("sessions=") == std::string::npos);
+}
+
+TEST_CASE("a profile merged from several measuring sessions names their count and the latest in its identity") {
+  const std::string sessions =
+      "# session.1=families:decode;gpu_uuid:a;git_commit:0123456789abcdef0123;date_utc:2026-11-25T22:18:43Z\n"
+      "# session.2=families:minference;gpu_uuid:b;git_commit:4e8720f88e5aa23a8f7f;date_utc:2026-11-26T10:35:27Z\n";
+  ProfileTable t = ProfileTable::parse(kProvenance + sessions + kHeader + kDecodeRow, "p.csv");
+  CHECK(t.provenance_summary().find(" sessions=2 latest=2026-11-26T10:35:27Z commit=4e8720f88e5a") != std::string::npos);
 }
 
 TEST_CASE("a file that is not a bench profile, or has another schema version, is rejected with the line") {
