@@ -233,9 +233,10 @@ std::string ProfileTable::provenance_summary() const {
   // identity, so a profile that gained a family is not mistaken for the one before.
   std::size_t sessions = 0;
   std::string latest;
-  for (const auto& [k, v] : provenance_)
-    if (k.starts_with("session.")) {
+  for (const auto& kv : provenance_)
+    if (kv.first.starts_with("session.")) {
       ++sessions;
+      const std::string& v = kv.second;  // not a structured binding: clang cannot capture those
       auto field = [&v](const std::string& name) {
         const std::size_t at = v.find(name + ":");
         if (at == std::string::npos) return std::string("unknown");
