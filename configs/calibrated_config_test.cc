@@ -367,7 +367,7 @@ TEST_CASE("variance.cost_noise: auto takes the measured profile's spread for rep
     CHECK(YAML::Dump(c.resolved()).find("cost_noise: 0.02") != std::string::npos);
     CHECK(error_of(on("h100-sxm", "{cost_noise: 2}")).find("variance.cost_noise") != std::string::npos);
     const std::string e = error_of(on("h100-sxm", "{cost_noise: lots}"));
-    CHECK(e.find("expected auto, none, profile or a σ in [0, 1]") != std::string::npos);
+    CHECK(e.find("unknown cost noise 'lots'; expected auto, none, profile or a number in [0, 1]") != std::string::npos);
   }
 }
 

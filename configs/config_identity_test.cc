@@ -189,6 +189,9 @@ cluster:
     - {worker: 2, kv_cache: {host: {capacity_gb: 4}}}
   kv_store: {capacity_gb: 100, bandwidth_gbps: 50, link_gbps: 10, placement: write_through}
 policy: {local: fcfs, global: kv_aware})")},
+      // Every variance key away from its default: a σ for cost_noise, then a named choice.
+      {"variance_sigma", calibrated(R"(variance: {resample: block_bootstrap, block_s: 30, arrival_jitter: 0.1, output_noise: 0.2, cost_noise: 0.05})")},
+      {"variance_profile", calibrated(R"(variance: {resample: none, arrival_jitter: 0.05, cost_noise: profile})")},
       // The roofline backend with every option away from its default (a worker on a100).
       {"roofline_options", scenario(R"(cluster:
   workers: 2

@@ -175,6 +175,9 @@ const OptionTable<ScenarioConfig>& report_options() {
       {"w_in", &ScenarioConfig::w_in, R::kNonNegative, "service weight per input token (VTC's measure)", 1e6},
       {"w_out", &ScenarioConfig::w_out, R::kNonNegative, "service weight per output token", 1e6},
       {"requests_csv", &ScenarioConfig::write_requests, R::kAny, "false: skip requests.csv for very large runs"},
+      {"timeline_interval_s", seconds(&ScenarioConfig::timeline_interval), R::kNonNegative,
+       "timeline.csv and client_service.csv sampling, s; 0 turns them off", kMaxTimelineIntervalS,
+       kMinTimelineIntervalS},
   };
   return t;
 }

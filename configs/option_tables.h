@@ -3,9 +3,10 @@
 // with them, and option_tables_test.cc checks docs/configuration.md against
 // them (every key listed, with its default).
 //
-// Not (yet) in a table: keys with a derived default or a unit conversion
-// (report.out, report.timeline_interval_s, cost_model.backend/profile), the
-// attention methods. The policies' parameters have their
+// Not in a table: keys with a derived default (report.out: runs/<name>;
+// cost_model.backend/profile, resolved against the profiles found) and the
+// attention methods' names (the attention-method registry). `variance:` has its
+// table in traces/variance_source.h, beside VarianceConfig. The policies' parameters have their
 // tables next to each options struct in policies/ (listed by
 // policies/policy_registry.h's PolicyType::params); the attention methods'
 // parameters next to each method's pricer in costmodel/ (listed by

@@ -14,6 +14,8 @@
 #include "costmodel/attention_registry.h"
 #include "policies/policy_registry.h"
 #include "policies/vtc_policy.h"
+#include "sim/core/error.h"
+#include "traces/variance_source.h"
 
 using namespace servesim;
 using R = OptionRange;
@@ -333,6 +335,7 @@ TEST_CASE("docs/configuration.md lists every table key with the table's default"
   check_documented(slo_options(), "slo");
   check_documented(kv_tier_options(), "kv_cache.host");
   check_documented(kv_tier_options(), "kv_cache.ssd");
+  check_documented(variance_options(), "variance");
   check_listed(model_options(), "## Models");
   check_listed(hardware_options(), "## Hardware");
   check_listed(interconnect_options(), "## Hardware");
@@ -498,4 +501,58 @@ TEST_CASE("N-way choices, nested tables and keys written only when read: read, w
     CHECK_THROWS_AS(read_options(nb2, outer_table, y), InputError);
   }
 
+}
+
+namespace {
+struct NoiseOptions {
+  enum class Kind { kAuto, kNone, kSigma };
+  Kind kind = Kind::kAuto;
+  double sigma = 0;
+};
+const OptionTable<NoiseOptions>& noise_table() {
+  static const OptionTable<NoiseOptions> t = {
+      {"noise", one_of_or_number(&NoiseOptions::kind, &NoiseOptions::sigma, "noise", {"auto", "none"}, 0, 1)}};
+  return t;
+}
+NoiseOptions read_noise(const std::string& yaml) {
+  YamlMap m(YAML::Load(yaml), "t.yaml", "variance");
+  NoiseOptions o;
+  read_options(m, noise_table(), o);
+  m.finish();
+  return o;
+}
+std::string noise_error(const std::string& yaml) {
+  try {
+    read_noise(yaml);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a choice-or-number key: names set the enum, a number in range sets the value, both write back") {
+  CHECK(read_noise("{}").kind == NoiseOptions::Kind::kAuto);
+  CHECK(read_noise("{noise: none}").kind == NoiseOptions::Kind::kNone);
+  const NoiseOptions n = read_noise("{noise: 0.25}");
+  CHECK(n.kind == NoiseOptions::Kind::kSigma);
+  CHECK(n.sigma == 0.25);
+  YAML::Node w;
+  write_options(w, noise_table(), n);
+  CHECK(w["noise"].as<double>() == 0.25);
+  YAML::Node w2;
+  write_options(w2, noise_table(), read_noise("{noise: none}"));
+  CHECK(w2["noise"].as<std::string>() == "none");
+  CHECK(option_names(noise_table()[0]) == std::vector<std::string>{"auto", "none"});
+  CHECK(option_default(noise_table()[0]) == "auto");
+  // Errors name the file and the dotted key; a typo gets the nearest name.
+  const std::string typo = noise_error("{noise: nome}");
+  CHECK(typo.find("t.yaml") != std::string::npos);
+  CHECK(typo.find("variance.noise") != std::string::npos);
+  CHECK(typo.find("did you mean 'none'") != std::string::npos);
+  CHECK(typo.find("a number in [0, 1]") != std::string::npos);
+  const std::string range = noise_error("{noise: 1.5}");
+  CHECK(range.find("variance.noise") != std::string::npos);
+  CHECK(range.find("got 1.5") != std::string::npos);
+  CHECK(noise_error("{noise: -0.1}").find("auto or none or a number in [0, 1]") != std::string::npos);
 }

@@ -309,14 +309,14 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   out.cost_identity = setup.workers.front().cost->identity();
   out.calibrated = setup.workers.front().cost->calibrated();
 
-  RunReport report(ReportOptions{out.out_dir, c.w_in, c.w_out, c.write_requests, c.timeline_interval.has_value(),
+  RunReport report(ReportOptions{out.out_dir, c.w_in, c.w_out, c.write_requests, c.timeline_interval > 0,
                                  c.slo, c.window, &clients});
   std::optional<std::uint64_t> total;
   if (auto* s = dynamic_cast<const SyntheticWorkload*>(c.workload.get()); s && !s->spec().stop.duration_s)
     total = static_cast<std::uint64_t>(*s->spec().stop.count);
   ProgressBar progress(total);
   std::unique_ptr<TimelineWriter> timeline;
-  if (c.timeline_interval) timeline = std::make_unique<TimelineWriter>(out.out_dir + "/timeline.csv", *c.timeline_interval);
+  if (c.timeline_interval > 0) timeline = std::make_unique<TimelineWriter>(out.out_dir + "/timeline.csv", c.timeline_interval);
   std::unique_ptr<BatchRecorder> recorder;
   if (!o.record_batches.empty()) {
     std::vector<BatchRecordWorker> rw;

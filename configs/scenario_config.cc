@@ -237,11 +237,6 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   YamlMap rm = m.map("report");
   c.out_dir = rm.get<std::string>("out", "runs/" + c.name);
   read_options(rm, report_options(), c);
-  double tl = rm.get<double>("timeline_interval_s", c.timeline_interval ? time_to_seconds(*c.timeline_interval) : 0.0);
-  if (!(tl == 0 || (tl >= kMinTimelineIntervalS && tl <= kMaxTimelineIntervalS)))
-    rm.fail("timeline_interval_s", fmt::format("must be 0 (off) or in [{}, {}] s, got {}", kMinTimelineIntervalS,
-                                               kMaxTimelineIntervalS, tl));
-  c.timeline_interval = tl > 0 ? std::optional<Time>(seconds_to_time(tl)) : std::nullopt;
   parse_window(rm, c);
   rm.finish();
   parse_slo(m, c);
@@ -307,7 +302,6 @@ YAML::Node ScenarioConfig::resolved() const {
   n["report"]["out"] = out_dir;
   YAML::Node report = n["report"];
   write_options(report, report_options(), *this);
-  n["report"]["timeline_interval_s"] = timeline_interval ? time_to_seconds(*timeline_interval) : 0.0;
   // Written only when set, so a scenario without them resolves as before.
   if (window.set()) {
     YAML::Node w;

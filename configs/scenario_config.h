@@ -196,7 +196,7 @@ struct ScenarioConfig {
   std::string out_dir = "runs/default";
   double w_in = kDefaultWIn, w_out = kDefaultWOut;  // service weights (VTC's measure)
   bool write_requests = true;
-  std::optional<Time> timeline_interval = kNsPerSec;  // timeline.csv sampling; none = off
+  Time timeline_interval = kNsPerSec;  // timeline.csv sampling; 0 = off
   WindowOptions window;             // report.window: the measurement window (none set: the whole run)
   SloConfig slo;                    // slo: latency thresholds, per-client overrides (none set: no SLO)
   VarianceConfig variance;          // variance: sources of variance for repetitions (resolved; none by default)

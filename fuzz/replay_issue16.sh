@@ -111,7 +111,7 @@ report: {w_in: 1e300}")
 expect "w_in 1e300" "report.w_in: must be at most" -- "$bin" run "$s" --out "$work/o" -q
 s=$(scenario timeline "$synthetic
 report: {timeline_interval_s: 1e-9}")
-expect "timeline_interval_s 1e-9" "timeline_interval_s: must be 0 (off) or in" -- "$bin" run "$s" --out "$work/o" -q
+expect "timeline_interval_s 1e-9" "timeline_interval_s: must be at least 0.001 (or 0)" -- "$bin" run "$s" --out "$work/o" -q
 s=$(scenario plain "$synthetic")
 expect "iteration_overhead_us 1e300" "iteration_overhead_us: must be at most" -- \
   "$bin" run "$s" --out "$work/o" -q --set cost_model.iteration_overhead_us=1e300

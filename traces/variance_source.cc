@@ -20,15 +20,6 @@ constexpr std::uint64_t kSaltBootstrap = 0xB0075;
 constexpr std::uint64_t kSaltJitter = 0x717732;
 constexpr std::uint64_t kSaltOutput = 0x0D7;
 
-const char* resample_name(VarianceConfig::Resample r) {
-  switch (r) {
-    case VarianceConfig::Resample::kAuto: return "auto";
-    case VarianceConfig::Resample::kNone: return "none";
-    case VarianceConfig::Resample::kBlockBootstrap: return "block_bootstrap";
-  }
-  return "none";
-}
-
 // A mean-one log-normal factor: exp(σ Z − σ²/2).
 double lognormal_factor(Rng& rng, double sigma) { return std::exp(sigma * rng.normal() - sigma * sigma / 2); }
 
@@ -164,47 +155,34 @@ void VarianceConfig::resolve(bool trace_workload) {
     resample = trace_workload && repetitions ? Resample::kBlockBootstrap : Resample::kNone;
 }
 
+const OptionTable<VarianceConfig>& variance_options() {
+  using R = OptionRange;
+  using V = VarianceConfig;
+  static const OptionTable<V> t = {
+      {"resample", one_of(&V::resample, "resample", {"auto", "none", "block_bootstrap"}), R::kAny,
+       "auto: block_bootstrap for a trace run as repetitions, else none"},
+      {"block_s", &V::block_s, R::kPositive, "bootstrap block length, seconds of arrivals", 1e7, 1e-3},
+      {"arrival_jitter", &V::arrival_jitter, R::kNonNegative, "σ of a mean-one log-normal factor on arrival gaps", 3},
+      {"output_noise", &V::output_noise, R::kNonNegative, "σ of a mean-one log-normal factor on output lengths", 3},
+      {"cost_noise", one_of_or_number(&V::cost_noise, &V::cost_sigma, "cost noise", {"auto", "none", "profile"}, 0, 1),
+       R::kAny, "run-to-run noise of iteration times: a σ, or where to take it from"},
+      // Set by --repeat / a sweep's repeat:, never written back.
+      {"repetitions", &V::repetitions, R::kAny, "run as one of several repetitions", kOptionMax, 0,
+       [](const V&) { return false; }},
+  };
+  return t;
+}
+
 VarianceConfig parse_variance(YamlMap& m) {
   VarianceConfig v;
-  const std::string r = m.get<std::string>("resample", "auto");
-  if (r == "auto") v.resample = VarianceConfig::Resample::kAuto;
-  else if (r == "none") v.resample = VarianceConfig::Resample::kNone;
-  else if (r == "block_bootstrap") v.resample = VarianceConfig::Resample::kBlockBootstrap;
-  else m.fail("resample", fmt::format("unknown value '{}'; expected auto, none or block_bootstrap", r));
-  v.block_s = m.in_range("block_s", v.block_s, 1e-3, 1e7, "s");
-  v.arrival_jitter = m.in_range("arrival_jitter", v.arrival_jitter, 0, 3, "");
-  v.output_noise = m.in_range("output_noise", v.output_noise, 0, 3, "");
-  if (m.has("cost_noise")) {
-    const std::string cn = m.get<std::string>("cost_noise", "auto");
-    if (cn == "auto") v.cost_noise = VarianceConfig::CostNoise::kAuto;
-    else if (cn == "none") v.cost_noise = VarianceConfig::CostNoise::kNone;
-    else if (cn == "profile") v.cost_noise = VarianceConfig::CostNoise::kProfile;
-    else {
-      const YAML::Node n = m.raw("cost_noise");
-      double sigma = 0;
-      if (!YAML::convert<double>::decode(n, sigma))
-        m.fail("cost_noise", fmt::format("unknown value '{}'; expected auto, none, profile or a σ in [0, 1]", cn));
-      v.cost_sigma = m.in_range("cost_noise", 0, 0, 1, "");
-      v.cost_noise = VarianceConfig::CostNoise::kSigma;
-    }
-  }
-  v.repetitions = m.get<bool>("repetitions", v.repetitions);
+  read_options(m, variance_options(), v);
   m.finish();
   return v;
 }
 
 YAML::Node variance_yaml(const VarianceConfig& v) {
   YAML::Node n;
-  n["resample"] = resample_name(v.resample);
-  n["block_s"] = v.block_s;
-  n["arrival_jitter"] = v.arrival_jitter;
-  n["output_noise"] = v.output_noise;
-  switch (v.cost_noise) {
-    case VarianceConfig::CostNoise::kSigma: n["cost_noise"] = v.cost_sigma; break;
-    case VarianceConfig::CostNoise::kProfile: n["cost_noise"] = "profile"; break;
-    case VarianceConfig::CostNoise::kNone: n["cost_noise"] = "none"; break;
-    case VarianceConfig::CostNoise::kAuto: n["cost_noise"] = "auto"; break;
-  }
+  write_options(n, variance_options(), v);
   return n;
 }
 

@@ -45,6 +45,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "sim/core/option_table.h"
 #include "sim/core/request_source.h"
 #include "sim/core/time.h"
 #include "sim/core/yaml_map.h"
@@ -76,6 +77,8 @@ struct VarianceConfig {
   }
 };
 
+// The keys of `variance:` (parse, write-back and docs/configuration.md's check).
+const OptionTable<VarianceConfig>& variance_options();
 // Reads the keys of a `variance:` map and calls m.finish() (InputError naming the key).
 VarianceConfig parse_variance(YamlMap& m);
 // The resolved settings (resolve() first), in the layout parse_variance accepts.

@@ -17,7 +17,10 @@
 // expected name0 or name1", with the nearest name for a typo), or a nested map
 // read and written by another table (`nested(&S::sub, sub_table)`, or
 // `nested_same(sub_table)` for a map whose keys are members of S itself; its
-// errors name the dotted path, "hardware.interconnect.nvlink_gbps"). A row may
+// errors name the dotted path, "hardware.interconnect.nvlink_gbps"), or one of N
+// names or a number (`one_of_or_number(&S::e, &S::x, "noun", {"auto", ...}, lo, hi)`:
+// a name sets the enum; a number in [lo, hi] sets x and the enum to its value N, the one
+// after the names; written back as the name, or as the number). A row may
 // carry `written`: a predicate on S that keeps the key out of the write-back
 // when false (a key that only some settings read).
 // Keys with a derived default stay hand-read next to the table that surrounds them.
@@ -80,6 +83,16 @@ struct OptionEnum {
   std::vector<std::string> names;
 };
 
+// An enum member whose key is one of N names, or a number in [lo, hi] that sets a
+// double member and the enum to its value N (the one after the names).
+template <class S>
+struct OptionEnumOrNumber {
+  OptionEnum<S> names;  // the named choices (enum values 0..N-1)
+  double S::* number;
+  double lo;
+  double hi;
+};
+
 // A key whose value is a map of another table's keys.
 template <class S>
 struct OptionNested {
@@ -108,6 +121,12 @@ OptionEnum<S> one_of(E S::* member, const char* noun, std::initializer_list<cons
           std::vector<std::string>(names.begin(), names.end())};
 }
 
+template <class S, class E>
+OptionEnumOrNumber<S> one_of_or_number(E S::* member, double S::* number, const char* noun,
+                                       std::initializer_list<const char*> names, double lo, double hi) {
+  return {one_of(member, noun, names), number, lo, hi};
+}
+
 template <class S>
 OptionChoice<S> choice(bool S::* member, const char* if_true, const char* if_false) {
   return {member, if_true, if_false};
@@ -116,7 +135,7 @@ OptionChoice<S> choice(bool S::* member, const char* if_true, const char* if_fal
 template <class S>
 struct OptionField {
   using Member = std::variant<std::int64_t S::*, int S::*, double S::*, bool S::*, std::string S::*, OptionSeconds<S>,
-                              OptionChoice<S>, OptionEnum<S>, OptionNested<S>>;
+                              OptionChoice<S>, OptionEnum<S>, OptionEnumOrNumber<S>, OptionNested<S>>;
   const char* key;
   Member member;
   OptionRange range = OptionRange::kAny;
@@ -137,7 +156,9 @@ namespace option_detail {
 
 inline double check_range(YamlMap& m, const char* key, double x, OptionRange r, double max, double min = 0) {
   if (!(x >= -max && x <= max)) m.fail(key, fmt::format("must be at most {} in magnitude, got {}", max, x));
-  if (min > 0 && x > 0 && x < min) m.fail(key, fmt::format("must be at least {}, got {}", min, x));
+  if (min > 0 && x > 0 && x < min)
+    m.fail(key, fmt::format("must be at least {}{}, got {}", min,
+                            r == OptionRange::kNonNegative || r == OptionRange::kFractionOrZero ? " (or 0)" : "", x));
   switch (r) {
     case OptionRange::kAny: break;
     case OptionRange::kPositive:
@@ -218,6 +239,8 @@ constexpr bool is_choice = std::is_same_v<M, OptionChoice<S>>;
 template <class S, class M>
 constexpr bool is_enum = std::is_same_v<M, OptionEnum<S>>;
 template <class S, class M>
+constexpr bool is_enum_or_number = std::is_same_v<M, OptionEnumOrNumber<S>>;
+template <class S, class M>
 constexpr bool is_nested = std::is_same_v<M, OptionNested<S>>;
 
 }  // namespace option_detail
@@ -239,8 +262,8 @@ void read_options(YamlMap& m, const OptionTable<S>& table, S& s) {
           using M = decltype(member);
           if constexpr (is_seconds<S, M>) {
             if (m.has(f.key))
-              s.*member.member = seconds_to_time(check_range(m, f.key, m.get<double>(f.key, 0), f.range, f.max) *
-                                                 (1.0 / member.per_second));
+              s.*member.member = seconds_to_time(
+                  check_range(m, f.key, m.get<double>(f.key, 0), f.range, f.max, f.min) * (1.0 / member.per_second));
             else
               m.get<double>(f.key, 0);  // a known key when absent too (errors list it); null is an error
           } else if constexpr (is_enum<S, M>) {
@@ -249,6 +272,30 @@ void read_options(YamlMap& m, const OptionTable<S>& table, S& s) {
             while (i < member.names.size() && member.names[i] != name) ++i;
             if (i == member.names.size()) m.fail(f.key, unknown_name_message(member.noun, name, member.names));
             member.set(s, static_cast<int>(i));
+          } else if constexpr (is_enum_or_number<S, M>) {
+            const std::vector<std::string>& names = member.names.names;
+            if (!m.has(f.key)) {
+              m.get<std::string>(f.key, "");  // a known key when absent too
+              return;
+            }
+            const std::string text = m.get<std::string>(f.key, "");
+            std::size_t i = 0;
+            while (i < names.size() && names[i] != text) ++i;
+            if (i < names.size()) {
+              member.names.set(s, static_cast<int>(i));
+              return;
+            }
+            double x = 0;
+            if (!YAML::convert<double>::decode(m.raw(f.key), x)) {
+              std::vector<std::string> with_number = names;
+              with_number.push_back(fmt::format("a number in [{}, {}]", member.lo, member.hi));
+              m.fail(f.key, unknown_name_message(member.names.noun, text, with_number));
+            }
+            if (!(x >= member.lo && x <= member.hi))
+              m.fail(f.key, fmt::format("must be {} or a number in [{}, {}], got {}", or_list(names), member.lo,
+                                        member.hi, x));
+            s.*member.number = x;
+            member.names.set(s, static_cast<int>(names.size()));
           } else if constexpr (is_nested<S, M>) {
             if (m.null_value(f.key)) m.fail(f.key, "expected a map of keys, got null");
             YamlMap sub = m.map(f.key);
@@ -288,6 +335,9 @@ YAML::Node option_value(const OptionField<S>& f, const S& s) {
           return YAML::Node(s.*member.member ? member.if_true : member.if_false);
         } else if constexpr (option_detail::is_enum<S, M>) {
           return YAML::Node(member.names.at(static_cast<std::size_t>(member.get(s))));
+        } else if constexpr (option_detail::is_enum_or_number<S, M>) {
+          const auto i = static_cast<std::size_t>(member.names.get(s));
+          return i < member.names.names.size() ? YAML::Node(member.names.names[i]) : YAML::Node(s.*member.number);
         } else if constexpr (option_detail::is_nested<S, M>) {
           return member.write(s);
         } else {
@@ -334,6 +384,7 @@ OptionNested<S> nested_same(const OptionTable<S>& (*table)()) {
 template <class S>
 std::vector<std::string> option_names(const OptionField<S>& f) {
   if (const auto* e = std::get_if<OptionEnum<S>>(&f.member)) return e->names;
+  if (const auto* e = std::get_if<OptionEnumOrNumber<S>>(&f.member)) return e->names.names;
   if (const auto* c = std::get_if<OptionChoice<S>>(&f.member)) return {c->if_true, c->if_false};
   return {};
 }
