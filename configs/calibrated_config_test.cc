@@ -83,7 +83,7 @@ class ScopedEnv {
 TEST_CASE("backend auto is roofline and says uncalibrated while no measured profile exists") {
   ScopedEnv env("SERVESIM_PROFILE_DIR", (temp_dir() / "empty_profiles").string());
   ScenarioConfig c = parse(scenario("", kSmallWorkload));
-  CHECK(c.cost_model.backend == "roofline");
+  CHECK(c.cost_model.backend == CostBackend::kRoofline);
   CHECK(c.cost_model.auto_selected.value);
   CHECK(make_cost_model(c, c.workers[0])->identity().find("uncalibrated") != std::string::npos);
 }
@@ -99,7 +99,7 @@ TEST_CASE("backend auto uses a measured profile found under the profile folder, 
   std::ofstream(dir / "h100-sxm" / "profile.csv") << text;
   ScopedEnv env("SERVESIM_PROFILE_DIR", dir.string());
   ScenarioConfig c = parse(scenario("", kSmallWorkload));
-  CHECK(c.cost_model.backend == "calibrated");
+  CHECK(c.cost_model.backend == CostBackend::kCalibrated);
   CHECK(c.workers[0].profile == fs::absolute(dir / "h100-sxm" / "profile.csv").lexically_normal().string());
   auto m = make_cost_model(c, c.workers[0]);
   CHECK(m->calibrated());
@@ -124,23 +124,23 @@ TEST_CASE("a measured profile prices only its own GPU: a same-name hardware with
     return y;
   };
   // Memory is read from the spec by the calibrated model too: still calibrated.
-  CHECK(parse(with_hw("{name: H100-SXM, memory_gb: 40}", "")).cost_model.backend == "calibrated");
+  CHECK(parse(with_hw("{name: H100-SXM, memory_gb: 40}", "")).cost_model.backend == CostBackend::kCalibrated);
   for (const char* hw : {"{name: H100-SXM, mem_bandwidth_gbps: 1000}", "{name: H100-SXM, bf16_tflops: 500}",
                          "{name: H100-SXM, sms: 66}"}) {
     CAPTURE(hw);
     ScenarioConfig c = parse(with_hw(hw, ""));
-    CHECK(c.cost_model.backend == "roofline");
+    CHECK(c.cost_model.backend == CostBackend::kRoofline);
     const std::string e = error_of(with_hw(hw, "cost_model: {backend: calibrated}"));
     CHECK(e.find("cannot price it") != std::string::npos);
     CHECK(e.find("where its hardware file") != std::string::npos);
   }
   // A worker override with other speeds under worker 0's name: the whole run is roofline.
   ScenarioConfig c = parse(scenario("", kSmallWorkload));
-  CHECK(c.cost_model.backend == "calibrated");
+  CHECK(c.cost_model.backend == CostBackend::kCalibrated);
   std::string y = scenario("", kSmallWorkload);
   y.replace(y.find("cluster: {workers: 1}"), 21,
             "cluster: {workers: 2, overrides: [{worker: 1, hardware: {name: H100-SXM, mem_bandwidth_gbps: 1000}}]}");
-  CHECK(parse(y).cost_model.backend == "roofline");
+  CHECK(parse(y).cost_model.backend == CostBackend::kRoofline);
 }
 
 TEST_CASE("attention methods and their parameters are parsed, resolved and checked") {
@@ -286,7 +286,7 @@ TEST_CASE("cost_model.stack picks a measured profile per GPU and engine stack") 
   SUBCASE("a named stack") {
     const ScenarioConfig c =
         parse(a100 + "cost_model: {stack: vidur-2024}\nworkload:\n" + kSmallWorkload);
-    CHECK(c.cost_model.backend == "calibrated");
+    CHECK(c.cost_model.backend == CostBackend::kCalibrated);
     CHECK(c.cost_model.stack == "vidur-2024");
     CHECK(c.workers.front().profile.ends_with("a100-80gb/vidur-2024/profile.csv"));
     CHECK(YAML::Dump(c.resolved()).find("stack: vidur-2024") != std::string::npos);
@@ -302,7 +302,7 @@ TEST_CASE("cost_model.stack picks a measured profile per GPU and engine stack") 
     const std::string h200 = "name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: h200\ncluster: {workers: 1}\n"
                              "report: {requests_csv: false, timeline_interval_s: 0}\n";
     CHECK(parse(h200 + "cost_model: {stack: vllm-0.14}\nworkload:\n" + kSmallWorkload).cost_model.backend ==
-          "roofline");
+          CostBackend::kRoofline);
     const std::string e =
         error_of(h200 + "cost_model: {backend: calibrated, stack: vllm-0.14}\nworkload:\n" + kSmallWorkload);
     CHECK(e.find("no measured kernel profile for hardware 'H200' (stack vllm-0.14)") != std::string::npos);
@@ -314,7 +314,7 @@ TEST_CASE("backend auto: our own profile first, then a public stack, else the ro
     const ScenarioConfig c = parse("name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: " + hw +
                                    "\ncluster: {workers: 1}\nreport: {requests_csv: false, timeline_interval_s: 0}\n"
                                    "workload:\n" + kSmallWorkload);
-    REQUIRE(c.cost_model.backend == "calibrated");
+    REQUIRE(c.cost_model.backend == CostBackend::kCalibrated);
     return c.workers.front().profile;
   };
   CHECK(stack_of("h100-sxm").ends_with("h100-sxm/profile.csv"));  // our own bench's
@@ -324,7 +324,7 @@ TEST_CASE("backend auto: our own profile first, then a public stack, else the ro
       "name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: {name: B200-Test, memory_gb: 180, mem_bandwidth_gbps: 8000, "
       "bf16_tflops: 2250, tp_allreduce_gbps: 900, sms: 148, l2_mb: 126}\ncluster: {workers: 1}\n"
       "report: {requests_csv: false, timeline_interval_s: 0}\nworkload:\n" + std::string(kSmallWorkload));
-  CHECK(other.cost_model.backend == "roofline");
+  CHECK(other.cost_model.backend == CostBackend::kRoofline);
 }
 
 TEST_CASE("variance.cost_noise: auto takes the measured profile's spread for repetitions, profile needs one") {
@@ -335,7 +335,7 @@ TEST_CASE("variance.cost_noise: auto takes the measured profile's spread for rep
   };
   SUBCASE("auto: profile among repetitions on our own H100 profile, none for a single run") {
     const ScenarioConfig rep = parse(on("h100-sxm", "{repetitions: true}"));
-    REQUIRE(rep.cost_model.backend == "calibrated");
+    REQUIRE(rep.cost_model.backend == CostBackend::kCalibrated);
     CHECK(rep.variance.cost_noise == VarianceConfig::CostNoise::kProfile);
     const double sigma = rep.cost_model.fits.at(rep.workers.front().profile)->spread_sigma();
     CHECK(sigma > 0.001);
@@ -398,7 +398,7 @@ TEST_CASE("a hardware name longer than a file name can be is looked up without a
                            "report: {requests_csv: false, timeline_interval_s: 0}\nworkload:\n" + kSmallWorkload;
   ScenarioConfig c;
   CHECK_NOTHROW(c = parse(yaml));
-  CHECK(c.cost_model.backend == "roofline");  // no profile can exist under such a name
+  CHECK(c.cost_model.backend == CostBackend::kRoofline);  // no profile can exist under such a name
   const std::string e = error_of(yaml + "cost_model: {backend: calibrated}\n");
   CHECK(e.find("cost_model") != std::string::npos);
   CHECK(error_of(yaml + "cost_model: {backend: roofline, knobs: " + name + ".yaml}\n").find("cost_model.knobs") !=

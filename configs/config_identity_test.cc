@@ -219,7 +219,7 @@ TEST_CASE("every shipped scenario: parse(resolved(c)) == c and the resolved file
 
 TEST_CASE("config identity (the defaulted operator==): every member a run reads counts, but not provenance, how the backend was chosen or the profile cache") {
   const ScenarioConfig a = parse_text(scenario("cluster: {workers: 2}"), "identity_a");
-  REQUIRE(a.cost_model.backend == "calibrated");  // auto, on the measured H100 profile
+  REQUIRE(a.cost_model.backend == CostBackend::kCalibrated);  // auto, on the measured H100 profile
   REQUIRE(a.cost_model.auto_selected.value);
   ScenarioConfig same = a;
   same.file = "elsewhere.yaml";

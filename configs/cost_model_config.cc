@@ -61,10 +61,7 @@ SpeedKey speed_key(const HardwareSpec& h) { return {h.name, h.mem_bandwidth_gbps
 // GPU has a measured profile and keeps that GPU's speeds (speed_override), else roofline.
 void resolve_backend(YamlMap& cm, ScenarioConfig& c) {
   CostModelConfig& cc = c.cost_model;
-  std::string backend = cm.get<std::string>("backend", cc.backend);
-  if (backend != "auto" && backend != "calibrated" && backend != "roofline" && backend != "fixed")
-    cm.fail("backend", fmt::format("unknown cost model backend '{}'; known: auto, calibrated, roofline, fixed", backend));
-  cc.stack = cm.get<std::string>("stack", cc.stack);
+  read_options(cm, cost_model_options(), cc);
   if (cc.stack != "auto") {
     bool any = false;
     for (const auto& p : shipped_profiles()) any = any || p.stack == cc.stack;
@@ -76,16 +73,15 @@ void resolve_backend(YamlMap& cm, ScenarioConfig& c) {
                                    "`servesim calibrate list`)", cc.stack, known));
     }
   }
-  if (backend == "auto") {
+  if (cc.backend == CostBackend::kAuto) {
     cc.auto_selected = true;
     bool all = true;
     std::set<SpeedKey> seen;
     for (const WorkerConfig& w : c.workers)
       if (seen.insert(speed_key(w.hardware)).second)
         all = all && !find_stack_profile(w.hardware.name, cc.stack).empty() && speed_override(w.hardware).empty();
-    backend = all ? "calibrated" : "roofline";
+    cc.backend = all ? CostBackend::kCalibrated : CostBackend::kRoofline;
   }
-  cc.backend = backend;
 }
 
 // cost_model.knobs: a YAML of roofline knob keys of the hardware schema
@@ -125,29 +121,26 @@ void apply_roofline_knobs(YamlMap& cm, ScenarioConfig& c) {
 }
 
 // Step 2: the options of the resolved backend (auto accepts both roofline's
-// and calibrated's keys), and estimate_noise.
+// and calibrated's keys).
 void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
   CostModelConfig& cc = c.cost_model;
-  const std::string& backend = cc.backend;
-  cc.estimate_noise = cm.get<double>("estimate_noise", cc.estimate_noise);
-  if (!(cc.estimate_noise >= 0 && cc.estimate_noise <= 10))
-    cm.fail("estimate_noise", fmt::format("must be in [0, 10], got {}", cc.estimate_noise));
-  if (backend == "fixed") {  // accepted (and unused) by every backend, as documented
+  const CostBackend backend = cc.backend;
+  if (backend == CostBackend::kFixed) {  // accepted (and unused) by every backend, as documented
     const double overhead = cm.get<double>("iteration_overhead_us", 0.0);
     if (overhead < 0) cm.fail("iteration_overhead_us", "must be >= 0");
     if (!(std::fabs(overhead) <= 1e6)) cm.fail("iteration_overhead_us", fmt::format("must be at most 1000000, got {}", overhead));
   }
-  if (backend == "roofline" || cc.auto_selected) {
+  if (backend == CostBackend::kRoofline || cc.auto_selected) {
     read_options(cm, roofline_options(), cc.roofline);
     cc.roofline.tp = c.tp;
     if (!cc.roofline.knobs.empty()) apply_roofline_knobs(cm, c);
   }
-  if (backend == "calibrated" || cc.auto_selected) {
+  if (backend == CostBackend::kCalibrated || cc.auto_selected) {
     read_options(cm, calibrated_options(), cc.calibrated);
     cc.calibrated.tp = c.tp;
     cc.profile = cm.get<std::string>("profile", cc.profile);
   }
-  if (backend == "fixed") read_options(cm, fixed_options(), cc.fixed);
+  if (backend == CostBackend::kFixed) read_options(cm, fixed_options(), cc.fixed);
 }
 
 // The key a calibrated-backend error is reported at.
@@ -203,7 +196,7 @@ void load_profiles(YamlMap& cm, ScenarioConfig& c) {
 // config key, not in the middle of a run. Other backends: dense attention only.
 void check_workers_priced(YamlMap& cm, const ScenarioConfig& c) {
   const CostModelConfig& cc = c.cost_model;
-  if (cc.backend == "calibrated") {
+  if (cc.backend == CostBackend::kCalibrated) {
     const std::vector<std::size_t> first = first_equal_worker(c.workers);
     for (std::size_t i = 0; i < c.workers.size(); ++i) {
       if (first[i] != i) continue;
@@ -223,7 +216,7 @@ void check_workers_priced(YamlMap& cm, const ScenarioConfig& c) {
       cm.fail("backend", fmt::format(
           "worker {} uses attention {}, which only the calibrated backend prices (the {} backend has no model of "
           "sparse kernels){}; set cost_model: {{backend: calibrated, profile: PROFILE.csv}}", i,
-          c.workers[i].attention.describe(), cc.backend,
+          c.workers[i].attention.describe(), backend_name(cc.backend),
           cc.auto_selected ? fmt::format(" and backend auto found no measured profile at {}",
                                          auto_profile_path(c.workers[i].hardware, cc.stack))
                            : ""));
@@ -235,9 +228,9 @@ void check_workers_priced(YamlMap& cm, const ScenarioConfig& c) {
 void keep_backend_in_use(ScenarioConfig& c) {
   CostModelConfig& cc = c.cost_model;
   const CostModelConfig def;
-  if (cc.backend != "roofline") cc.roofline = def.roofline;
-  if (cc.backend != "fixed") cc.fixed = def.fixed;
-  if (cc.backend != "calibrated") {
+  if (cc.backend != CostBackend::kRoofline) cc.roofline = def.roofline;
+  if (cc.backend != CostBackend::kFixed) cc.fixed = def.fixed;
+  if (cc.backend != CostBackend::kCalibrated) {
     cc.calibrated = def.calibrated;
     cc.profile = def.profile;
     cc.stack = def.stack;
@@ -252,7 +245,7 @@ void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
   YamlMap cm = m.map("cost_model");
   resolve_backend(cm, c);
   read_backend_options(cm, c);
-  if (c.cost_model.backend == "calibrated") load_profiles(cm, c);
+  if (c.cost_model.backend == CostBackend::kCalibrated) load_profiles(cm, c);
   check_workers_priced(cm, c);
   keep_backend_in_use(c);
   cm.finish();
@@ -261,17 +254,18 @@ void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
 YAML::Node cost_model_node(const ScenarioConfig& c) {
   const CostModelConfig& cc = c.cost_model;
   YAML::Node cm;
-  cm["backend"] = cc.backend;
-  if (cc.backend == "roofline") {
+  const OptionTable<CostModelConfig>& t = cost_model_options();  // backend, stack, estimate_noise
+  write_options(cm, t, cc, "backend");
+  if (cc.backend == CostBackend::kRoofline) {
     write_options(cm, roofline_options(), cc.roofline);
-  } else if (cc.backend == "calibrated") {
+  } else if (cc.backend == CostBackend::kCalibrated) {
     cm["profile"] = cc.profile;  // auto, or the resolved path
-    if (cc.stack != "auto") cm["stack"] = cc.stack;  // auto: not written (outputs as before stacks)
+    write_options(cm, t, cc, "stack");  // auto: not written (outputs as before stacks)
     write_options(cm, calibrated_options(), cc.calibrated);
   } else {
     write_options(cm, fixed_options(), cc.fixed);
   }
-  cm["estimate_noise"] = cc.estimate_noise;
+  write_options(cm, t, cc, "estimate_noise");
   return cm;
 }
 

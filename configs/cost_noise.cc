@@ -7,7 +7,7 @@ namespace {
 
 // The profile spread of worker w, or 0 when it is not priced by a profile.
 double profile_sigma(const ScenarioConfig& c, const WorkerConfig& w) {
-  if (c.cost_model.backend != "calibrated") return 0;
+  if (c.cost_model.backend != CostBackend::kCalibrated) return 0;
   const auto it = c.cost_model.fits.find(w.profile);
   return it == c.cost_model.fits.end() ? 0 : it->second->spread_sigma();
 }
@@ -29,11 +29,11 @@ void resolve_cost_noise(const YamlMap& variance, ScenarioConfig& c) {
     return;
   }
   if (!without) return;
-  if (c.cost_model.backend != "calibrated")
+  if (c.cost_model.backend != CostBackend::kCalibrated)
     variance.fail("cost_noise", fmt::format("'profile' takes σ from a measured profile's p10/p90 spread, but this "
                                             "scenario prices with the {} backend; give σ as a number (e.g. 0.01) "
                                             "or use a calibrated backend",
-                                            c.cost_model.backend));
+                                            backend_name(c.cost_model.backend)));
   variance.fail("cost_noise", fmt::format("'profile' takes σ from a measured profile's p10/p90 spread, but {} has "
                                           "no row with both (imported tables keep medians only); give σ as a "
                                           "number (e.g. 0.01)",

@@ -159,6 +159,24 @@ const OptionTable<CalibratedOptions>& calibrated_options() {
 }
 
 // Each cost at most 10^6 of its unit (1000 s, 1 s per token): no overflow of simulated time.
+const char* backend_name(CostBackend b) {
+  static const char* const names[] = {"auto", "calibrated", "roofline", "fixed"};
+  return names[static_cast<int>(b)];
+}
+
+const OptionTable<CostModelConfig>& cost_model_options() {
+  using C = CostModelConfig;
+  static const OptionTable<C> t = {
+      {"backend", one_of(&C::backend, "cost model backend", {"auto", "calibrated", "roofline", "fixed"}), R::kAny,
+       "auto: calibrated where a measured profile of every worker's GPU exists, else roofline"},
+      {"stack", &C::stack, R::kAny, "engine stack of the measured profile (servesim calibrate list)", kOptionMax, 0,
+       [](const C& c) { return c.backend == CostBackend::kCalibrated && c.stack != "auto"; }},
+      {"estimate_noise", &C::estimate_noise, R::kNonNegative,
+       "σ of the log-normal error of the global policies' cost estimates", 10},
+  };
+  return t;
+}
+
 const OptionTable<FixedCostOptions>& fixed_options() {
   static const OptionTable<FixedCostOptions> t = {
       {"base_ms", millis(&FixedCostOptions::base), R::kPositive, "fixed cost of every iteration, ms", 1e6},

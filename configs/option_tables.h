@@ -4,7 +4,7 @@
 // them (every key listed, with its default).
 //
 // Not in a table: keys with a derived default (report.out: runs/<name>;
-// cost_model.backend/profile, resolved against the profiles found) and the
+// cost_model.profile, the resolved path of each worker's profile) and the
 // attention methods' names (the attention-method registry). `variance:` has its
 // table in traces/variance_source.h, beside VarianceConfig. The policies' parameters have their
 // tables next to each options struct in policies/ (listed by
@@ -28,6 +28,7 @@ const OptionTable<ScenarioConfig>& memory_options();        // batching: memory 
 const OptionTable<RooflineOptions>& roofline_options();     // cost_model: (roofline, and auto)
 const OptionTable<CalibratedOptions>& calibrated_options(); // cost_model: (calibrated, and auto)
 const OptionTable<FixedCostOptions>& fixed_options();       // cost_model: (fixed)
+const OptionTable<CostModelConfig>& cost_model_options();   // cost_model: backend, stack, estimate_noise (every backend)
 const OptionTable<ScenarioConfig>& report_options();        // report: (after out)
 const OptionTable<WindowOptions>& window_options();         // report.window:
 const OptionTable<SloThresholds>& slo_options();            // slo: and slo.clients.<name>:

@@ -330,6 +330,7 @@ TEST_CASE("docs/configuration.md lists every table key with the table's default"
   check_documented(roofline_options(), "cost_model");
   check_documented(calibrated_options(), "cost_model");
   check_documented(fixed_options(), "cost_model");
+  check_documented(cost_model_options(), "cost_model");
   check_documented(report_options(), "report");
   check_documented(window_options(), "report.window");
   check_documented(slo_options(), "slo");

@@ -142,8 +142,8 @@ std::string policy_label(const YAML::Node& resolved) {
 }
 
 std::shared_ptr<const CostModel> make_cost_model(const ScenarioConfig& c, const WorkerConfig& w) {
-  if (c.cost_model.backend == "fixed") return std::make_shared<FixedCostModel>(c.cost_model.fixed);
-  if (c.cost_model.backend == "calibrated") {
+  if (c.cost_model.backend == CostBackend::kFixed) return std::make_shared<FixedCostModel>(c.cost_model.fixed);
+  if (c.cost_model.backend == CostBackend::kCalibrated) {
     CalibratedOptions o = c.cost_model.calibrated;
     o.tp = w.tp;  // the worker's pool's
     return std::make_shared<CalibratedCostModel>(c.cost_model.fits.at(w.profile), c.model, w.hardware, w.attention, o);

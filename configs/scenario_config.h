@@ -91,8 +91,12 @@ class SharedResolved {
 // options, and profile and stack outside calibrated, are back at their defaults
 // (config.resolved.yaml writes the backend in use only), and an explicit profile is
 // its resolved absolute path. So equal configs price the same.
+// The cost model backend: as written, auto; after parsing, one of the other three.
+enum class CostBackend { kAuto, kCalibrated, kRoofline, kFixed };
+const char* backend_name(CostBackend b);  // "auto", "calibrated", "roofline", "fixed"
+
 struct CostModelConfig {
-  std::string backend = "auto";      // as written; after parsing: roofline | fixed | calibrated
+  CostBackend backend = CostBackend::kAuto;  // as written; after parsing: calibrated | roofline | fixed
   // The backend came from `auto`: how it was chosen, not what prices the run
   // (config.resolved.yaml names the resolved backend). Not compared.
   Uncompared<bool> auto_selected;
@@ -101,7 +105,7 @@ struct CostModelConfig {
   CalibratedOptions calibrated;      // tp is filled from the cluster
   std::string profile = "auto";      // calibrated: the resolved path, or auto (per worker hardware and stack)
   std::string stack = "auto";        // engine stack of the measured profile (configs/profile_catalog.h)
-  double estimate_noise = 0;         // σ of the log-normal error of the policies' estimates
+  double estimate_noise = 0;         // σ of the log-normal error of the policies' estimates (0 to 10)
   ProfileFitsCache fits;             // fitted profiles by resolved path (not compared: a cache)
 
   bool operator==(const CostModelConfig&) const = default;

@@ -356,6 +356,14 @@ void write_options(YAML::Node& n, const OptionTable<S>& table, const S& s) {
     if (!f.written || f.written(s)) n[f.key] = option_value(f, s);
 }
 
+// Writes the one row of `table` named `key` (a caller that interleaves a table's keys with
+// others', in an order the file keeps); nothing when the row's `written` says so.
+template <class S>
+void write_options(YAML::Node& n, const OptionTable<S>& table, const S& s, const std::string& key) {
+  for (const OptionField<S>& f : table)
+    if (key == f.key && (!f.written || f.written(s))) n[f.key] = option_value(f, s);
+}
+
 // A nested map over member `sub` of S, read and written by `table` (a function
 // returning the sub-struct's table, as option_tables.h declares them).
 template <class S, class T>
