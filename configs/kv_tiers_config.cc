@@ -9,15 +9,12 @@ KvTiersConfig parse_kv_tiers(YamlMap& parent, const KvTiersConfig& def) {
   KvTiersConfig c = def;
   if (!parent.has("kv_cache")) return c;
   YamlMap m = parent.map("kv_cache");
-  for (auto [key, tier] : {std::pair{"host", &c.host}, std::pair{"ssd", &c.ssd}}) {
-    YamlMap t = m.map(key);
-    read_options(t, kv_tier_options(), *tier);
-    if (std::string(key) == "ssd" && tier->enabled() && !(tier->bandwidth_gbps > 0))
-      t.fail(t.has("bandwidth_gbps") ? "bandwidth_gbps" : "capacity_gb",
-             "an SSD tier needs its bandwidth_gbps (> 0; e.g. 7 for one PCIe Gen4 NVMe drive)");
-    t.finish();
+  read_options(m, kv_cache_options(), c);
+  if (c.ssd.enabled() && !(c.ssd.bandwidth_gbps > 0)) {
+    YamlMap t = m.map("ssd");
+    t.fail(t.has("bandwidth_gbps") ? "bandwidth_gbps" : "capacity_gb",
+           "an SSD tier needs its bandwidth_gbps (> 0; e.g. 7 for one PCIe Gen4 NVMe drive)");
   }
-  c.overlap = m.get<bool>("overlap", c.overlap);
   if (c.ssd.enabled() && !c.host.enabled())
     m.fail("ssd", "an SSD tier sits below a host tier: set host.capacity_gb > 0 too");
   m.finish();
@@ -26,12 +23,7 @@ KvTiersConfig parse_kv_tiers(YamlMap& parent, const KvTiersConfig& def) {
 
 YAML::Node kv_tiers_node(const KvTiersConfig& c) {
   YAML::Node n;
-  YAML::Node host, ssd;
-  write_options(host, kv_tier_options(), c.host);
-  write_options(ssd, kv_tier_options(), c.ssd);
-  n["host"] = host;
-  n["ssd"] = ssd;
-  n["overlap"] = c.overlap;
+  write_options(n, kv_cache_options(), c);
   return n;
 }
 

@@ -234,4 +234,13 @@ const OptionTable<KvTierSpec>& kv_tier_options() {
   return t;
 }
 
+const OptionTable<KvTiersConfig>& kv_cache_options() {
+  static const OptionTable<KvTiersConfig> t = {
+      {"host", nested(&KvTiersConfig::host, kv_tier_options), R::kAny, "host-memory tier below HBM"},
+      {"ssd", nested(&KvTiersConfig::ssd, kv_tier_options), R::kAny, "SSD tier below the host tier"},
+      {"overlap", &KvTiersConfig::overlap, R::kAny, "true: the admitting iteration takes max(compute, loads); false: compute + loads"},
+  };
+  return t;
+}
+
 }  // namespace servesim

@@ -33,5 +33,6 @@ const OptionTable<ScenarioConfig>& report_options();        // report: (after ou
 const OptionTable<WindowOptions>& window_options();         // report.window:
 const OptionTable<SloThresholds>& slo_options();            // slo: and slo.clients.<name>:
 const OptionTable<KvTierSpec>& kv_tier_options();           // kv_cache.host: and kv_cache.ssd:
+const OptionTable<KvTiersConfig>& kv_cache_options();       // kv_cache: (host and ssd nested, overlap)
 
 }  // namespace servesim
