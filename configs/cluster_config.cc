@@ -48,8 +48,9 @@ void parse_pools(YamlMap& cl, ScenarioConfig& c) {
     p.kv_tiers = parse_kv_tiers(pm, c.kv_tiers);
     KvCapacity kv;
     try {
-      kv = compute_kv_capacity(c.model, p.hardware, p.tp, c.memory_utilization, c.activation_reserve_gb, c.page_size,
-                               kv_metadata_share(c.model, p.attention, c.page_size));
+      const MemoryOptions& mem = c.memory;
+      kv = compute_kv_capacity(c.model, p.hardware, p.tp, mem.memory_utilization, mem.activation_reserve_gb,
+                               mem.page_size, kv_metadata_share(c.model, p.attention, mem.page_size));
     } catch (const InputError& e) {
       pm.fail(pm.has("hardware") ? "hardware" : "name", e.what());
     }
@@ -90,8 +91,9 @@ void parse_workers(YamlMap& m, YamlMap& cl, ScenarioConfig& c) {
     cl.fail("tp", fmt::format("tp={} must divide the model's {} attention heads", c.tp, c.model.heads));
   auto capacity = [&](const HardwareSpec& hw, const AttentionConfig& att, YamlMap& where, const std::string& key) {
     try {
-      return compute_kv_capacity(c.model, hw, c.tp, c.memory_utilization, c.activation_reserve_gb, c.page_size,
-                                 kv_metadata_share(c.model, att, c.page_size));
+      const MemoryOptions& mem = c.memory;
+      return compute_kv_capacity(c.model, hw, c.tp, mem.memory_utilization, mem.activation_reserve_gb, mem.page_size,
+                                 kv_metadata_share(c.model, att, mem.page_size));
     } catch (const InputError& e) {
       where.fail(key, e.what());
     }

@@ -245,7 +245,7 @@ TEST_CASE("config identity (the defaulted operator==): every member a run reads 
   CHECK(differs([](ScenarioConfig& x) { x.pd.streaming = PdStreaming::kLayerwise; }));
   CHECK(differs([](ScenarioConfig& x) { x.pools.push_back(PoolConfig{}); }));
   CHECK(differs([](ScenarioConfig& x) { x.window.warmup_requests = 3; }));
-  CHECK(differs([](ScenarioConfig& x) { x.memory_utilization = 0.5; }));
+  CHECK(differs([](ScenarioConfig& x) { x.memory.memory_utilization = 0.5; }));
   const ScenarioConfig sjf = parse_text(scenario("cluster: {workers: 2}\npolicy: {local: sjf}"), "identity_sjf");
   CHECK(differs([&sjf](ScenarioConfig& x) { x.local_policy = sjf.local_policy; }));
   const ScenarioConfig again = parse_text(scenario("cluster: {workers: 2}"), "identity_again");

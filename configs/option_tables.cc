@@ -113,13 +113,13 @@ const OptionTable<PdConfig>& pd_options() {
   return t;
 }
 
-const OptionTable<ScenarioConfig>& memory_options() {
-  static const OptionTable<ScenarioConfig> t = {
-      {"memory_utilization", &ScenarioConfig::memory_utilization, R::kFraction,
+const OptionTable<MemoryOptions>& memory_options() {
+  static const OptionTable<MemoryOptions> t = {
+      {"memory_utilization", &MemoryOptions::memory_utilization, R::kFraction,
        "share of GPU memory the engine may use"},
-      {"activation_reserve_gb", &ScenarioConfig::activation_reserve_gb, R::kNonNegative,
+      {"activation_reserve_gb", &MemoryOptions::activation_reserve_gb, R::kNonNegative,
        "per GPU, kept for activations (not KV)", 1e6},
-      {"page_size", &ScenarioConfig::page_size, R::kPositive, "tokens per KV page", 1e6},
+      {"page_size", &MemoryOptions::page_size, R::kPositive, "tokens per KV page", 1e6},
   };
   return t;
 }
@@ -188,12 +188,12 @@ const OptionTable<FixedCostOptions>& fixed_options() {
   return t;
 }
 
-const OptionTable<ScenarioConfig>& report_options() {
-  static const OptionTable<ScenarioConfig> t = {
-      {"w_in", &ScenarioConfig::w_in, R::kNonNegative, "service weight per input token (VTC's measure)", 1e6},
-      {"w_out", &ScenarioConfig::w_out, R::kNonNegative, "service weight per output token", 1e6},
-      {"requests_csv", &ScenarioConfig::write_requests, R::kAny, "false: skip requests.csv for very large runs"},
-      {"timeline_interval_s", seconds(&ScenarioConfig::timeline_interval), R::kNonNegative,
+const OptionTable<ReportConfig>& report_options() {
+  static const OptionTable<ReportConfig> t = {
+      {"w_in", &ReportConfig::w_in, R::kNonNegative, "service weight per input token (VTC's measure)", 1e6},
+      {"w_out", &ReportConfig::w_out, R::kNonNegative, "service weight per output token", 1e6},
+      {"requests_csv", &ReportConfig::write_requests, R::kAny, "false: skip requests.csv for very large runs"},
+      {"timeline_interval_s", seconds(&ReportConfig::timeline_interval), R::kNonNegative,
        "timeline.csv and client_service.csv sampling, s; 0 turns them off", kMaxTimelineIntervalS,
        kMinTimelineIntervalS},
   };

@@ -24,12 +24,12 @@ const OptionTable<BatchingOptions>& batching_options();     // batching: budgets
 const OptionTable<BatchingOptions>& batching_mode_options(); // batching: mode (written after the memory keys)
 const OptionTable<PoolConfig>& pool_options();              // cluster.pools[i]: (after name)
 const OptionTable<PdConfig>& pd_options();                  // cluster.pd:
-const OptionTable<ScenarioConfig>& memory_options();        // batching: memory keys
+const OptionTable<MemoryOptions>& memory_options();         // batching: memory keys
 const OptionTable<RooflineOptions>& roofline_options();     // cost_model: (roofline, and auto)
 const OptionTable<CalibratedOptions>& calibrated_options(); // cost_model: (calibrated, and auto)
 const OptionTable<FixedCostOptions>& fixed_options();       // cost_model: (fixed)
 const OptionTable<CostModelConfig>& cost_model_options();   // cost_model: backend, stack, estimate_noise (every backend)
-const OptionTable<ScenarioConfig>& report_options();        // report: (after out)
+const OptionTable<ReportConfig>& report_options();          // report: (after out)
 const OptionTable<WindowOptions>& window_options();         // report.window:
 const OptionTable<SloThresholds>& slo_options();            // slo: and slo.clients.<name>:
 const OptionTable<KvTierSpec>& kv_tier_options();           // kv_cache.host: and kv_cache.ssd:

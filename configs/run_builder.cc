@@ -193,9 +193,9 @@ KvStoreSetup make_kv_store_setup(const ScenarioConfig& c) {
   KvStoreSetup s;
   const KvStoreConfig& k = c.kv_store;
   s.kv_bytes_per_token = static_cast<double>(c.model.kv_bytes_per_token());
-  s.page_size = c.page_size;
+  s.page_size = c.memory.page_size;
   s.capacity_pages =
-      static_cast<std::int64_t>(std::floor(k.capacity_gb * 1e9 / (s.kv_bytes_per_token * static_cast<double>(c.page_size))));
+      static_cast<std::int64_t>(std::floor(k.capacity_gb * 1e9 / (s.kv_bytes_per_token * static_cast<double>(s.page_size))));
   s.bandwidth_gbps = k.bandwidth_gbps;
   s.latency = seconds_to_time(k.latency_us * 1e-6);
   s.placement = k.placement;
@@ -239,7 +239,7 @@ void add_kv_store_metrics(const Simulation& sim, const std::vector<WorkerStats>&
 
 RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   RunOutput out;
-  out.out_dir = o.out_dir.empty() ? c.out_dir : o.out_dir;
+  out.out_dir = o.out_dir.empty() ? c.report.out_dir : o.out_dir;
   // One writer per folder; the outputs of an earlier run go before anything
   // is written, so a failure leaves no stale file beside the partial ones.
   OutputLock lock(out.out_dir);
@@ -298,7 +298,7 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
     }
     ws.batching = pool ? pool->batching : c.batching;
     ws.kv_capacity_pages = w.kv.pages;
-    ws.page_size = c.page_size;
+    ws.page_size = c.memory.page_size;
     ws.kv_eviction = make_kv_eviction(w.attention);  // null, or private KV shrinks after prefill
     ws.kv_tiers = w.kv_tiers;  // lower KV tiers (sim/kv_tier.h), when enabled
     ws.kv_bytes_per_token = static_cast<double>(c.model.kv_bytes_per_token());
@@ -309,14 +309,16 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   out.cost_identity = setup.workers.front().cost->identity();
   out.calibrated = setup.workers.front().cost->calibrated();
 
-  RunReport report(ReportOptions{out.out_dir, c.w_in, c.w_out, c.write_requests, c.timeline_interval > 0,
-                                 c.slo, c.window, &clients});
+  const ReportConfig& rc = c.report;
+  RunReport report(
+      ReportOptions{out.out_dir, rc.w_in, rc.w_out, rc.write_requests, rc.timeline_interval > 0, c.slo, c.window, &clients});
   std::optional<std::uint64_t> total;
   if (auto* s = dynamic_cast<const SyntheticWorkload*>(c.workload.get()); s && !s->spec().stop.duration_s)
     total = static_cast<std::uint64_t>(*s->spec().stop.count);
   ProgressBar progress(total);
   std::unique_ptr<TimelineWriter> timeline;
-  if (c.timeline_interval > 0) timeline = std::make_unique<TimelineWriter>(out.out_dir + "/timeline.csv", c.timeline_interval);
+  if (rc.timeline_interval > 0)
+    timeline = std::make_unique<TimelineWriter>(out.out_dir + "/timeline.csv", rc.timeline_interval);
   std::unique_ptr<BatchRecorder> recorder;
   if (!o.record_batches.empty()) {
     std::vector<BatchRecordWorker> rw;

@@ -207,7 +207,7 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
 
   YamlMap b = m.map("batching");
   read_options(b, batching_options(), c.batching);
-  read_options(b, memory_options(), c);
+  read_options(b, memory_options(), c.memory);
   read_options(b, batching_mode_options(), c.batching);
   b.finish();
 
@@ -235,8 +235,8 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   resolve_cost_noise(vm, c);
 
   YamlMap rm = m.map("report");
-  c.out_dir = rm.get<std::string>("out", "runs/" + c.name);
-  read_options(rm, report_options(), c);
+  c.report.out_dir = rm.get<std::string>("out", "runs/" + c.name);
+  read_options(rm, report_options(), c.report);
   parse_window(rm, c);
   rm.finish();
   parse_slo(m, c);
@@ -289,7 +289,7 @@ YAML::Node ScenarioConfig::resolved() const {
   n["attention"] = attention_node(attention);
   YAML::Node b;
   write_options(b, batching_options(), batching);
-  write_options(b, memory_options(), *this);
+  write_options(b, memory_options(), memory);
   write_options(b, batching_mode_options(), batching);
   n["batching"] = b;
   n["cluster"] = cluster_node(*this);
@@ -299,9 +299,9 @@ YAML::Node ScenarioConfig::resolved() const {
   if (disaggregated()) n["policy"]["decode_global"] = decode_global_policy.resolved;
   n["cost_model"] = cost_model_node(*this);
   n["workload"] = workload->resolved();
-  n["report"]["out"] = out_dir;
-  YAML::Node report = n["report"];
-  write_options(report, report_options(), *this);
+  n["report"]["out"] = report.out_dir;
+  YAML::Node report_node = n["report"];
+  write_options(report_node, report_options(), report);
   // Written only when set, so a scenario without them resolves as before.
   if (window.set()) {
     YAML::Node w;

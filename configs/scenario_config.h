@@ -169,6 +169,23 @@ std::vector<std::size_t> first_equal_worker(const std::vector<WorkerConfig>& wor
 inline constexpr double kMinTimelineIntervalS = 1e-3;
 inline constexpr double kMaxTimelineIntervalS = 86400;
 
+// batching: memory keys: how much of each GPU the KV cache gets, and its page.
+struct MemoryOptions {
+  double memory_utilization = 0.9;  // share of GPU memory the engine may use
+  double activation_reserve_gb = 2.0;
+  std::int64_t page_size = 16;
+  bool operator==(const MemoryOptions&) const = default;
+};
+
+// report: where the outputs go and what they weigh and sample.
+struct ReportConfig {
+  std::string out_dir = "runs/default";
+  double w_in = kDefaultWIn, w_out = kDefaultWOut;  // service weights (VTC's measure)
+  bool write_requests = true;
+  Time timeline_interval = kNsPerSec;  // timeline.csv sampling; 0 = off
+  bool operator==(const ReportConfig&) const = default;
+};
+
 struct ScenarioConfig {
   // The scenario file it came from: provenance (error messages, relative paths,
   // already resolved into the compared members). Not compared.
@@ -181,9 +198,7 @@ struct ScenarioConfig {
   AttentionConfig attention;        // default for workers without an override
   int tp = 1;
   BatchingOptions batching;
-  double memory_utilization = 0.9;  // share of GPU memory the engine may use
-  double activation_reserve_gb = 2.0;
-  std::int64_t page_size = 16;
+  MemoryOptions memory;             // batching: memory keys
   std::vector<WorkerConfig> workers;
   KvTiersConfig kv_tiers;           // kv_cache: default for workers without an override
   // cluster.pools; empty: cluster.workers/tp/overrides, one mixed pool (and no PD).
@@ -197,10 +212,7 @@ struct ScenarioConfig {
   bool disaggregated() const;
   CostModelConfig cost_model;
   SharedResolved<Workload> workload;  // compared by its resolved YAML
-  std::string out_dir = "runs/default";
-  double w_in = kDefaultWIn, w_out = kDefaultWOut;  // service weights (VTC's measure)
-  bool write_requests = true;
-  Time timeline_interval = kNsPerSec;  // timeline.csv sampling; 0 = off
+  ReportConfig report;              // report: (but window)
   WindowOptions window;             // report.window: the measurement window (none set: the whole run)
   SloConfig slo;                    // slo: latency thresholds, per-client overrides (none set: no SLO)
   VarianceConfig variance;          // variance: sources of variance for repetitions (resolved; none by default)

@@ -54,7 +54,7 @@ std::string describe_variance(const ScenarioConfig& c) {
 // --repeat N: the runs as a sweep of one point, then its aggregate and warnings.
 void run_repeated(const RunArgs& a) {
   const ScenarioConfig c = load_scenario(a.scenario, a.sets);
-  const std::string out = a.out.empty() ? fmt::format("{}-x{}", c.out_dir, a.repeat) : a.out;
+  const std::string out = a.out.empty() ? fmt::format("{}-x{}", c.report.out_dir, a.repeat) : a.out;
   if (std::filesystem::exists(std::filesystem::path(out) / "summary.csv"))
     throw InputError(fmt::format("{}: holds a single run (summary.csv); --repeat writes a folder of repetitions, "
                                  "choose another --out",
@@ -167,7 +167,7 @@ void add_run_command(CLI::App& app) {
     ScenarioConfig c = load_scenario(args->scenario, args->sets);
     // A sweep's point folder belongs to its sweep: a foreign run there would be trusted
     // by the sweep's next resume (point.yaml's key, the run's files).
-    const std::string out = args->out.empty() ? c.out_dir : args->out;
+    const std::string out = args->out.empty() ? c.report.out_dir : args->out;
     if (std::filesystem::exists(std::filesystem::path(out) / "point.yaml"))
       throw InputError(fmt::format("{}: is a point of a sweep (it holds point.yaml); `servesim sweep` writes it, choose "
                                    "another --out",
