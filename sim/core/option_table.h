@@ -23,12 +23,22 @@
 // after the names; written back as the name, or as the number). A row may
 // carry `written`: a predicate on S that keeps the key out of the write-back
 // when false (a key that only some settings read).
+// An optional number (`std::optional<std::int64_t> S::*`, `std::optional<double>
+// S::*`) is unset when its key is absent and written back only when set (a
+// stop rule's `requests` / `duration_s`). A key whose value has a shape the
+// columns cannot state (a number or a `{dist: ...}` map) is a `custom` row: the
+// caller's read and write functions, kept in the table so that parse,
+// write-back and docs follow one list. `lift(&S::sub, sub_table)` makes a
+// sub-struct's rows rows of S read at S's own level (not a nested map), so a
+// struct shared by several tables (a stop rule, an arrival process) is
+// declared once and each table's default is the enclosing struct's.
 // Keys with a derived default stay hand-read next to the table that surrounds them.
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -100,6 +110,39 @@ struct OptionNested {
   std::function<YAML::Node(const S&)> write;      // the sub-map of s
 };
 
+// A key read and written by the caller's functions (see the header comment).
+template <class S>
+struct OptionCustom {
+  // Reads the key `key` of m into s; absent keeps s's value (and must still mark the key known).
+  std::function<void(YamlMap& m, const char* key, S& s)> read;
+  std::function<YAML::Node(const S&)> write;  // the key's value
+  std::function<bool(const S&)> written;      // when set and false, write_options() leaves the key out
+  std::vector<std::string> names;             // the names the key accepts, if any (documented)
+};
+
+template <class S>
+OptionCustom<S> custom(std::function<void(YamlMap&, const char*, S&)> read, std::function<YAML::Node(const S&)> write) {
+  return {std::move(read), std::move(write), nullptr, {}};
+}
+
+// A list of names or numbers (`after: [plan]`, `weights: [1, 2]`; a single
+// value is a one-element list; absent keeps s's list), written back as a list,
+// an empty one too. Element ranges are the caller's to check.
+template <class S, class T>
+OptionCustom<S> list_of(std::vector<T> S::* member) {
+  return custom<S>(
+      [member](YamlMap& m, const char* key, S& s) {
+        const bool present = m.has(key);
+        std::vector<T> v = m.list<T>(key);  // marks the key known; null is an error
+        if (present) s.*member = std::move(v);
+      },
+      [member](const S& s) {
+        YAML::Node n(YAML::NodeType::Sequence);
+        for (const T& x : s.*member) n.push_back(x);
+        return n;
+      });
+}
+
 template <class S>
 OptionSeconds<S> seconds(Time S::* member) {
   return {member, 1};
@@ -135,7 +178,8 @@ OptionChoice<S> choice(bool S::* member, const char* if_true, const char* if_fal
 template <class S>
 struct OptionField {
   using Member = std::variant<std::int64_t S::*, int S::*, double S::*, bool S::*, std::string S::*, OptionSeconds<S>,
-                              OptionChoice<S>, OptionEnum<S>, OptionEnumOrNumber<S>, OptionNested<S>>;
+                              OptionChoice<S>, OptionEnum<S>, OptionEnumOrNumber<S>, OptionNested<S>,
+                              std::optional<std::int64_t> S::*, std::optional<double> S::*, OptionCustom<S>>;
   const char* key;
   Member member;
   OptionRange range = OptionRange::kAny;
@@ -242,6 +286,21 @@ template <class S, class M>
 constexpr bool is_enum_or_number = std::is_same_v<M, OptionEnumOrNumber<S>>;
 template <class S, class M>
 constexpr bool is_nested = std::is_same_v<M, OptionNested<S>>;
+template <class S, class M>
+constexpr bool is_custom = std::is_same_v<M, OptionCustom<S>>;
+template <class S, class M>
+constexpr bool is_optional =
+    std::is_same_v<M, std::optional<std::int64_t> S::*> || std::is_same_v<M, std::optional<double> S::*>;
+
+// False when the row has nothing to write for s: an unset optional number, a
+// custom row whose `written` says so.
+template <class S>
+bool has_value(const OptionField<S>& f, const S& s) {
+  if (const auto* c = std::get_if<OptionCustom<S>>(&f.member)) return !c->written || c->written(s);
+  if (const auto* o = std::get_if<std::optional<std::int64_t> S::*>(&f.member)) return (s.**o).has_value();
+  if (const auto* o = std::get_if<std::optional<double> S::*>(&f.member)) return (s.**o).has_value();
+  return true;
+}
 
 }  // namespace option_detail
 
@@ -301,6 +360,17 @@ void read_options(YamlMap& m, const OptionTable<S>& table, S& s) {
             YamlMap sub = m.map(f.key);
             member.read(sub, s);
             sub.finish();
+          } else if constexpr (is_custom<S, M>) {
+            member.read(m, f.key, s);
+          } else if constexpr (is_optional<S, M>) {
+            auto& v = s.*member;
+            using T = typename std::remove_reference_t<decltype(v)>::value_type;
+            if (const std::optional<T> x = m.optional<T>(f.key)) {
+              if constexpr (std::is_same_v<T, double>)
+                v = check_range(m, f.key, *x, f.range, f.max, f.min);
+              else
+                v = check_range(m, f.key, *x, f.range, f.max);
+            }
           } else if constexpr (is_choice<S, M>) {
             bool& v = s.*member.member;
             const std::string name = m.get<std::string>(f.key, v ? member.if_true : member.if_false);
@@ -340,6 +410,11 @@ YAML::Node option_value(const OptionField<S>& f, const S& s) {
           return i < member.names.names.size() ? YAML::Node(member.names.names[i]) : YAML::Node(s.*member.number);
         } else if constexpr (option_detail::is_nested<S, M>) {
           return member.write(s);
+        } else if constexpr (option_detail::is_custom<S, M>) {
+          return member.write(s);
+        } else if constexpr (option_detail::is_optional<S, M>) {
+          const auto& v = s.*member;
+          return v ? YAML::Node(*v) : YAML::Node(YAML::NodeType::Null);  // null: unset (not written)
         } else {
           return YAML::Node(s.*member);
         }
@@ -353,7 +428,7 @@ YAML::Node option_value(const OptionField<S>& f, const S& s) {
 template <class S>
 void write_options(YAML::Node& n, const OptionTable<S>& table, const S& s) {
   for (const OptionField<S>& f : table)
-    if (!f.written || f.written(s)) n[f.key] = option_value(f, s);
+    if ((!f.written || f.written(s)) && option_detail::has_value(f, s)) n[f.key] = option_value(f, s);
 }
 
 // Writes the one row of `table` named `key` (a caller that interleaves a table's keys with
@@ -361,7 +436,7 @@ void write_options(YAML::Node& n, const OptionTable<S>& table, const S& s) {
 template <class S>
 void write_options(YAML::Node& n, const OptionTable<S>& table, const S& s, const std::string& key) {
   for (const OptionField<S>& f : table)
-    if (key == f.key && (!f.written || f.written(s))) n[f.key] = option_value(f, s);
+    if (key == f.key && (!f.written || f.written(s)) && option_detail::has_value(f, s)) n[f.key] = option_value(f, s);
 }
 
 // A nested map over member `sub` of S, read and written by `table` (a function
@@ -387,14 +462,84 @@ OptionNested<S> nested_same(const OptionTable<S>& (*table)()) {
           }};
 }
 
+// nested() and nested_same() with a check once the sub-map's keys are read: a
+// rule across its keys, whose errors name them (check calls m.fail(key, ...)).
+template <class S, class T>
+OptionNested<S> nested(T S::* sub, const OptionTable<T>& (*table)(), void (*check)(YamlMap&, T&)) {
+  return {[sub, table, check](YamlMap& m, S& s) {
+            read_options(m, table(), s.*sub);
+            check(m, s.*sub);
+          },
+          [sub, table](const S& s) {
+            YAML::Node n(YAML::NodeType::Map);
+            write_options(n, table(), s.*sub);
+            return n;
+          }};
+}
+
+template <class S>
+OptionNested<S> nested_same(const OptionTable<S>& (*table)(), void (*check)(YamlMap&, S&)) {
+  return {[table, check](YamlMap& m, S& s) {
+            read_options(m, table(), s);
+            check(m, s);
+          },
+          [table](const S& s) {
+            YAML::Node n(YAML::NodeType::Map);
+            write_options(n, table(), s);
+            return n;
+          }};
+}
+
 // The names a key accepts: an N-way choice's names in order, a two-way choice's two
-// (true first); empty for other rows. Docs list them (option_tables_test.cc checks).
+// (true first), a custom row's own; empty for other rows. Docs list them
+// (option_tables_test.cc checks).
 template <class S>
 std::vector<std::string> option_names(const OptionField<S>& f) {
   if (const auto* e = std::get_if<OptionEnum<S>>(&f.member)) return e->names;
   if (const auto* e = std::get_if<OptionEnumOrNumber<S>>(&f.member)) return e->names.names;
   if (const auto* c = std::get_if<OptionChoice<S>>(&f.member)) return {c->if_true, c->if_false};
+  if (const auto* c = std::get_if<OptionCustom<S>>(&f.member)) return c->names;
   return {};
+}
+
+// The rows of `table` (a table of T) as rows of S that read and write the T
+// reached by `get` (S& -> T&, const S& -> const T&), at S's own level.
+template <class S, class T, class Get, class GetConst>
+OptionTable<S> lift_with(Get get, GetConst get_const, const OptionTable<T>& table) {
+  OptionTable<S> out;
+  for (const OptionField<T>& f : table) {
+    OptionCustom<S> c;
+    c.read = [f, get](YamlMap& m, const char*, S& s) { read_options(m, OptionTable<T>{f}, get(s)); };
+    c.write = [f, get_const](const S& s) { return option_value(f, get_const(s)); };
+    c.written = [f, get_const](const S& s) {
+      return (!f.written || f.written(get_const(s))) && option_detail::has_value(f, get_const(s));
+    };
+    c.names = option_names(f);
+    out.push_back({f.key, std::move(c), f.range, f.help, f.max, f.min});
+  }
+  return out;
+}
+
+// The rows of a sub-struct's table as rows of S (see the header comment).
+template <class S, class T>
+OptionTable<S> lift(T S::* sub, const OptionTable<T>& table) {
+  return lift_with<S, T>([sub](S& s) -> T& { return s.*sub; }, [sub](const S& s) -> const T& { return s.*sub; },
+                         table);
+}
+
+// The rows of a base class's table as rows of S.
+template <class S, class T>
+OptionTable<S> lift_base(const OptionTable<T>& table) {
+  static_assert(std::is_base_of_v<T, S>, "lift_base needs a base class of S");
+  return lift_with<S, T>([](S& s) -> T& { return s; }, [](const S& s) -> const T& { return s; }, table);
+}
+
+// Rows of several tables, in order (a table made of lifted parts and its own rows).
+template <class S>
+OptionTable<S> concat(std::initializer_list<OptionTable<S>> parts) {
+  OptionTable<S> out;
+  for (const OptionTable<S>& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
 }
 
 // The default of one key as YAML text (the member of a default-constructed S).
