@@ -103,7 +103,7 @@ trace e.jsonl native_jsonl "" "e.jsonl: empty file"
 printf 'arrival_ns,prompt_tokens,output_tokens\n0,4,4\n' >"$work/ok.csv"
 s=$(scenario rate "workload: {type: trace, path: $work/ok.csv, rate_scale: 1e-300}")
 expect "rate_scale 1e-300" "rate.yaml:6" -- "$bin" run "$s" --out "$work/o" -q
-expect "rate_scale 1e-300 key" "rate_scale: must be in" -- "$bin" run "$s" --out "$work/o" -q
+expect "rate_scale 1e-300 key" "workload.rate_scale: must be at least 1e-06" -- "$bin" run "$s" --out "$work/o" -q
 s=$(scenario prompt "workload: {type: synthetic, requests: 10, clients: [{name: a, rate: 1, prompt: 9.2e18}]}")
 expect "prompt 9.2e18" "prompt.yaml:6" -- "$bin" run "$s" --out "$work/o" -q
 s=$(scenario w_in "$synthetic

@@ -2,6 +2,8 @@
 #include "traces/trace_options.h"
 
 #include <cmath>
+#include <limits>
+#include <string>
 
 #include "sim/core/error.h"
 #include "traces/readers/field_limits.h"
@@ -9,108 +11,126 @@
 namespace servesim {
 namespace {
 
-template <class E>
-E pick(YamlMap& m, const std::string& key, const std::string& def,
-       std::initializer_list<std::pair<const char*, E>> choices) {
-  std::string v = m.get<std::string>(key, def);
-  std::string known;
-  for (const auto& [name, e] : choices) {
-    if (v == name) return e;
-    known += (known.empty() ? "" : ", ") + std::string(name);
+const OptionTable<BurstGptOptions>& burstgpt_options() {
+  static const OptionTable<BurstGptOptions> t = {
+      {"failed", one_of(&BurstGptOptions::failed, "failed-row rule", {"drop", "keep", "error"}), OptionRange::kAny,
+       "BurstGPT rows with zero response tokens: dropped, kept with 1 output token, or an error"},
+  };
+  return t;
+}
+
+void check_window(YamlMap& w, TraceOptions& o) {
+  if (std::isfinite(o.end_s) && !(o.end_s > o.start_s)) w.fail("end_s", fmt::format("must be > start_s ({})", o.start_s));
+}
+
+void check_client_rule(YamlMap& c, ClientRule& r) {
+  if (r.name.empty()) c.fail("name", "must not be empty");
+  if (r.by == ClientRule::By::kRandom && r.count == 0) c.fail("count", "must be >= 1 for by: random");
+  for (double x : r.weights)
+    if (!(x >= 0)) c.fail("weights", "weights must be >= 0");
+  if (!r.weights.empty()) {
+    double sum = 0;
+    for (double x : r.weights) sum += x;
+    if (!(sum > 0)) c.fail("weights", "at least one weight must be > 0");
+    r.count = static_cast<int>(r.weights.size());
   }
-  m.fail(key, fmt::format("unknown value '{}'; expected one of: {}", v, known));
 }
-
-template <class E>
-const char* name_of(E e, std::initializer_list<std::pair<const char*, E>> choices) {
-  for (const auto& [name, v] : choices)
-    if (v == e) return name;
-  return "?";
-}
-
-const std::initializer_list<std::pair<const char*, FailedRows>> kFailed = {
-    {"drop", FailedRows::kDrop}, {"keep", FailedRows::kKeep}, {"error", FailedRows::kError}};
-const std::initializer_list<std::pair<const char*, TraceOptions::Origin>> kOrigin = {
-    {"auto", TraceOptions::Origin::kAuto},
-    {"first_row", TraceOptions::Origin::kFirstRow},
-    {"zero", TraceOptions::Origin::kZero}};
-const std::initializer_list<std::pair<const char*, SpreadOptions::Mode>> kSpread = {
-    {"none", SpreadOptions::Mode::kNone}, {"even", SpreadOptions::Mode::kEven}, {"uniform", SpreadOptions::Mode::kUniform}};
-const std::initializer_list<std::pair<const char*, ClientRule::By>> kBy = {
-    {"auto", ClientRule::By::kAuto},   {"trace", ClientRule::By::kTrace},
-    {"single", ClientRule::By::kSingle}, {"prefix_block", ClientRule::By::kPrefixBlock},
-    {"group", ClientRule::By::kGroup}, {"random", ClientRule::By::kRandom}};
 
 }  // namespace
 
+const OptionTable<TraceReadOptions>& trace_read_options() {
+  static const OptionTable<TraceReadOptions> t = concat<TraceReadOptions>({
+      {{"skip_bad_rows", &TraceReadOptions::skip_bad_rows, OptionRange::kAny, "skip and count bad rows instead of failing"},
+       {"sort", &TraceReadOptions::sort, OptionRange::kAny, "load all rows and stable-sort them by arrival"}},
+      lift(&TraceReadOptions::burstgpt, burstgpt_options()),
+  });
+  return t;
+}
+
+const OptionTable<TraceOptions>& trace_window_options() {
+  static const OptionTable<TraceOptions> t = {
+      {"start_s", &TraceOptions::start_s, OptionRange::kNonNegative, "window start, trace seconds", kMaxTraceTimeS},
+      // A number, or null / absent: no end (written as null); hand-read.
+      {"end_s",
+       custom<TraceOptions>(
+           [](YamlMap& w, const char* key, TraceOptions& o) {
+             if (w.null_value(key)) {
+               o.end_s = std::numeric_limits<double>::infinity();  // null: no end (as config.resolved.yaml writes it)
+             } else if (auto end = w.optional<double>(key)) {  // absent: keeps the default, no end
+               o.end_s = *end;
+               if (!(o.end_s <= kMaxTraceTimeS))
+                 w.fail(key, fmt::format("must be at most {:.0f} s (or null: no end), got {}", kMaxTraceTimeS, o.end_s));
+             }
+           },
+           [](const TraceOptions& o) {
+             return std::isfinite(o.end_s) ? YAML::Node(o.end_s) : YAML::Node(YAML::NodeType::Null);  // null: no end
+           }),
+       OptionRange::kAny, "window end (exclusive), trace seconds; null: no end"},
+  };
+  return t;
+}
+
+const OptionTable<SpreadOptions>& spread_options() {
+  static const OptionTable<SpreadOptions> t = {
+      {"mode", one_of(&SpreadOptions::mode, "spread mode", {"none", "even", "uniform"}), OptionRange::kAny,
+       "how requests sharing one timestamp are spread"},
+      {"bucket_s", &SpreadOptions::bucket_s, OptionRange::kPositive, "the widest a bucket is spread over, s",
+       kMaxSpreadBucketS},
+  };
+  return t;
+}
+
+const OptionTable<ClientRule>& client_rule_options() {
+  using R = OptionRange;
+  static const OptionTable<ClientRule> t = {
+      {"by", one_of(&ClientRule::by, "client rule", {"auto", "trace", "single", "prefix_block", "group", "random"}),
+       R::kAny, "how requests get a client"},
+      {"name", &ClientRule::name, R::kAny, "the client of single (and auto without trace clients)"},
+      {"count", &ClientRule::count, R::kNonNegative, "prefix_block buckets (0: one per block id); random clients", 100000},
+      // `auto` (-1: from the first 1,000 rows) or a number >= 0; hand-read.
+      {"common_blocks",
+       custom<ClientRule>(
+           [](YamlMap& c, const char* key, ClientRule& r) {
+             const std::string common = c.get<std::string>(key, r.common_blocks < 0 ? "auto" : std::to_string(r.common_blocks));
+             if (common == "auto") {
+               r.common_blocks = -1;
+             } else {
+               r.common_blocks = c.get<int>(key, 0);
+               if (r.common_blocks < 0) c.fail(key, "must be 'auto' or >= 0");
+             }
+           },
+           [](const ClientRule& r) { return r.common_blocks < 0 ? YAML::Node("auto") : YAML::Node(r.common_blocks); }),
+       R::kAny, "prefix_block: leading blocks every request shares (auto: from the first 1,000 rows)"},
+      {"weights", list_of(&ClientRule::weights), R::kAny, "random: relative shares (empty: equal, or Zipf)"},
+      {"zipf", &ClientRule::zipf, R::kNonNegative, "random: shares i^-zipf when > 0 and no weights"},
+  };
+  return t;
+}
+
+const OptionTable<TraceOptions>& trace_options() {
+  using R = OptionRange;
+  static const OptionTable<TraceOptions> t = concat<TraceOptions>({
+      {{"path", &TraceOptions::path, R::kAny, "the trace file (required), relative to the current directory"},
+       {"format", trace_format_column<TraceOptions>(), R::kAny, "auto, a format name or native"}},
+      lift(&TraceOptions::read, trace_read_options()),
+      {{"time_origin", one_of(&TraceOptions::time_origin, "time origin", {"auto", "first_row", "zero"}), R::kAny,
+        "auto: first_row for formats with date timestamps, zero otherwise"},
+       {"window", nested_same(&trace_window_options, &check_window), R::kAny, "trace seconds, end exclusive"},
+       {"spread", nested(&TraceOptions::spread, &spread_options), R::kAny, "spreading of quantized timestamps"},
+       {"sample", &TraceOptions::sample, R::kFraction, "fraction of requests kept (seeded)"},
+       {"rate_scale", &TraceOptions::rate_scale, R::kPositive, "2 = replay twice as fast", kMaxRateScale, kMinRateScale},
+       {"max_requests", &TraceOptions::max_requests, R::kNonNegative, "0 = all"},
+       {"clients", nested(&TraceOptions::clients, &client_rule_options, &check_client_rule), R::kAny,
+        "client assignment"}},
+  });
+  return t;
+}
+
 TraceOptions parse_trace_options(YamlMap& m) {
   TraceOptions o;
-  o.path = m.require<std::string>("path");
+  if (!m.has("path")) m.require<std::string>("path");  // "missing required key 'path'"
+  read_options(m, trace_options(), o);
   if (o.path.empty()) m.fail("path", "must not be empty");
-  try {
-    o.read.format = parse_format(m.get<std::string>("format", "auto"), o.path);
-  } catch (const InputError& e) {
-    m.fail("format", e.what());
-  }
-  o.read.skip_bad_rows = m.get<bool>("skip_bad_rows", false);
-  o.read.sort = m.get<bool>("sort", false);
-  o.read.burstgpt.failed = pick(m, "failed", "drop", kFailed);
-  o.time_origin = pick(m, "time_origin", "auto", kOrigin);
-
-  YamlMap w = m.map("window");
-  o.start_s = w.get<double>("start_s", 0.0);
-  if (!(o.start_s >= 0 && o.start_s <= kMaxTraceTimeS))
-    w.fail("start_s", fmt::format("must be in [0, {:.0f}] s, got {}", kMaxTraceTimeS, o.start_s));
-  if (w.null_value("end_s")) {
-    // null: no end (as config.resolved.yaml writes it)
-  } else if (auto end = w.optional<double>("end_s")) {  // absent: no end
-    o.end_s = *end;
-    if (!(o.end_s > o.start_s)) w.fail("end_s", fmt::format("must be > start_s ({})", o.start_s));
-    if (!(o.end_s <= kMaxTraceTimeS))
-      w.fail("end_s", fmt::format("must be at most {:.0f} s (or null: no end), got {}", kMaxTraceTimeS, o.end_s));
-  }
-  w.finish();
-
-  YamlMap sp = m.map("spread");
-  o.spread.mode = pick(sp, "mode", "none", kSpread);
-  o.spread.bucket_s = sp.positive("bucket_s", 3.0);
-  if (!(o.spread.bucket_s <= kMaxSpreadBucketS))
-    sp.fail("bucket_s", fmt::format("must be in (0, {:.0f}] s, got {}", kMaxSpreadBucketS, o.spread.bucket_s));
-  sp.finish();
-
-  o.sample = m.get<double>("sample", 1.0);
-  if (!(o.sample > 0 && o.sample <= 1)) m.fail("sample", fmt::format("must be in (0, 1], got {}", o.sample));
-  o.rate_scale = m.get<double>("rate_scale", 1.0);
-  if (!(o.rate_scale >= kMinRateScale && o.rate_scale <= kMaxRateScale))
-    m.fail("rate_scale", fmt::format("must be in [{}, {}], got {}", kMinRateScale, kMaxRateScale, o.rate_scale));
-  o.max_requests = m.get<std::int64_t>("max_requests", 0);
-  if (o.max_requests < 0) m.fail("max_requests", "must be >= 0 (0 = all)");
-
-  YamlMap c = m.map("clients");
-  o.clients.by = pick(c, "by", "auto", kBy);
-  o.clients.name = c.get<std::string>("name", "default");
-  if (o.clients.name.empty()) c.fail("name", "must not be empty");
-  o.clients.count = c.get<int>("count", 8);
-  if (o.clients.count < 0 || o.clients.count > 100000) c.fail("count", "must be in [0, 100000]");
-  if (o.clients.by == ClientRule::By::kRandom && o.clients.count == 0) c.fail("count", "must be >= 1 for by: random");
-  std::string common = c.get<std::string>("common_blocks", "auto");
-  if (common != "auto") {
-    o.clients.common_blocks = c.get<int>("common_blocks", 0);
-    if (o.clients.common_blocks < 0) c.fail("common_blocks", "must be 'auto' or >= 0");
-  }
-  o.clients.weights = c.list<double>("weights");
-  for (double x : o.clients.weights)
-    if (!(x >= 0)) c.fail("weights", "weights must be >= 0");
-  if (!o.clients.weights.empty()) {
-    double sum = 0;
-    for (double x : o.clients.weights) sum += x;
-    if (!(sum > 0)) c.fail("weights", "at least one weight must be > 0");
-    o.clients.count = static_cast<int>(o.clients.weights.size());
-  }
-  o.clients.zipf = c.get<double>("zipf", 0.0);
-  if (o.clients.zipf < 0) c.fail("zipf", "must be >= 0");
-  c.finish();
-
   m.finish();
   return o;
 }
@@ -118,31 +138,7 @@ TraceOptions parse_trace_options(YamlMap& m) {
 YAML::Node trace_options_yaml(const TraceOptions& o) {
   YAML::Node n;
   n["type"] = "trace";
-  n["path"] = o.path;
-  n["format"] = o.read.format;
-  n["skip_bad_rows"] = o.read.skip_bad_rows;
-  n["sort"] = o.read.sort;
-  n["failed"] = name_of(o.read.burstgpt.failed, kFailed);
-  n["time_origin"] = name_of(o.time_origin, kOrigin);
-  n["window"]["start_s"] = o.start_s;
-  if (std::isfinite(o.end_s)) n["window"]["end_s"] = o.end_s;
-  else n["window"]["end_s"] = YAML::Node(YAML::NodeType::Null);  // no end
-  n["spread"]["mode"] = name_of(o.spread.mode, kSpread);
-  n["spread"]["bucket_s"] = o.spread.bucket_s;
-  n["sample"] = o.sample;
-  n["rate_scale"] = o.rate_scale;
-  n["max_requests"] = o.max_requests;
-  YAML::Node c;
-  c["by"] = name_of(o.clients.by, kBy);
-  c["name"] = o.clients.name;
-  c["count"] = o.clients.count;
-  if (o.clients.common_blocks < 0) c["common_blocks"] = "auto";
-  else c["common_blocks"] = o.clients.common_blocks;
-  YAML::Node w(YAML::NodeType::Sequence);
-  for (double x : o.clients.weights) w.push_back(x);
-  c["weights"] = w;
-  c["zipf"] = o.clients.zipf;
-  n["clients"] = c;
+  write_options(n, trace_options(), o);
   return n;
 }
 

@@ -19,6 +19,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "sim/core/error.h"
+#include "sim/core/option_table.h"
 #include "sim/core/yaml_map.h"
 #include "traces/readers/trace_reader.h"
 
@@ -61,6 +63,36 @@ struct TraceOptions {
   SpreadOptions spread;
   ClientRule clients;
 };
+
+// Every key of `type: trace` but `type`, in the order config.resolved.yaml
+// states them: path, format, skip_bad_rows, sort, failed, time_origin, window
+// {start_s, end_s}, spread {mode, bucket_s}, sample, rate_scale, max_requests,
+// clients {by, name, count, common_blocks, weights, zipf}. Hand-read rows:
+// format (checked and converted by parse_format()), window.end_s (a number, or
+// null / absent: no end) and clients.common_blocks (`auto` or a number).
+const OptionTable<TraceOptions>& trace_options();
+const OptionTable<TraceOptions>& trace_window_options();   // window: {start_s, end_s}
+const OptionTable<SpreadOptions>& spread_options();        // spread: {mode, bucket_s}
+const OptionTable<ClientRule>& client_rule_options();      // clients: {by, name, ...}
+// skip_bad_rows, sort, failed: how a trace is read (also the empirical workload's).
+const OptionTable<TraceReadOptions>& trace_read_options();
+
+// `format:` of S (a struct with `path` and `read`): "auto", a registered name,
+// or "native" (native_csv or native_jsonl by the extension of `path`, which
+// the table reads first), checked and converted by parse_format().
+template <class S>
+OptionCustom<S> trace_format_column() {
+  return custom<S>(
+      [](YamlMap& m, const char* key, S& s) {
+        const std::string name = m.get<std::string>(key, s.read.format);
+        try {
+          s.read.format = parse_format(name, s.path);
+        } catch (const InputError& e) {
+          m.fail(key, e.what());
+        }
+      },
+      [](const S& s) { return YAML::Node(s.read.format); });
+}
 
 // Reads the keys of a `type: trace` workload map (`type` already read) and
 // calls m.finish(). Throws InputError naming the key.
