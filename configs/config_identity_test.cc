@@ -202,6 +202,48 @@ cost_model: {backend: roofline, model: flat, cuda_graph_decode: true, compute_ef
   for (const auto& [name, yaml] : cases) check_resolved_round_trip(parse_text(yaml, name), name);
 }
 
+TEST_CASE("every workload type, keys away from their defaults: parse(resolved(c)) == c and the resolved file re-runs byte for byte") {
+  const fs::path trace = temp_dir() / "workload_types_trace.csv";
+  {
+    std::ofstream out(trace);
+    out << "arrival_ns,prompt_tokens,output_tokens\n";
+    for (int i = 0; i < 12; ++i) out << i * 300000000LL << "," << 16 + 8 * i << "," << 4 + i << "\n";
+  }
+  const std::string head = "name: t\nseed: 3\nmodel: llama-3.1-8b\nhardware: h100-sxm\n";
+  const std::map<std::string, std::string> cases = {
+      {"wl_synthetic", R"(workload:
+  type: synthetic
+  requests: 60
+  duration_s: 50
+  rate_scale: 1.5
+  clients:
+    - {name: a, rate: 3, arrival: {process: gamma, cv: 2.5}, prompt: {dist: lognormal, median: 30, sigma: 0.5, min: 2, max: 90}, output: 7}
+    - {rate: 2, output: {dist: uniform, min: 3, max: 9}})"},
+      {"wl_templates", R"(workload:
+  type: templates
+  duration_s: 20
+  block_size: 32
+  pools: [{name: docs, count: 4, zipf: 0.5, tokens: 300}, {count: 2}]
+  clients:
+    - {name: t, rate: 4, pool: docs, template_share: 0.25, prompt: 20, output: 10, on_s: 2, off_s: 3, phase_s: 1}
+    - {rate: 1, pool: pool1, arrival: {process: gamma, cv: 2}})"},
+      {"wl_empirical", "workload: {type: empirical, path: " + trace.string() +
+                           ", format: native_csv, skip_bad_rows: true, max_rows: 2, joint: false, requests: 30, "
+                           "duration_s: 100, rate: 2, arrival: {process: gamma, cv: 0.5}, client: solo}"},
+      {"wl_sessions", R"(workload: {type: sessions, sessions: 6, duration_s: 100, rate: 0.25, turns: 3, system_prompt_tokens: 64,
+  first_prompt: 50, user_prompt: {dist: uniform, min: 5, max: 9}, output: 40, think_time_s: {dist: lognormal, median: 2, sigma: 0.3},
+  max_context_tokens: 4096, block_size: 32, clients: 3})"},
+      {"wl_agent_dag", R"(workload: {type: agent_dag, workflows: 3, rate: 0.5, arrival: {process: gamma, cv: 3}, system_prompt_tokens: 0,
+  task: 12, block_size: 8, clients: 2, nodes: [{name: a, prompt: 5, output: 6},
+  {name: b, count: 3, after: [a], think_time_s: {dist: uniform, min: 1, max: 2}}, {name: c, after: [a, b]}]})"},
+      {"wl_trace", "workload: {type: trace, path: " + trace.string() +
+                       ", skip_bad_rows: true, sort: true, failed: keep, time_origin: zero, window: {start_s: 0.1, end_s: 100}, "
+                       "spread: {mode: uniform, bucket_s: 2}, sample: 0.9, rate_scale: 2, max_requests: 9, "
+                       "clients: {by: random, name: x, count: 3, common_blocks: 2, weights: [1, 2, 0], zipf: 0.5}}"},
+  };
+  for (const auto& c : cases) check_resolved_round_trip(parse_text(head + c.second, c.first), c.first);
+}
+
 TEST_CASE("every shipped scenario: parse(resolved(c)) == c and the resolved file re-runs byte for byte") {
   std::size_t n = 0;
   for (const auto& e : fs::directory_iterator(fs::path(SERVESIM_SOURCE_DIR) / "configs" / "scenarios")) {

@@ -18,8 +18,8 @@ struct AgentNodeTemplate {
   std::string name;
   std::int32_t count = 1;                // parallel calls of this node
   std::vector<std::string> after;        // names of parent nodes
-  LengthDistribution prompt;             // the call's own instruction tokens
-  LengthDistribution output;
+  LengthDistribution prompt = LengthDistribution::fixed(200);  // the call's own instruction tokens
+  LengthDistribution output = LengthDistribution::fixed(100);
   DurationDistribution think_time;       // tool/execution time after the last parent finishes
 };
 

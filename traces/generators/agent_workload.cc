@@ -58,23 +58,41 @@ class AgentSource final : public GroupSource {
   const AgentDag& dag_;
 };
 
-LengthDistribution fixed_length(std::int64_t n) {
-  LengthDistribution d;
-  d.value = static_cast<double>(n);
-  return d;
-}
+}  // namespace
 
-std::vector<AgentNodeTemplate> default_nodes() {
-  AgentNodeTemplate plan{"plan", 1, {}, fixed_length(200), fixed_length(150), {}};
-  DurationDistribution tool_time;
-  tool_time.kind = DurationDistribution::Kind::kExponential;
-  tool_time.mean = 1.5;
-  AgentNodeTemplate tool{"tool", 4, {"plan"}, fixed_length(150), fixed_length(100), tool_time};
-  AgentNodeTemplate answer{"answer", 1, {"tool"}, fixed_length(100), fixed_length(300), {}};
+std::vector<AgentNodeTemplate> default_agent_nodes() {
+  const auto fixed = LengthDistribution::fixed;
+  AgentNodeTemplate plan{"plan", 1, {}, fixed(200), fixed(150), {}};
+  AgentNodeTemplate tool{"tool", 4, {"plan"}, fixed(150), fixed(100), DurationDistribution::exponential(1.5)};
+  AgentNodeTemplate answer{"answer", 1, {"tool"}, fixed(100), fixed(300), {}};
   return {plan, tool, answer};
 }
 
-}  // namespace
+const OptionTable<AgentSpec>& agent_options() {
+  using R = OptionRange;
+  static const OptionTable<AgentSpec> t = concat<AgentSpec>({
+      lift(&AgentSpec::starts, arrival_spec_options("workflows")),
+      {{"system_prompt_tokens", &AgentSpec::system_prompt_tokens, R::kNonNegative, "shared by every call of every workflow"},
+       {"task", length_column(&AgentSpec::task), R::kAny, "the workflow's task tokens"},
+       {"block_size", &AgentSpec::block_size, R::kPositive, "tokens per prefix block"},
+       {"clients", &AgentSpec::clients, R::kPositive, "workflows split at random over client-0..N-1"}},
+  });
+  return t;
+}
+
+const OptionTable<AgentNodeTemplate>& agent_node_options() {
+  using R = OptionRange;
+  static const OptionTable<AgentNodeTemplate> t = {
+      {"name", &AgentNodeTemplate::name, R::kAny, "the node's name (required)"},
+      {"count", &AgentNodeTemplate::count, R::kPositive, "parallel calls of this node (fan-out)"},
+      {"after", list_of(&AgentNodeTemplate::after), R::kAny, "nodes every call of this one waits for (fan-in)"},
+      {"prompt", length_column(&AgentNodeTemplate::prompt), R::kAny, "the call's own instruction tokens"},
+      {"output", length_column(&AgentNodeTemplate::output), R::kAny, "output tokens"},
+      {"think_time_s", duration_column(&AgentNodeTemplate::think_time), R::kAny,
+       "tool time after the last parent finishes, s"},
+  };
+  return t;
+}
 
 AgentWorkload::AgentWorkload(AgentSpec spec, const std::string& where)
     : spec_(std::move(spec)), dag_(spec_.nodes, where) {}
@@ -82,21 +100,10 @@ AgentWorkload::AgentWorkload(AgentSpec spec, const std::string& where)
 YAML::Node AgentWorkload::resolved() const {
   YAML::Node n;
   n["type"] = "agent_dag";
-  spec_.starts.resolve_into(n, "workflows");
-  n["system_prompt_tokens"] = spec_.system_prompt_tokens;
-  n["task"] = spec_.task.resolved();
-  n["block_size"] = spec_.block_size;
-  n["clients"] = spec_.clients;
+  write_options(n, agent_options(), spec_);
   for (const auto& node : spec_.nodes) {
     YAML::Node x;
-    x["name"] = node.name;
-    x["count"] = node.count;
-    YAML::Node after(YAML::NodeType::Sequence);
-    for (const auto& a : node.after) after.push_back(a);
-    x["after"] = after;
-    x["prompt"] = node.prompt.resolved();
-    x["output"] = node.output.resolved();
-    x["think_time_s"] = node.think_time.resolved();
+    write_options(x, agent_node_options(), node);
     n["nodes"].push_back(x);
   }
   return n;
@@ -108,32 +115,18 @@ std::unique_ptr<RequestSource> AgentWorkload::open(ClientTable& clients, std::ui
 
 std::unique_ptr<Workload> parse_agent_workload(YamlMap& m) {
   AgentSpec s;
-  s.starts = parse_arrival_spec(m, "workflows", 0.2);
-  s.system_prompt_tokens = m.get<std::int64_t>("system_prompt_tokens", 1024);
-  if (s.system_prompt_tokens < 0) m.fail("system_prompt_tokens", "must be >= 0");
-  LengthDistribution task;
-  task.kind = LengthDistribution::Kind::kLognormal;
-  task.median = 400;
-  task.sigma = 0.6;
-  task.max = 8192;
-  s.task = parse_length(m, "task", task);
-  s.block_size = static_cast<std::int32_t>(m.positive_int("block_size", 16));
-  s.clients = static_cast<std::int32_t>(m.positive_int("clients", 1));
+  read_options(m, agent_options(), s);
+  check_stop_rule(m, s.starts.stop, "workflows");
   const bool has_nodes = m.has("nodes");
   YAML::Node list = m.raw("nodes");
-  if (!has_nodes) {
-    s.nodes = default_nodes();
-  } else {
+  if (has_nodes) {  // absent: the spec's default nodes
     if (!list.IsSequence() || list.size() == 0) m.fail("nodes", "expected a non-empty list of nodes");
+    s.nodes.clear();
     for (std::size_t i = 0; i < list.size(); ++i) {
       YamlMap nm(list[i], m.file(), m.key_path(fmt::format("nodes[{}]", i)));
+      if (!nm.has("name")) nm.require<std::string>("name");  // "missing required key 'name'"
       AgentNodeTemplate node;
-      node.name = nm.require<std::string>("name");
-      node.count = static_cast<std::int32_t>(nm.positive_int("count", 1));
-      node.after = nm.list<std::string>("after");
-      node.prompt = parse_length(nm, "prompt", fixed_length(200));
-      node.output = parse_length(nm, "output", fixed_length(100));
-      node.think_time = parse_duration(nm, "think_time_s", DurationDistribution{});
+      read_options(nm, agent_node_options(), node);
       nm.finish();
       s.nodes.push_back(std::move(node));
     }

@@ -36,14 +36,24 @@
 
 namespace servesim {
 
+// plan -> 4 parallel tools -> answer: the nodes when `nodes:` is absent.
+std::vector<AgentNodeTemplate> default_agent_nodes();
+
 struct AgentSpec {
-  ArrivalSpec starts;
+  ArrivalSpec starts{.rate = 0.2, .process = {}, .stop = {}};
   std::int64_t system_prompt_tokens = 1024;
-  LengthDistribution task;
+  LengthDistribution task = LengthDistribution::lognormal(400, 0.6, 8192);
   std::int32_t block_size = 16;
   std::int32_t clients = 1;
-  std::vector<AgentNodeTemplate> nodes;
+  std::vector<AgentNodeTemplate> nodes = default_agent_nodes();
 };
+
+// rate, arrival, workflows, duration_s, system_prompt_tokens, task, block_size,
+// clients; `nodes` (a list of maps, each read by agent_node_options()) is read
+// and written by hand after them.
+const OptionTable<AgentSpec>& agent_options();
+// One item of `nodes`: name (required), count, after, prompt, output, think_time_s.
+const OptionTable<AgentNodeTemplate>& agent_node_options();
 
 class AgentWorkload final : public Workload {
  public:

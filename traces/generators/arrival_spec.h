@@ -9,9 +9,13 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "sim/core/option_table.h"
 #include "sim/core/yaml_map.h"
 #include "sim/core/rng.h"
 
@@ -29,12 +33,6 @@ inline constexpr double kMaxCv = 1e3;
 inline constexpr double kMaxCount = 1e9;    // requests, sessions, runs of a generator
 inline constexpr double kMaxArrivalS = 1e9;
 
-// `rate` read as arrivals per second in [kMinRate, kMaxRate].
-double read_rate(YamlMap& m, const std::string& key, double def);
-// The optional request/session count `key`: a positive integer up to kMaxCount.
-std::optional<std::int64_t> read_count(YamlMap& m, const std::string& key);
-// duration_s: in (0, kMaxArrivalS].
-std::optional<double> read_duration_s(YamlMap& m);
 // The arrival at `s` seconds as engine time; InputError naming `what` (the workload) when
 // it is past kMaxArrivalS: too low a rate for the number of requests asked for.
 Time arrival_time(double s, const std::string& what, std::int64_t index);
@@ -44,15 +42,22 @@ Time arrival_time(double s, const std::string& what, std::int64_t index);
 // key `arrival`: `poisson` (default) or `{process: gamma, cv: 3}`. Shared by
 // every generator (synthetic, templates, sessions, agents, empirical).
 struct ArrivalProcess {
-  bool gamma = false;
+  enum class Process { kPoisson, kGamma } process = Process::kPoisson;
   double cv = 1.0;  // gamma only
 
   double gap_s(double rate, Rng& rng) const;  // next gap in seconds at `rate` arrivals/s
-  void resolve_into(YAML::Node& n) const;     // writes n["arrival"]
+  YAML::Node resolved() const;                // `poisson`, or {process: gamma, cv: X}
 };
 
-// Reads the `arrival` key of `m`.
-ArrivalProcess parse_arrival_process(YamlMap& m);
+// The keys of the map form of `arrival` ({process: gamma, cv: 3}).
+const OptionTable<ArrivalProcess>& arrival_process_options();
+
+// An `arrival` row of S's table: `poisson` or a map of arrival_process_options()
+// (a value of two shapes: the row reads and writes it by hand).
+template <class S>
+OptionCustom<S> arrival_column(ArrivalProcess S::* member);
+// Reads the `arrival` key of `m` into `a` (absent: `a` unchanged).
+void read_arrival_process(YamlMap& m, const char* key, ArrivalProcess& a);
 
 // The stop rule of a generator: at most `count` arrivals (the workload names the
 // key: requests, sessions, workflows) and/or none at or after `duration_s`.
@@ -64,26 +69,25 @@ struct StopRule {
   bool within(std::int64_t index, double t_s) const {
     return (!count || index < *count) && (!duration_s || t_s < *duration_s);
   }
-  // Writes <count_key>/duration_s (those set) into `n`.
-  void resolve_into(YAML::Node& n, const std::string& count_key) const;
 };
 
-// Reads `count_key` and duration_s from `m`; at least one must be set.
-StopRule parse_stop_rule(YamlMap& m, const std::string& count_key);
+// `<count_key>` and duration_s, for count_key requests, sessions or workflows.
+const OptionTable<StopRule>& stop_rule_options(std::string_view count_key);
+// The stop rule's own check once its table was read: at least one of the two is set.
+void check_stop_rule(const YamlMap& m, const StopRule& r, std::string_view count_key);
 
 struct ArrivalSpec {
-  double rate = 1.0;  // per second
+  double rate = 1.0;  // per second (a workload's own default: its spec's initializer of this member)
   ArrivalProcess process;
   StopRule stop;
 
   double gap_s(Rng& rng) const { return process.gap_s(rate, rng); }
   bool within(std::int64_t index, double t_s) const { return stop.within(index, t_s); }
-  // Writes rate/arrival/<count_key>/duration_s into `n`.
-  void resolve_into(YAML::Node& n, const std::string& count_key) const;
 };
 
-// Reads rate, arrival, `count_key` and duration_s from `m`.
-ArrivalSpec parse_arrival_spec(YamlMap& m, const std::string& count_key, double default_rate);
+// rate, arrival, `<count_key>` and duration_s (stop_rule_options(count_key));
+// lifted into a workload's table, which then calls check_stop_rule().
+const OptionTable<ArrivalSpec>& arrival_spec_options(std::string_view count_key);
 
 // Walks an ArrivalSpec: the times of arrivals 0, 1, 2, ... until its stop rule
 // ends them. The first gap is drawn on construction.
@@ -113,17 +117,45 @@ class ArrivalClock {
 // One client of a generator with a `clients:` list (synthetic, templates): its
 // name and arrival process; the workload adds its own keys.
 struct ClientArrivals {
-  std::string name;
+  std::string name;        // derived default: client<i>, i its index in the list
   double rate = 1.0;       // requests/s
   ArrivalProcess arrival;  // Poisson or Gamma(cv) gaps
-
-  void resolve_into(YAML::Node& n) const;  // writes name, rate, arrival
 };
 
-// Reads the non-empty list `clients` of `m`. For item i: `name` (default
-// "client<i>", unique in the list), `rate` and `arrival`, then `rest(item, client)`
-// reads the workload's own keys; each item's unknown keys are errors.
-void parse_clients(YamlMap& m, const std::function<void(YamlMap&, ClientArrivals)>& rest);
+// name, rate, arrival: lifted into a workload's client table (lift_base).
+const OptionTable<ClientArrivals>& client_arrivals_options();
+
+// Reads the non-empty list `clients` of `m`: item i into a C (a ClientArrivals)
+// whose name starts as "client<i>", by `table`; names must be unique in the
+// list; each item's unknown keys are errors; `check(item, client)`, when set,
+// checks one client after its table was read.
+template <class C>
+std::vector<C> parse_clients(YamlMap& m, const OptionTable<C>& table,
+                             const std::function<void(YamlMap&, C&)>& check = nullptr) {
+  YAML::Node list = m.raw("clients");
+  if (!list || !list.IsSequence() || list.size() == 0) m.fail("clients", "expected a non-empty list of clients");
+  std::vector<C> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    YamlMap cm(list[i], m.file(), m.key_path(fmt::format("clients[{}]", i)));
+    C c;
+    c.name = fmt::format("client{}", i);
+    read_options(cm, table, c);
+    for (const C& prev : out)
+      if (prev.name == c.name) cm.fail("name", fmt::format("duplicate client name '{}'", c.name));
+    if (check) check(cm, c);
+    cm.finish();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+template <class S>
+OptionCustom<S> arrival_column(ArrivalProcess S::* member) {
+  OptionCustom<S> c = custom<S>([member](YamlMap& m, const char* key, S& s) { read_arrival_process(m, key, s.*member); },
+                                [member](const S& s) { return (s.*member).resolved(); });
+  c.names = {"poisson", "gamma"};
+  return c;
+}
 
 // The index in [0, n) whose time(i) is smallest; ties go to the lower index.
 template <class TimeOf>

@@ -1,7 +1,8 @@
 // How the generators read a distribution-valued key (LengthDistribution,
 // DurationDistribution): absent gives `def` (the key still counts as known); a
-// bare number is read by `scalar(m, key)`; a map is read by `named(map, dist)`
-// after its required `dist:` key, and any key of the map left unread is an error.
+// bare number is read by `scalar(m, key)`; a map (its `dist:` key required) is
+// read by `named(map)`, which reads `dist:` by its one_of table, and any key of
+// the map left unread is an error.
 // distribution_yaml() writes one back: `dist:` then its parameters in order.
 #pragma once
 #include <initializer_list>
@@ -22,8 +23,8 @@ D parse_distribution(YamlMap& m, const std::string& key, const D& def, Scalar sc
   }
   if (m.node()[key].IsScalar()) return scalar(m, key);
   YamlMap s = m.map(key);
-  const std::string dist = s.require<std::string>("dist");
-  D d = named(s, dist);
+  if (!s.has("dist")) s.require<std::string>("dist");  // "missing required key 'dist'"
+  D d = named(s);
   s.finish();
   return d;
 }

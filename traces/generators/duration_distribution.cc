@@ -7,6 +7,21 @@
 
 namespace servesim {
 
+DurationDistribution DurationDistribution::exponential(double mean) {
+  DurationDistribution d;
+  d.kind = Kind::kExponential;
+  d.mean = mean;
+  return d;
+}
+
+const OptionTable<DurationDistribution>& duration_kind_options() {
+  static const OptionTable<DurationDistribution> t = {
+      {"dist", one_of(&DurationDistribution::kind, "duration distribution", {"fixed", "exponential", "uniform", "lognormal"}),
+       OptionRange::kAny, "fixed {value}, exponential {mean}, uniform {min, max} or lognormal {median, sigma}, s"},
+  };
+  return t;
+}
+
 Time DurationDistribution::sample(Rng& rng) const {
   double s = 0;
   switch (kind) {
@@ -37,28 +52,28 @@ DurationDistribution parse_duration(YamlMap& m, const std::string& key, const Du
     d.value = at.in_range(k, 0, 0, kMaxDurationS, "s");
     return d;
   };
-  auto named = [](YamlMap& s, const std::string& dist) {
+  auto named = [](YamlMap& s) {
     DurationDistribution d;
-    if (dist == "fixed") {
-      d.value = s.in_range("value", 0, 0, kMaxDurationS, "s");
-    } else if (dist == "exponential") {
-      d.kind = DurationDistribution::Kind::kExponential;
-      d.mean = s.positive("mean", 1);
-      if (d.mean > kMaxDurationS) s.in_range("mean", 1, 0, kMaxDurationS, "s");
-    } else if (dist == "uniform") {
-      d.kind = DurationDistribution::Kind::kUniform;
-      d.min = s.in_range("min", 0, 0, kMaxDurationS, "s");
-      d.max = s.require<double>("max");
-      if (d.max > kMaxDurationS) s.in_range("max", 0, 0, kMaxDurationS, "s");
-      if (d.min < 0 || d.max < d.min) s.fail("max", "need 0 <= min <= max");
-    } else if (dist == "lognormal") {
-      d.kind = DurationDistribution::Kind::kLognormal;
-      d.median = s.positive("median", 1);
-      if (d.median > kMaxDurationS) s.in_range("median", 1, 0, kMaxDurationS, "s");
-      d.sigma = s.in_range("sigma", 1.0, 0, 10, "");
-    } else {
-      s.fail("dist", fmt::format("unknown duration distribution '{}'; expected fixed, exponential, uniform or lognormal",
-                                 dist));
+    read_options(s, duration_kind_options(), d);
+    switch (d.kind) {
+      case DurationDistribution::Kind::kFixed:
+        d.value = s.in_range("value", 0, 0, kMaxDurationS, "s");
+        break;
+      case DurationDistribution::Kind::kExponential:
+        d.mean = s.positive("mean", 1);
+        if (d.mean > kMaxDurationS) s.in_range("mean", 1, 0, kMaxDurationS, "s");
+        break;
+      case DurationDistribution::Kind::kUniform:
+        d.min = s.in_range("min", 0, 0, kMaxDurationS, "s");
+        d.max = s.require<double>("max");
+        if (d.max > kMaxDurationS) s.in_range("max", 0, 0, kMaxDurationS, "s");
+        if (d.min < 0 || d.max < d.min) s.fail("max", "need 0 <= min <= max");
+        break;
+      case DurationDistribution::Kind::kLognormal:
+        d.median = s.positive("median", 1);
+        if (d.median > kMaxDurationS) s.in_range("median", 1, 0, kMaxDurationS, "s");
+        d.sigma = s.in_range("sigma", 1.0, 0, 10, "");
+        break;
     }
     return d;
   };

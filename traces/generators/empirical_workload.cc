@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "sim/core/error.h"
+#include "traces/trace_options.h"
 
 namespace servesim {
 
@@ -64,16 +66,29 @@ class EmpiricalSource final : public RequestSource {
 
 }  // namespace
 
+const OptionTable<EmpiricalSpec>& empirical_options() {
+  using R = OptionRange;
+  static const OptionTable<EmpiricalSpec> t = [] {
+    OptionTable<EmpiricalSpec> read;  // the trace reading keys an empirical workload has: skip_bad_rows
+    for (OptionField<EmpiricalSpec>& f : lift(&EmpiricalSpec::read, trace_read_options()))
+      if (std::string_view(f.key) == "skip_bad_rows") read.push_back(std::move(f));
+    return concat<EmpiricalSpec>({
+        {{"path", &EmpiricalSpec::path, R::kAny, "the trace its lengths come from (required)"},
+         {"format", trace_format_column<EmpiricalSpec>(), R::kAny, "as for type: trace"}},
+        read,
+        {{"max_rows", &EmpiricalSpec::max_rows, R::kNonNegative, "rows read from the trace (0 = all)"},
+         {"joint", &EmpiricalSpec::joint, R::kAny, "draw (prompt, output) from one row; false: from two"}},
+        lift(&EmpiricalSpec::arrivals, arrival_spec_options("requests")),
+        {{"client", &EmpiricalSpec::client, R::kAny, "the client of every request"}},
+    });
+  }();
+  return t;
+}
+
 YAML::Node EmpiricalWorkload::resolved() const {
   YAML::Node n;
   n["type"] = "empirical";
-  n["path"] = spec_.path;
-  n["format"] = spec_.read.format;
-  n["skip_bad_rows"] = spec_.read.skip_bad_rows;
-  n["max_rows"] = spec_.max_rows;
-  n["joint"] = spec_.joint;
-  spec_.arrivals.resolve_into(n, "requests");
-  n["client"] = spec_.client;
+  write_options(n, empirical_options(), spec_);
   return n;
 }
 
@@ -83,18 +98,9 @@ std::unique_ptr<RequestSource> EmpiricalWorkload::open(ClientTable& clients, std
 
 std::unique_ptr<Workload> parse_empirical_workload(YamlMap& m) {
   EmpiricalSpec s;
-  s.path = m.require<std::string>("path");
-  try {
-    s.read.format = parse_format(m.get<std::string>("format", "auto"), s.path);
-  } catch (const InputError& e) {
-    m.fail("format", e.what());
-  }
-  s.read.skip_bad_rows = m.get<bool>("skip_bad_rows", false);
-  s.max_rows = m.get<std::int64_t>("max_rows", 0);
-  if (s.max_rows < 0) m.fail("max_rows", "must be >= 0 (0 = all)");
-  s.joint = m.get<bool>("joint", true);
-  s.arrivals = parse_arrival_spec(m, "requests", 1.0);
-  s.client = m.get<std::string>("client", "default");
+  if (!m.has("path")) m.require<std::string>("path");  // "missing required key 'path'"
+  read_options(m, empirical_options(), s);
+  check_stop_rule(m, s.arrivals.stop, "requests");
   if (s.client.empty()) m.fail("client", "must not be empty");
   m.finish();
   return std::make_unique<EmpiricalWorkload>(std::move(s));

@@ -51,6 +51,11 @@ struct EmpiricalSpec {
   std::string client = "default";
 };
 
+// path (required), format, skip_bad_rows, max_rows, joint, rate, arrival,
+// requests, duration_s, client: every key of `type: empirical`, in the order
+// config.resolved.yaml states them.
+const OptionTable<EmpiricalSpec>& empirical_options();
+
 class EmpiricalWorkload final : public Workload {
  public:
   explicit EmpiricalWorkload(EmpiricalSpec spec) : spec_(std::move(spec)) {}

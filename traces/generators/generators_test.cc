@@ -226,16 +226,16 @@ TEST_CASE("generator numbers are bounded where they are read, and a derived arri
   auto has = [](const std::string& s, const char* part) { return s.find(part) != std::string::npos; };
   // rate 1e-10 arrived at -9.2e18 ns; gamma cv 1e-300 hung, 1e300 was exit 3; 2^63-1 requests ran forever.
   CHECK(has(error("{type: synthetic, requests: 10, clients: [{rate: 1e-10}]}"),
-            "clients[0].rate: must be in [1e-06, 1000000000] arrivals/s, got 1e-10"));
-  CHECK(has(error("{type: sessions, sessions: 4, rate: 1e-10}"), "workload.rate: must be in [1e-06"));
+            "clients[0].rate: must be at least 1e-06, got 1e-10"));
+  CHECK(has(error("{type: sessions, sessions: 4, rate: 1e-10}"), "workload.rate: must be at least 1e-06"));
   CHECK(has(error("{type: synthetic, requests: 10, clients: [{rate: 1, arrival: {process: gamma, cv: 1e-300}}]}"),
-            "cv: must be in [0.001, 1000]"));
+            "clients[0].arrival.cv: must be at least 0.001"));
   CHECK(has(error("{type: synthetic, requests: 10, clients: [{rate: 1, arrival: {process: gamma, cv: 1e300}}]}"),
-            "cv: must be in [0.001, 1000]"));
+            "clients[0].arrival.cv: must be at most 1000 in magnitude"));
   CHECK(has(error("{type: synthetic, requests: 9223372036854775807, clients: [{rate: 1}]}"),
-            "workload.requests: must be a positive integer up to 1e+09"));
-  CHECK(has(error("{type: sessions, sessions: 9223372036854775807, rate: 1}"), "workload.sessions: must be a positive"));
-  CHECK(has(error("{type: synthetic, duration_s: 1e300, clients: [{rate: 1}]}"), "duration_s: must be in (0, 1e+09] s"));
+            "workload.requests: must be at most 1000000000 in magnitude"));
+  CHECK(has(error("{type: sessions, sessions: 9223372036854775807, rate: 1}"), "workload.sessions: must be at most 1000000000"));
+  CHECK(has(error("{type: synthetic, duration_s: 1e300, clients: [{rate: 1}]}"), "workload.duration_s: must be at most 1000000000 in magnitude"));
   // think_time_s: 1e300 silently became 1e7 s.
   CHECK(has(error("{type: sessions, sessions: 4, rate: 1, think_time_s: 1e300}"),
             "think_time_s: must be in [0, 10000000] s, got 1e+300"));
@@ -243,7 +243,7 @@ TEST_CASE("generator numbers are bounded where they are read, and a derived arri
             "mean: must be at most"));
   CHECK(has(error("{type: sessions, sessions: 4, rate: 1, think_time_s: {dist: uniform, min: 0, max: 1e9}}"),
             "max: must be in [0, 10000000] s"));
-  CHECK(has(error("{type: sessions, sessions: 4, rate: 1, clients: 1e10}"), "clients: must be at most 1e+09"));
+  CHECK(has(error("{type: sessions, sessions: 4, rate: 1, clients: 1e10}"), "workload.clients: must be at most 1000000000"));
   // In range, yet the arrivals pass the 1e9 s the generators cover: an error, not a wrap.
   auto w = parse("{type: synthetic, requests: 1000000000, clients: [{rate: 1e-6}]}");
   ClientTable clients;

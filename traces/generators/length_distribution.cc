@@ -8,6 +8,37 @@
 
 namespace servesim {
 
+LengthDistribution LengthDistribution::fixed(std::int64_t n) {
+  LengthDistribution d;
+  d.value = static_cast<double>(n);
+  return d;
+}
+
+LengthDistribution LengthDistribution::uniform(std::int64_t min, std::int64_t max) {
+  LengthDistribution d;
+  d.kind = Kind::kUniform;
+  d.min = min;
+  d.max = max;
+  return d;
+}
+
+LengthDistribution LengthDistribution::lognormal(double median, double sigma, std::int64_t max) {
+  LengthDistribution d;
+  d.kind = Kind::kLognormal;
+  d.median = median;
+  d.sigma = sigma;
+  d.max = max;
+  return d;
+}
+
+const OptionTable<LengthDistribution>& length_kind_options() {
+  static const OptionTable<LengthDistribution> t = {
+      {"dist", one_of(&LengthDistribution::kind, "length distribution", {"fixed", "uniform", "lognormal"}), OptionRange::kAny,
+       "fixed {value}, uniform {min, max} or lognormal {median, sigma, min, max}"},
+  };
+  return t;
+}
+
 std::int64_t LengthDistribution::sample(Rng& rng) const {
   switch (kind) {
     case Kind::kFixed: return static_cast<std::int64_t>(value);
@@ -63,29 +94,29 @@ LengthDistribution parse_length(YamlMap& m, const std::string& key, const Length
     d.value = static_cast<double>(tokens(at, k, 1));
     return d;
   };
-  auto named = [](YamlMap& s, const std::string& dist) {
+  auto named = [](YamlMap& s) {
     LengthDistribution d;
-    if (dist == "fixed") {
-      d.kind = LengthDistribution::Kind::kFixed;
-      d.value = static_cast<double>(tokens(s, "value", 1));
-    } else if (dist == "uniform") {
-      d.kind = LengthDistribution::Kind::kUniform;
-      d.min = tokens(s, "min", 1);
-      d.max = s.require<std::int64_t>("max");
-      if (d.max > kMaxTraceTokens) s.fail("max", fmt::format("must be at most {} tokens, got {}", kMaxTraceTokens, d.max));
-      if (d.max < d.min) s.fail("max", fmt::format("must be >= min ({})", d.min));
-    } else if (dist == "lognormal") {
-      d.kind = LengthDistribution::Kind::kLognormal;
-      d.median = s.positive("median", 256);
-      if (d.median > static_cast<double>(kMaxTraceTokens))
-        s.fail("median", fmt::format("must be at most {} tokens, got {}", kMaxTraceTokens, d.median));
-      d.sigma = s.get<double>("sigma", 1.0);
-      if (!(d.sigma >= 0 && d.sigma <= 10)) s.fail("sigma", fmt::format("must be in [0, 10], got {}", d.sigma));
-      d.min = tokens(s, "min", 1);
-      d.max = tokens(s, "max", 1 << 20);
-      if (d.max < d.min) s.fail("max", fmt::format("must be >= min ({})", d.min));
-    } else {
-      s.fail("dist", fmt::format("unknown length distribution '{}'; expected fixed, uniform or lognormal", dist));
+    read_options(s, length_kind_options(), d);
+    switch (d.kind) {
+      case LengthDistribution::Kind::kFixed:
+        d.value = static_cast<double>(tokens(s, "value", 1));
+        break;
+      case LengthDistribution::Kind::kUniform:
+        d.min = tokens(s, "min", 1);
+        d.max = s.require<std::int64_t>("max");
+        if (d.max > kMaxTraceTokens) s.fail("max", fmt::format("must be at most {} tokens, got {}", kMaxTraceTokens, d.max));
+        if (d.max < d.min) s.fail("max", fmt::format("must be >= min ({})", d.min));
+        break;
+      case LengthDistribution::Kind::kLognormal:
+        d.median = s.positive("median", 256);
+        if (d.median > static_cast<double>(kMaxTraceTokens))
+          s.fail("median", fmt::format("must be at most {} tokens, got {}", kMaxTraceTokens, d.median));
+        d.sigma = s.get<double>("sigma", 1.0);
+        if (!(d.sigma >= 0 && d.sigma <= 10)) s.fail("sigma", fmt::format("must be in [0, 10], got {}", d.sigma));
+        d.min = tokens(s, "min", 1);
+        d.max = tokens(s, "max", 1 << 20);
+        if (d.max < d.min) s.fail("max", fmt::format("must be >= min ({})", d.min));
+        break;
     }
     return d;
   };

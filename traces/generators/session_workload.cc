@@ -62,19 +62,27 @@ class SessionSource final : public GroupSource {
 
 }  // namespace
 
+const OptionTable<SessionSpec>& session_options() {
+  using R = OptionRange;
+  static const OptionTable<SessionSpec> t = concat<SessionSpec>({
+      lift(&SessionSpec::starts, arrival_spec_options("sessions")),
+      {{"turns", length_column(&SessionSpec::turns), R::kAny, "turns per session"},
+       {"system_prompt_tokens", &SessionSpec::system_prompt_tokens, R::kNonNegative, "shared by every session (0 = none)"},
+       {"first_prompt", length_column(&SessionSpec::first_prompt), R::kAny, "turn 0's user message"},
+       {"user_prompt", length_column(&SessionSpec::user_prompt), R::kAny, "a later turn's new user message"},
+       {"output", length_column(&SessionSpec::output), R::kAny, "answer tokens"},
+       {"think_time_s", duration_column(&SessionSpec::think_time), R::kAny, "between an answer and the next turn, s"},
+       {"max_context_tokens", &SessionSpec::max_context_tokens, R::kPositive, "a session ends before a turn past it"},
+       {"block_size", &SessionSpec::block_size, R::kPositive, "tokens per prefix block"},
+       {"clients", &SessionSpec::clients, R::kPositive, "sessions split at random over client-0..N-1"}},
+  });
+  return t;
+}
+
 YAML::Node SessionWorkload::resolved() const {
   YAML::Node n;
   n["type"] = "sessions";
-  spec_.starts.resolve_into(n, "sessions");
-  n["turns"] = spec_.turns.resolved();
-  n["system_prompt_tokens"] = spec_.system_prompt_tokens;
-  n["first_prompt"] = spec_.first_prompt.resolved();
-  n["user_prompt"] = spec_.user_prompt.resolved();
-  n["output"] = spec_.output.resolved();
-  n["think_time_s"] = spec_.think_time.resolved();
-  n["max_context_tokens"] = spec_.max_context_tokens;
-  n["block_size"] = spec_.block_size;
-  n["clients"] = spec_.clients;
+  write_options(n, session_options(), spec_);
   return n;
 }
 
@@ -84,36 +92,8 @@ std::unique_ptr<RequestSource> SessionWorkload::open(ClientTable& clients, std::
 
 std::unique_ptr<Workload> parse_session_workload(YamlMap& m) {
   SessionSpec s;
-  s.starts = parse_arrival_spec(m, "sessions", 0.5);
-  LengthDistribution turns;
-  turns.kind = LengthDistribution::Kind::kUniform;
-  turns.min = 1;
-  turns.max = 8;
-  s.turns = parse_length(m, "turns", turns);
-  LengthDistribution first;
-  first.kind = LengthDistribution::Kind::kLognormal;
-  first.median = 600;
-  first.sigma = 0.8;
-  first.max = 16384;
-  s.first_prompt = parse_length(m, "first_prompt", first);
-  LengthDistribution user = first;
-  user.median = 120;
-  user.max = 4096;
-  s.user_prompt = parse_length(m, "user_prompt", user);
-  LengthDistribution output = first;
-  output.median = 200;
-  output.sigma = 0.7;
-  output.max = 2048;
-  s.output = parse_length(m, "output", output);
-  DurationDistribution think;
-  think.kind = DurationDistribution::Kind::kExponential;
-  think.mean = 20;
-  s.think_time = parse_duration(m, "think_time_s", think);
-  s.system_prompt_tokens = m.get<std::int64_t>("system_prompt_tokens", 0);
-  if (s.system_prompt_tokens < 0) m.fail("system_prompt_tokens", "must be >= 0");
-  s.max_context_tokens = m.positive_int("max_context_tokens", 32768);
-  s.block_size = static_cast<std::int32_t>(m.positive_int("block_size", 16));
-  s.clients = static_cast<std::int32_t>(m.positive_int("clients", 1));
+  read_options(m, session_options(), s);
+  check_stop_rule(m, s.starts.stop, "sessions");
   m.finish();
   return std::make_unique<SessionWorkload>(std::move(s));
 }

@@ -40,14 +40,20 @@
 namespace servesim {
 
 struct SessionSpec {
-  ArrivalSpec starts;
-  LengthDistribution turns, first_prompt, user_prompt, output;
-  DurationDistribution think_time;
+  ArrivalSpec starts{.rate = 0.5, .process = {}, .stop = {}};
+  LengthDistribution turns = LengthDistribution::uniform(1, 8);
+  LengthDistribution first_prompt = LengthDistribution::lognormal(600, 0.8, 16384);
+  LengthDistribution user_prompt = LengthDistribution::lognormal(120, 0.8, 4096);
+  LengthDistribution output = LengthDistribution::lognormal(200, 0.7, 2048);
+  DurationDistribution think_time = DurationDistribution::exponential(20);
   std::int64_t system_prompt_tokens = 0;
   std::int64_t max_context_tokens = 32768;
   std::int32_t block_size = 16;
   std::int32_t clients = 1;
 };
+
+// Every key of `type: sessions`, in the order config.resolved.yaml states them.
+const OptionTable<SessionSpec>& session_options();
 
 class SessionWorkload final : public Workload {
  public:

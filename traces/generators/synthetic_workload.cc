@@ -49,16 +49,31 @@ class SyntheticSource final : public RequestSource {
 
 }  // namespace
 
+const OptionTable<SyntheticSpec>& synthetic_options() {
+  using R = OptionRange;
+  static const OptionTable<SyntheticSpec> t = concat<SyntheticSpec>({
+      lift(&SyntheticSpec::stop, stop_rule_options("requests")),
+      {{"rate_scale", &SyntheticSpec::rate_scale, R::kPositive, "multiplies every client's rate (load sweeps)", 1e6, 1e-6}},
+  });
+  return t;
+}
+
+const OptionTable<SyntheticClient>& synthetic_client_options() {
+  static const OptionTable<SyntheticClient> t = concat<SyntheticClient>({
+      lift_base<SyntheticClient>(client_arrivals_options()),
+      {{"prompt", length_column(&SyntheticClient::prompt), OptionRange::kAny, "prompt tokens"},
+       {"output", length_column(&SyntheticClient::output), OptionRange::kAny, "output tokens"}},
+  });
+  return t;
+}
+
 YAML::Node SyntheticWorkload::resolved() const {
   YAML::Node n;
   n["type"] = "synthetic";
-  spec_.stop.resolve_into(n, "requests");
-  n["rate_scale"] = spec_.rate_scale;
+  write_options(n, synthetic_options(), spec_);
   for (const auto& c : spec_.clients) {
     YAML::Node cn;
-    c.resolve_into(cn);
-    cn["prompt"] = c.prompt.resolved();
-    cn["output"] = c.output.resolved();
+    write_options(cn, synthetic_client_options(), c);
     n["clients"].push_back(cn);
   }
   return n;
@@ -70,19 +85,9 @@ std::unique_ptr<RequestSource> SyntheticWorkload::open(ClientTable& clients, std
 
 std::unique_ptr<Workload> parse_synthetic_workload(YamlMap& m) {
   SyntheticSpec spec;
-  spec.stop = parse_stop_rule(m, "requests");
-  spec.rate_scale = m.in_range("rate_scale", 1.0, 1e-6, 1e6, "");
-  LengthDistribution def_prompt;
-  def_prompt.value = 1024;
-  LengthDistribution def_output;
-  def_output.value = 256;
-  parse_clients(m, [&](YamlMap& cm, ClientArrivals id) {
-    SyntheticClient c;
-    static_cast<ClientArrivals&>(c) = std::move(id);
-    c.prompt = parse_length(cm, "prompt", def_prompt);
-    c.output = parse_length(cm, "output", def_output);
-    spec.clients.push_back(std::move(c));
-  });
+  read_options(m, synthetic_options(), spec);
+  check_stop_rule(m, spec.stop, "requests");
+  spec.clients = parse_clients(m, synthetic_client_options());
   m.finish();
   return std::make_unique<SyntheticWorkload>(std::move(spec));
 }

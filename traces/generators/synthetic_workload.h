@@ -28,8 +28,8 @@
 namespace servesim {
 
 struct SyntheticClient : ClientArrivals {
-  LengthDistribution prompt;
-  LengthDistribution output;
+  LengthDistribution prompt = LengthDistribution::fixed(1024);
+  LengthDistribution output = LengthDistribution::fixed(256);
 };
 
 struct SyntheticSpec {
@@ -37,6 +37,12 @@ struct SyntheticSpec {
   double rate_scale = 1.0;  // multiplies every client's rate (load sweeps)
   std::vector<SyntheticClient> clients;
 };
+
+// requests, duration_s, rate_scale; `clients` (a list of maps, each read by
+// synthetic_client_options()) is read and written by hand after them.
+const OptionTable<SyntheticSpec>& synthetic_options();
+// One item of `clients`: name, rate, arrival, prompt, output.
+const OptionTable<SyntheticClient>& synthetic_client_options();
 
 class SyntheticWorkload final : public Workload {
  public:

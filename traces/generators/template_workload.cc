@@ -119,29 +119,53 @@ class TemplateSource final : public RequestSource {
 
 }  // namespace
 
+const OptionTable<TemplateSpec>& template_options() {
+  static const OptionTable<TemplateSpec> t = concat<TemplateSpec>({
+      lift(&TemplateSpec::stop, stop_rule_options("requests")),
+      {{"block_size", &TemplateSpec::block_size, OptionRange::kPositive, "tokens per prefix block"}},
+  });
+  return t;
+}
+
+const OptionTable<TemplatePool>& template_pool_options() {
+  using R = OptionRange;
+  static const OptionTable<TemplatePool> t = {
+      {"name", &TemplatePool::name, R::kAny, "the pool's name, unique in the list (default pool<i>)"},
+      {"count", &TemplatePool::count, R::kPositive, "templates in the pool"},
+      {"zipf", &TemplatePool::zipf, R::kNonNegative, "popularity: template i drawn with weight 1/(i+1)^zipf (0 = uniform)"},
+      {"tokens", length_column(&TemplatePool::tokens), R::kAny, "each template's length, drawn once"},
+  };
+  return t;
+}
+
+const OptionTable<TemplateClient>& template_client_options() {
+  using R = OptionRange;
+  static const OptionTable<TemplateClient> t = concat<TemplateClient>({
+      lift_base<TemplateClient>(client_arrivals_options()),
+      {{"pool", &TemplateClient::pool_name, R::kAny, "the pool its templates come from (none: no template)", kOptionMax, 0,
+        [](const TemplateClient& c) { return !c.pool_name.empty(); }},
+       {"template_share", &TemplateClient::template_share, R::kFractionOrZero, "probability that a request uses a template"},
+       {"prompt", length_column(&TemplateClient::prompt), R::kAny, "the request's own tokens after the template"},
+       {"output", length_column(&TemplateClient::output), R::kAny, "output tokens"},
+       {"on_s", &TemplateClient::on_s, R::kNonNegative, "on phase, s (on_s and off_s both > 0: phases)"},
+       {"off_s", &TemplateClient::off_s, R::kNonNegative, "off phase, s"},
+       {"phase_s", &TemplateClient::phase_s, R::kNonNegative, "start of the first on phase, s"}},
+  });
+  return t;
+}
+
 YAML::Node TemplateWorkload::resolved() const {
   YAML::Node n;
   n["type"] = "templates";
-  spec_.stop.resolve_into(n, "requests");
-  n["block_size"] = spec_.block_size;
+  write_options(n, template_options(), spec_);
   for (const auto& p : spec_.pools) {
     YAML::Node pn;
-    pn["name"] = p.name;
-    pn["count"] = p.count;
-    pn["zipf"] = p.zipf;
-    pn["tokens"] = p.tokens.resolved();
+    write_options(pn, template_pool_options(), p);
     n["pools"].push_back(pn);
   }
   for (const auto& c : spec_.clients) {
     YAML::Node cn;
-    c.resolve_into(cn);
-    if (c.pool) cn["pool"] = spec_.pools[*c.pool].name;
-    cn["template_share"] = c.template_share;
-    cn["prompt"] = c.prompt.resolved();
-    cn["output"] = c.output.resolved();
-    cn["on_s"] = c.on_s;
-    cn["off_s"] = c.off_s;
-    cn["phase_s"] = c.phase_s;
+    write_options(cn, template_client_options(), c);
     n["clients"].push_back(cn);
   }
   return n;
@@ -153,46 +177,26 @@ std::unique_ptr<RequestSource> TemplateWorkload::open(ClientTable& clients, std:
 
 std::unique_ptr<Workload> parse_template_workload(YamlMap& m) {
   TemplateSpec spec;
-  spec.stop = parse_stop_rule(m, "requests");
-  spec.block_size = static_cast<std::int32_t>(m.positive_int("block_size", spec.block_size));
+  read_options(m, template_options(), spec);
+  check_stop_rule(m, spec.stop, "requests");
   YAML::Node pools = m.raw("pools");
   if (pools && !pools.IsNull() && !pools.IsSequence()) m.fail("pools", "expected a list of template pools");
   for (std::size_t i = 0; pools && pools.IsSequence() && i < pools.size(); ++i) {
     YamlMap pm(pools[i], m.file(), m.key_path(fmt::format("pools[{}]", i)));
     TemplatePool p;
-    p.name = pm.get<std::string>("name", fmt::format("pool{}", i));
+    p.name = fmt::format("pool{}", i);
+    read_options(pm, template_pool_options(), p);
     for (const auto& prev : spec.pools)
       if (prev.name == p.name) pm.fail("name", fmt::format("duplicate pool name '{}'", p.name));
-    p.count = pm.positive_int("count", p.count);
-    p.zipf = pm.get<double>("zipf", p.zipf);
-    if (p.zipf < 0) pm.fail("zipf", "must be >= 0 (0 = uniform popularity)");
-    LengthDistribution def;
-    def.value = 1024;
-    p.tokens = parse_length(pm, "tokens", def);
     pm.finish();
     spec.pools.push_back(std::move(p));
   }
-  LengthDistribution def_prompt, def_output;
-  def_prompt.value = 256;
-  def_output.value = 256;
-  parse_clients(m, [&](YamlMap& cm, ClientArrivals id) {
-    TemplateClient c;
-    static_cast<ClientArrivals&>(c) = std::move(id);
+  spec.clients = parse_clients<TemplateClient>(m, template_client_options(), [&spec](YamlMap& cm, TemplateClient& c) {
     if (cm.has("pool")) {
-      const std::string pool = cm.get<std::string>("pool", "");
       for (std::size_t p = 0; p < spec.pools.size(); ++p)
-        if (spec.pools[p].name == pool) c.pool = p;
-      if (!c.pool) cm.fail("pool", fmt::format("no pool named '{}' in workload.pools", pool));
+        if (spec.pools[p].name == c.pool_name) c.pool = p;
+      if (!c.pool) cm.fail("pool", fmt::format("no pool named '{}' in workload.pools", c.pool_name));
     }
-    c.template_share = cm.get<double>("template_share", c.template_share);
-    if (c.template_share < 0 || c.template_share > 1) cm.fail("template_share", "must be in [0, 1]");
-    c.prompt = parse_length(cm, "prompt", def_prompt);
-    c.output = parse_length(cm, "output", def_output);
-    c.on_s = cm.get<double>("on_s", c.on_s);
-    c.off_s = cm.get<double>("off_s", c.off_s);
-    c.phase_s = cm.get<double>("phase_s", c.phase_s);
-    if (c.on_s < 0 || c.off_s < 0 || c.phase_s < 0) cm.fail_here("on_s, off_s and phase_s must be >= 0");
-    spec.clients.push_back(std::move(c));
   });
   m.finish();
   return std::make_unique<TemplateWorkload>(std::move(spec));

@@ -45,16 +45,17 @@
 namespace servesim {
 
 struct TemplatePool {
-  std::string name;
+  std::string name;  // derived default: pool<i>, i its index in the list
   std::int64_t count = 10;
   double zipf = 1.0;
-  LengthDistribution tokens;
+  LengthDistribution tokens = LengthDistribution::fixed(1024);
 };
 
 struct TemplateClient : ClientArrivals {
-  std::optional<std::size_t> pool;  // index into pools
+  std::string pool_name;            // `pool:` ("" = none)
+  std::optional<std::size_t> pool;  // its index into pools (from pool_name)
   double template_share = 1.0;
-  LengthDistribution prompt, output;
+  LengthDistribution prompt = LengthDistribution::fixed(256), output = LengthDistribution::fixed(256);
   double on_s = 0, off_s = 0, phase_s = 0;
 };
 
@@ -64,6 +65,14 @@ struct TemplateSpec {
   std::vector<TemplatePool> pools;
   std::vector<TemplateClient> clients;
 };
+
+// requests, duration_s, block_size; `pools` and `clients` (lists of maps, each
+// item read by the tables below) are read and written by hand after them.
+const OptionTable<TemplateSpec>& template_options();
+// One item of `pools`: name, count, zipf, tokens.
+const OptionTable<TemplatePool>& template_pool_options();
+// One item of `clients`: name, rate, arrival, pool, template_share, prompt, output, on_s, off_s, phase_s.
+const OptionTable<TemplateClient>& template_client_options();
 
 class TemplateWorkload final : public Workload {
  public:
