@@ -108,6 +108,7 @@ const OptionTable<ClientRule>& client_rule_options() {
 }
 
 const OptionTable<TraceOptions>& trace_options() {
+  // path: required (checked before the table reads); format: converted by parse_format().
   using R = OptionRange;
   static const OptionTable<TraceOptions> t = concat<TraceOptions>({
       {{"path", &TraceOptions::path, R::kAny, "the trace file (required), relative to the current directory"},

@@ -69,6 +69,7 @@ std::vector<AgentNodeTemplate> default_agent_nodes() {
 }
 
 const OptionTable<AgentSpec>& agent_options() {
+  // Hand-read after it: `nodes`, a list of maps (each item by agent_node_options(); absent: default_agent_nodes()).
   using R = OptionRange;
   static const OptionTable<AgentSpec> t = concat<AgentSpec>({
       lift(&AgentSpec::starts, arrival_spec_options("workflows")),
@@ -81,6 +82,7 @@ const OptionTable<AgentSpec>& agent_options() {
 }
 
 const OptionTable<AgentNodeTemplate>& agent_node_options() {
+  // name: required (checked before the table reads: no default).
   using R = OptionRange;
   static const OptionTable<AgentNodeTemplate> t = {
       {"name", &AgentNodeTemplate::name, R::kAny, "the node's name (required)"},

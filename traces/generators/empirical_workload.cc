@@ -67,6 +67,7 @@ class EmpiricalSource final : public RequestSource {
 }  // namespace
 
 const OptionTable<EmpiricalSpec>& empirical_options() {
+  // path: required (checked before the table reads: no default); format: converted by parse_format().
   using R = OptionRange;
   static const OptionTable<EmpiricalSpec> t = [] {
     OptionTable<EmpiricalSpec> read;  // the trace reading keys an empirical workload has: skip_bad_rows

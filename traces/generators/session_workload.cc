@@ -63,6 +63,7 @@ class SessionSource final : public GroupSource {
 }  // namespace
 
 const OptionTable<SessionSpec>& session_options() {
+  // The distributions' parameters are hand-read by their columns (their keys depend on dist:).
   using R = OptionRange;
   static const OptionTable<SessionSpec> t = concat<SessionSpec>({
       lift(&SessionSpec::starts, arrival_spec_options("sessions")),

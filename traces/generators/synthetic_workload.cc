@@ -50,6 +50,7 @@ class SyntheticSource final : public RequestSource {
 }  // namespace
 
 const OptionTable<SyntheticSpec>& synthetic_options() {
+  // Hand-read after it: `clients`, a list of maps (each item by synthetic_client_options()).
   using R = OptionRange;
   static const OptionTable<SyntheticSpec> t = concat<SyntheticSpec>({
       lift(&SyntheticSpec::stop, stop_rule_options("requests")),
@@ -59,6 +60,7 @@ const OptionTable<SyntheticSpec>& synthetic_options() {
 }
 
 const OptionTable<SyntheticClient>& synthetic_client_options() {
+  // name: derived default client<i> (parse_clients() sets it before the table reads).
   static const OptionTable<SyntheticClient> t = concat<SyntheticClient>({
       lift_base<SyntheticClient>(client_arrivals_options()),
       {{"prompt", length_column(&SyntheticClient::prompt), OptionRange::kAny, "prompt tokens"},

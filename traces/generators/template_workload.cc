@@ -120,6 +120,7 @@ class TemplateSource final : public RequestSource {
 }  // namespace
 
 const OptionTable<TemplateSpec>& template_options() {
+  // Hand-read after it: `pools` and `clients`, lists of maps (each item by its table below).
   static const OptionTable<TemplateSpec> t = concat<TemplateSpec>({
       lift(&TemplateSpec::stop, stop_rule_options("requests")),
       {{"block_size", &TemplateSpec::block_size, OptionRange::kPositive, "tokens per prefix block"}},
@@ -128,6 +129,7 @@ const OptionTable<TemplateSpec>& template_options() {
 }
 
 const OptionTable<TemplatePool>& template_pool_options() {
+  // name: derived default pool<i> (set before the table reads).
   using R = OptionRange;
   static const OptionTable<TemplatePool> t = {
       {"name", &TemplatePool::name, R::kAny, "the pool's name, unique in the list (default pool<i>)"},
@@ -139,6 +141,7 @@ const OptionTable<TemplatePool>& template_pool_options() {
 }
 
 const OptionTable<TemplateClient>& template_client_options() {
+  // name: derived default client<i>; pool: a name, turned into an index into pools after the table reads.
   using R = OptionRange;
   static const OptionTable<TemplateClient> t = concat<TemplateClient>({
       lift_base<TemplateClient>(client_arrivals_options()),
