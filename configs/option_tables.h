@@ -3,9 +3,10 @@
 // with them, and option_tables_test.cc checks docs/configuration.md against
 // them (every key listed, with its default).
 //
-// Not in a table: keys with a derived default (report.out: runs/<name>;
-// cost_model.profile, the resolved path of each worker's profile) and the
-// attention methods' names (the attention-method registry). `variance:` has its
+// Not in a table: keys with a derived default (report.out: runs/<name>, which
+// --out replaces; cost_model.profile, the resolved path of each worker's profile),
+// the registries' names (attention methods, policies) and the cluster's worker list;
+// option_tables_test.cc lists each with its reason. `variance:` has its
 // table in traces/variance_source.h, beside VarianceConfig. The policies' parameters have their
 // tables next to each options struct in policies/ (listed by
 // policies/policy_registry.h's PolicyType::params); the attention methods'
@@ -17,6 +18,7 @@
 
 namespace servesim {
 
+const OptionTable<ScenarioConfig>& scenario_options();      // name, seed, horizon_s (custom rows)
 const OptionTable<ModelSpec>& model_options();              // model: (after name)
 const OptionTable<HardwareSpec>& hardware_options();        // hardware: (after name; interconnect nested last)
 const OptionTable<InterconnectSpec>& interconnect_options(); // hardware.interconnect: (KV transfer links)

@@ -190,14 +190,7 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   ScenarioConfig c;
   c.file = file;
   YamlMap m(root, file);
-  c.name = m.get<std::string>("name", fs::path(file).stem().string());
-  c.seed = m.get<std::uint64_t>("seed", c.seed);
-  if (auto h = m.optional<double>("horizon_s")) {
-    // 1e9 s (31.7 years): a horizon in int64 nanoseconds with room for what follows it
-    // (1e10 wrapped to -9.2e9 s).
-    if (!(*h > 0 && *h <= kOptionMax)) m.fail("horizon_s", fmt::format("must be in (0, {:.0e}] s, got {}", kOptionMax, *h));
-    c.horizon = seconds_to_time(*h);
-  }
+  read_options(m, scenario_options(), c);  // name, seed, horizon_s
   {
     auto [mm, name] = resolve_named(m, "model", "models", "llama-3-8b");
     c.model = parse_model(mm, name);
@@ -278,9 +271,7 @@ void shorten_doubles(YAML::Node n) {
 
 YAML::Node ScenarioConfig::resolved() const {
   YAML::Node n;
-  n["name"] = name;
-  n["seed"] = seed;
-  if (horizon) n["horizon_s"] = time_to_seconds(*horizon);
+  write_options(n, scenario_options(), *this);  // name, seed, horizon_s
   YAML::Node mo;
   mo["name"] = model.name;
   write_options(mo, model_options(), model);
