@@ -137,14 +137,7 @@ void parse_cluster(YamlMap& m, ScenarioConfig& c) {
 
 // policy.decode_global (PD only) and the pools' local policies against the
 // global policy's required local policy.
-void parse_pool_policies(YamlMap& pm, ScenarioConfig& c) {
-  if (pm.has("decode_global") && !c.disaggregated())
-    pm.fail("decode_global", "policy.decode_global needs cluster.pools with a pool of role prefill or decode");
-  c.decode_global_policy = parse_global_policy(pm, "decode_global", "least_outstanding");
-  if (!c.decode_global_policy.requires_local.empty())
-    pm.fail("decode_global", fmt::format("global policy '{}' needs local policy '{}' and cannot pick decode workers",
-                                         c.decode_global_policy.resolved["name"].as<std::string>(),
-                                         c.decode_global_policy.requires_local));
+void check_pool_policies(YamlMap& pm, const ScenarioConfig& c) {
   const std::string& need = c.global_policy.requires_local;
   if (need.empty()) return;
   for (const PoolConfig& p : c.pools)

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "costmodel/roofline_knobs.h"
+#include "policies/policy_registry.h"
 
 namespace servesim {
 
@@ -273,6 +274,47 @@ const OptionTable<ScenarioConfig>& scenario_options() {
       // Absent: no horizon (see horizon_row).
       {"horizon_s", horizon_row(), R::kAny, "stop here; in-flight requests are reported unfinished"},
   };
+  return t;
+}
+
+// policy: each key a name of the policy registry with its parameters (the policy's own
+// table), read by the registry and written back as the resolved map.
+const OptionTable<ScenarioConfig>& policy_options() {
+  using C = ScenarioConfig;
+  static const OptionTable<C> t = [] {
+    OptionTable<C> rows = {
+        {"local",
+         custom<C>([](YamlMap& m, const char* key, C& c) { c.local_policy = parse_local_policy(m, key, "fcfs"); },
+                   [](const C& c) { return c.local_policy.resolved; }),
+         R::kAny, "the local policy of every worker (a pool's policy.local replaces it)"},
+        {"global",
+         custom<C>(
+             [](YamlMap& m, const char* key, C& c) {
+               c.global_policy = parse_global_policy(m, key, "round_robin");
+               if (const std::string& need = c.global_policy.requires_local;
+                   !need.empty() && c.local_policy.resolved["name"].as<std::string>() != need)
+                 m.fail("local", fmt::format("global policy '{}' runs with local policy '{}' on every worker; "
+                                             "set local: {}",
+                                             c.global_policy.resolved["name"].as<std::string>(), need, need));
+             },
+             [](const C& c) { return c.global_policy.resolved; }),
+         R::kAny, "routes each arriving request to a worker"},
+    };
+    OptionCustom<C> decode = custom<C>(
+        [](YamlMap& m, const char* key, C& c) {
+          if (m.has(key) && !c.disaggregated())
+            m.fail(key, "policy.decode_global needs cluster.pools with a pool of role prefill or decode");
+          c.decode_global_policy = parse_global_policy(m, key, "least_outstanding");
+          if (!c.decode_global_policy.requires_local.empty())
+            m.fail(key, fmt::format("global policy '{}' needs local policy '{}' and cannot pick decode workers",
+                                    c.decode_global_policy.resolved["name"].as<std::string>(),
+                                    c.decode_global_policy.requires_local));
+        },
+        [](const C& c) { return c.decode_global_policy.resolved; });
+    decode.written = [](const C& c) { return c.disaggregated(); };
+    rows.push_back({"decode_global", decode, R::kAny, "PD: picks the decode worker of a handed-off request"});
+    return rows;
+  }();
   return t;
 }
 

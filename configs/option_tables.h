@@ -19,6 +19,7 @@
 namespace servesim {
 
 const OptionTable<ScenarioConfig>& scenario_options();      // name, seed, horizon_s (custom rows)
+const OptionTable<ScenarioConfig>& policy_options();        // policy: local, global, decode_global (custom rows)
 const OptionTable<ModelSpec>& model_options();              // model: (after name)
 const OptionTable<HardwareSpec>& hardware_options();        // hardware: (after name; interconnect nested last)
 const OptionTable<InterconnectSpec>& interconnect_options(); // hardware.interconnect: (KV transfer links)

@@ -615,6 +615,7 @@ TEST_CASE("every key of the documented scenario is read by a table or listed as 
   add_keys(tabled, slo_options(), "slo");
   add_keys(tabled, variance_options(), "variance");
   for (const auto& f : scenario_options()) tabled.insert(f.key);
+  add_keys(tabled, policy_options(), "policy");
   for (const AttentionMethodType& t : attention_method_types())
     if (!t.params_key.empty()) {
       tabled.insert("attention." + t.params_key);
@@ -638,8 +639,6 @@ TEST_CASE("every key of the documented scenario is read by a table or listed as 
       {"kv_cache", "section"},
       {"batching", "section"},
       {"policy", "section"},
-      {"policy.local", "a name of the policy registry (its parameters: the policy's table)"},
-      {"policy.global", "a name of the policy registry (its parameters: the policy's table)"},
       {"cost_model", "section"},
       {"cost_model.profile", "resolved to each worker's profile path"},
       {"workload", "section: a type of the workload registry; its keys are checked against docs/traces.md"},

@@ -208,13 +208,8 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   parse_cluster(m, c);
 
   YamlMap pm = m.map("policy");
-  c.local_policy = parse_local_policy(pm, "local", "fcfs");
-  c.global_policy = parse_global_policy(pm, "global", "round_robin");
-  if (const std::string& need = c.global_policy.requires_local;
-      !need.empty() && c.local_policy.resolved["name"].as<std::string>() != need)
-    pm.fail("local", fmt::format("global policy '{}' runs with local policy '{}' on every worker; set local: {}",
-                                 c.global_policy.resolved["name"].as<std::string>(), need, need));
-  parse_pool_policies(pm, c);
+  read_options(pm, policy_options(), c);  // local, global, decode_global
+  check_pool_policies(pm, c);
   pm.finish();
 
   parse_cost_model(m, c);
@@ -285,9 +280,9 @@ YAML::Node ScenarioConfig::resolved() const {
   n["batching"] = b;
   n["cluster"] = cluster_node(*this);
   if (kv_tiers != KvTiersConfig{}) n["kv_cache"] = kv_tiers_node(kv_tiers);  // only when set: resolves as before
-  n["policy"]["local"] = local_policy.resolved;
-  n["policy"]["global"] = global_policy.resolved;
-  if (disaggregated()) n["policy"]["decode_global"] = decode_global_policy.resolved;
+  YAML::Node policy(YAML::NodeType::Map);
+  write_options(policy, policy_options(), *this);
+  n["policy"] = policy;
   n["cost_model"] = cost_model_node(*this);
   n["workload"] = workload->resolved();
   n["report"]["out"] = report.out_dir;

@@ -24,8 +24,8 @@ YAML::Node attention_node(const AttentionConfig& a);
 // cluster: workers (with overrides) or pools, pd, kv_store. Needs the model,
 // hardware, attention, memory keys and kv_cache of `c` already parsed.
 void parse_cluster(YamlMap& root, ScenarioConfig& c);
-// policy.decode_global and the pools' local policies (after policy.local and .global).
-void parse_pool_policies(YamlMap& policy, ScenarioConfig& c);
+// The pools' local policies against policy.global's required local policy (after policy_options()).
+void check_pool_policies(YamlMap& policy, const ScenarioConfig& c);
 YAML::Node cluster_node(const ScenarioConfig& c);
 
 // cost_model_config.cc
