@@ -163,7 +163,7 @@ TEST_CASE("attention methods and their parameters are parsed, resolved and check
   CHECK(error_of(scenario(calibrated("{kv: andpro, andpro: {allocation: adaptive}}"), kSmallWorkload))
             .find("allocation: expected layer_topk or equal, got 'adaptive'") != std::string::npos);
   CHECK(error_of(scenario(calibrated("{decode: sparse}"), kSmallWorkload))
-            .find("attention.decode: unknown attention method 'sparse'; known: dense, quest") != std::string::npos);
+            .find("attention.decode: unknown attention method 'sparse'; expected dense or quest") != std::string::npos);
   CHECK(error_of(scenario(calibrated("{minference: {patterns: {vs_30_2048: 0.5}}}"), kSmallWorkload))
             .find("head shares must sum to 1") != std::string::npos);
   CHECK(error_of(scenario(calibrated("{andpro: {budget: 1000}}"), kSmallWorkload))

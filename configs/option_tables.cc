@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "costmodel/roofline_knobs.h"
+#include "costmodel/attention_registry.h"
 #include "policies/policy_registry.h"
 
 namespace servesim {
@@ -313,6 +314,53 @@ const OptionTable<ScenarioConfig>& policy_options() {
         [](const C& c) { return c.decode_global_policy.resolved; });
     decode.written = [](const C& c) { return c.disaggregated(); };
     rows.push_back({"decode_global", decode, R::kAny, "PD: picks the decode worker of a handed-off request"});
+    return rows;
+  }();
+  return t;
+}
+
+namespace {
+
+// A method key: one of the registry's names for that slot (the enum's values are the
+// names' indices, attention_method.h).
+template <class Method, std::size_t N>
+OptionEnum<AttentionConfig> method_row(Method AttentionConfig::* member, const std::array<std::string_view, N>& names) {
+  return {[member](const AttentionConfig& a) { return static_cast<int>(a.*member); },
+          [member](AttentionConfig& a, int i) { a.*member = static_cast<Method>(i); }, "attention method",
+          std::vector<std::string>(names.begin(), names.end())};
+}
+
+}  // namespace
+
+// attention: the three method keys, then one parameter map per method that has
+// parameters (quest, minference, andpro), read and written by the method's registry
+// entry (costmodel/attention_registry.h). Whether the profile measured what a method
+// needs is checked by the cost model.
+const OptionTable<AttentionConfig>& attention_options() {
+  using A = AttentionConfig;
+  static const OptionTable<A> t = [] {
+    OptionTable<A> rows = {
+        {"prefill", method_row(&A::prefill, kPrefillMethodNames), R::kAny, "prefill attention method"},
+        {"decode", method_row(&A::decode, kDecodeMethodNames), R::kAny, "decode attention method"},
+        {"kv", method_row(&A::kv, kKvMethodNames), R::kAny, "KV method (eviction after prefill)"},
+    };
+    for (const AttentionMethodType& type : attention_method_types()) {
+      if (type.params_key.empty()) continue;
+      const AttentionMethodType* tp = &type;  // the registry is static: the pointer and its key outlive the table
+      rows.push_back({tp->params_key.c_str(),
+                      custom<A>(
+                          [tp](YamlMap& m, const char* key, A& a) {
+                            YamlMap pm = m.map(key);
+                            tp->parse(pm, a);
+                            pm.finish();
+                          },
+                          [tp](const A& a) {
+                            YAML::Node p;
+                            tp->write(p, a);
+                            return p;
+                          }),
+                      R::kAny, "the method's parameters"});
+    }
     return rows;
   }();
   return t;

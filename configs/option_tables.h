@@ -4,8 +4,9 @@
 // them (every key listed, with its default).
 //
 // Not in a table: keys with a derived default (report.out: runs/<name>, which
-// --out replaces; cost_model.profile, the resolved path of each worker's profile),
-// the registries' names (attention methods, policies) and the cluster's worker list;
+// --out replaces; cost_model.profile, the resolved path of each worker's profile)
+// and the cluster's worker list (registry names are custom rows: policy_options(),
+// attention_options()).
 // option_tables_test.cc lists each with its reason. `variance:` has its
 // table in traces/variance_source.h, beside VarianceConfig. The policies' parameters have their
 // tables next to each options struct in policies/ (listed by
@@ -20,6 +21,7 @@ namespace servesim {
 
 const OptionTable<ScenarioConfig>& scenario_options();      // name, seed, horizon_s (custom rows)
 const OptionTable<ScenarioConfig>& policy_options();        // policy: local, global, decode_global (custom rows)
+const OptionTable<AttentionConfig>& attention_options();    // attention: method names (registry), parameter maps
 const OptionTable<ModelSpec>& model_options();              // model: (after name)
 const OptionTable<HardwareSpec>& hardware_options();        // hardware: (after name; interconnect nested last)
 const OptionTable<InterconnectSpec>& interconnect_options(); // hardware.interconnect: (KV transfer links)

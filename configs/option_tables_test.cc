@@ -616,6 +616,7 @@ TEST_CASE("every key of the documented scenario is read by a table or listed as 
   add_keys(tabled, variance_options(), "variance");
   for (const auto& f : scenario_options()) tabled.insert(f.key);
   add_keys(tabled, policy_options(), "policy");
+  add_keys(tabled, attention_options(), "attention");
   for (const AttentionMethodType& t : attention_method_types())
     if (!t.params_key.empty()) {
       tabled.insert("attention." + t.params_key);
@@ -627,9 +628,6 @@ TEST_CASE("every key of the documented scenario is read by a table or listed as 
       {"model", "a name, a path or an inline map (the map's keys: model_options())"},
       {"hardware", "a name, a path or an inline map (the map's keys: hardware_options())"},
       {"attention", "section"},
-      {"attention.prefill", "a method name of the attention-method registry"},
-      {"attention.decode", "a method name of the attention-method registry"},
-      {"attention.kv", "a method name of the attention-method registry"},
       {"attention.minference.patterns", "a map of pattern names to shares (MInference's pattern list)"},
       {"attention.minference.patterns.", "pattern names (MInference's pattern list)"},
       {"cluster", "section"},

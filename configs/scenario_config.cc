@@ -137,45 +137,17 @@ YAML::Node hardware_node(const HardwareSpec& h) {
   return x;
 }
 
-// attention: {prefill, decode, kv, and one parameter map per method that has
-// parameters (quest: {...}, minference: {...}, andpro: {...})}: the methods
-// and their maps come from the registry (costmodel/attention_registry.h).
-// Whether the profile measured what a method needs is checked by the cost model.
 AttentionConfig parse_attention(YamlMap& parent, const AttentionConfig& def) {
   AttentionConfig a = def;
   YamlMap m = parent.map("attention");
-  auto method = [&]<class Method, std::size_t N>(const char* key, Method& v, const std::array<std::string_view, N>& names) {
-    const std::string name = m.get<std::string>(key, std::string(method_name(v)));
-    if (auto found = method_by_name<Method>(names, name)) {
-      v = *found;
-      return;
-    }
-    m.fail(key, fmt::format("unknown attention method '{}'; known: {}", name, fmt::join(names, ", ")));
-  };
-  method("prefill", a.prefill, kPrefillMethodNames);
-  method("decode", a.decode, kDecodeMethodNames);
-  method("kv", a.kv, kKvMethodNames);
-  for (const AttentionMethodType& t : attention_method_types()) {
-    if (t.params_key.empty()) continue;
-    YamlMap pm = m.map(t.params_key);
-    t.parse(pm, a);
-    pm.finish();
-  }
+  read_options(m, attention_options(), a);
   m.finish();
   return a;
 }
 
 YAML::Node attention_node(const AttentionConfig& a) {
   YAML::Node n;
-  n["prefill"] = std::string(method_name(a.prefill));
-  n["decode"] = std::string(method_name(a.decode));
-  n["kv"] = std::string(method_name(a.kv));
-  for (const AttentionMethodType& t : attention_method_types()) {
-    if (t.params_key.empty()) continue;
-    YAML::Node p;
-    t.write(p, a);
-    n[t.params_key] = p;
-  }
+  write_options(n, attention_options(), a);
   return n;
 }
 
