@@ -18,6 +18,7 @@
 #include "policies/vtc_policy.h"
 #include "sim/core/error.h"
 #include "traces/variance_source.h"
+#include "sim/core/test_util.h"
 
 using namespace servesim;
 using R = OptionRange;
@@ -62,16 +63,7 @@ std::string doc_section(const std::vector<std::string>& lines, const std::string
   return text;
 }
 
-// The value after "key: " in `text` (up to a space, comma, brace or newline).
-std::optional<std::string> doc_value(const std::string& text, const std::string& key) {
-  for (std::size_t at = text.find(key + ": "); at != std::string::npos; at = text.find(key + ": ", at + 1)) {
-    if (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_')) continue;
-    const std::size_t from = at + key.size() + 2;
-    const std::size_t to = text.find_first_of(" ,}\n#", from);
-    return text.substr(from, to - from);
-  }
-  return std::nullopt;
-}
+using servesim::testing::doc_value;
 
 bool same_value(const std::string& doc, const std::string& table) {
   char* e1 = nullptr;

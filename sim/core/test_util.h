@@ -5,7 +5,9 @@
 // configs/config_test_util.h).
 #pragma once
 #include <filesystem>
+#include <cctype>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -32,5 +34,18 @@ inline std::filesystem::path fresh_temp_dir(const std::string& suite, const std:
 }
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// The value after "key: " in a doc's text (up to a space, comma, brace, newline or
+// '#'), the first occurrence not inside a longer key: the docs checks of the option
+// tables (configs/option_tables_test.cc, traces/generators/workload_options_test.cc).
+inline std::optional<std::string> doc_value(const std::string& text, const std::string& key) {
+  for (std::size_t at = text.find(key + ": "); at != std::string::npos; at = text.find(key + ": ", at + 1)) {
+    if (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_')) continue;
+    const std::size_t from = at + key.size() + 2;
+    const std::size_t to = text.find_first_of(" ,}\n#", from);
+    return text.substr(from, to - from);
+  }
+  return std::nullopt;
+}
 
 }  // namespace servesim::testing

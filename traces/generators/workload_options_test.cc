@@ -22,6 +22,7 @@
 #include "traces/test_files.h"
 #include "traces/trace_options.h"
 #include "traces/trace_workload.h"
+#include "sim/core/test_util.h"
 
 using namespace servesim;
 using servesim::testing::contains;
@@ -258,16 +259,7 @@ std::pair<std::string, std::string> trace_section() {
   return {text, yaml};
 }
 
-// The value after "key: " in `text` (up to a space, comma, brace or newline).
-std::optional<std::string> doc_value(const std::string& text, const std::string& key) {
-  for (std::size_t at = text.find(key + ": "); at != std::string::npos; at = text.find(key + ": ", at + 1)) {
-    if (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_')) continue;
-    const std::size_t from = at + key.size() + 2;
-    const std::size_t to = text.find_first_of(" ,}\n#", from);
-    return text.substr(from, to - from);
-  }
-  return std::nullopt;
-}
+using servesim::testing::doc_value;
 
 // The trace workload's keys in the YAML example of "## Transformations", with their
 // defaults; a nested map's keys (window, spread, clients) in the example's line of it.
