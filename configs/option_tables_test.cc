@@ -65,13 +65,8 @@ std::string doc_section(const std::vector<std::string>& lines, const std::string
 
 using servesim::testing::doc_value;
 
-bool same_value(const std::string& doc, const std::string& table) {
-  char* e1 = nullptr;
-  char* e2 = nullptr;
-  const double a = std::strtod(doc.c_str(), &e1), b = std::strtod(table.c_str(), &e2);
-  if (*e1 == '\0' && *e2 == '\0' && !doc.empty() && !table.empty()) return a == b;
-  return doc == table;
-}
+using servesim::testing::same_scalar;
+using servesim::testing::trim_cell;
 
 template <class S>
 void check_documented(const OptionTable<S>& table, const std::string& section) {
@@ -81,7 +76,7 @@ void check_documented(const OptionTable<S>& table, const std::string& section) {
     INFO("docs/configuration.md, " << section << "." << f.key);
     auto v = doc_value(text, f.key);
     REQUIRE_MESSAGE(v.has_value(), "key not documented");
-    CHECK_MESSAGE(same_value(*v, option_default(f)), "documented default " << *v << ", table default "
+    CHECK_MESSAGE(same_scalar(*v, option_default(f)), "documented default " << *v << ", table default "
                                                                              << option_default(f));
     for (const std::string& name : option_names(f))  // a choice's names are documented too
       CHECK_MESSAGE(text.find(name) != std::string::npos, "choice '" << name << "' not documented");
@@ -96,7 +91,7 @@ void check_documented(const std::vector<AttentionParamDoc>& params, const std::s
     INFO("docs/configuration.md, " << section << "." << p.key);
     auto v = doc_value(text, p.key);
     REQUIRE_MESSAGE(v.has_value(), "key not documented");
-    CHECK_MESSAGE(same_value(*v, p.default_value), "documented default " << *v << ", table default " << p.default_value);
+    CHECK_MESSAGE(same_scalar(*v, p.default_value), "documented default " << *v << ", table default " << p.default_value);
   }
 }
 
@@ -116,7 +111,6 @@ void check_listed(const OptionTable<S>& table, const std::string& heading) {
   }
 }
 
-std::string trim(std::string s);
 
 // A key table in prose (`| `key` | default | meaning |`) under the first line that
 // starts with `intro`: every key of `table` has a row, and its default cell (backticks
@@ -130,8 +124,8 @@ void check_key_table(const OptionTable<S>& table, const std::string& intro) {
     if (!in) continue;
     if (l.starts_with("| `")) {
       const std::size_t a = l.find('|', 1), b = l.find('|', a + 1);
-      rows[trim(l.substr(1, a - 1))] = trim(l.substr(a + 1, b - a - 1));
-      lines[trim(l.substr(1, a - 1))] = l;
+      rows[trim_cell(l.substr(1, a - 1))] = trim_cell(l.substr(a + 1, b - a - 1));
+      lines[trim_cell(l.substr(1, a - 1))] = l;
     } else if (!rows.empty() && !l.starts_with("|")) {
       break;
     }
@@ -141,22 +135,17 @@ void check_key_table(const OptionTable<S>& table, const std::string& intro) {
     INFO("docs/configuration.md, " << intro << " " << f.key);
     const auto it = rows.find(f.key);
     REQUIRE_MESSAGE(it != rows.end(), "key not in the table");
-    CHECK_MESSAGE(same_value(it->second, option_default(f)), "documented default " << it->second << ", table default "
+    CHECK_MESSAGE(same_scalar(it->second, option_default(f)), "documented default " << it->second << ", table default "
                                                                                      << option_default(f));
     for (const std::string& name : option_names(f))  // a choice's names are in its row
       CHECK_MESSAGE(lines.at(f.key).find("`" + name + "`") != std::string::npos, "choice '" << name << "' not in the row");
   }
 }
 
-std::string trim(std::string s) {
-  const std::size_t a = s.find_first_not_of(" `"), b = s.find_last_not_of(" `");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
-
 std::vector<std::string> split_list(const std::string& cell) {
   std::vector<std::string> out;
   std::stringstream in(cell);
-  for (std::string part; std::getline(in, part, ',');) out.push_back(trim(part));
+  for (std::string part; std::getline(in, part, ',');) out.push_back(trim_cell(part));
   return out;
 }
 
@@ -206,7 +195,7 @@ void check_policies_documented(const std::vector<PolicyType<P>>& types) {
         FAIL_CHECK("parameter not in the policy's table");
         continue;
       }
-      CHECK_MESSAGE(same_value(it->second, p.default_value),
+      CHECK_MESSAGE(same_scalar(it->second, p.default_value),
                     "documented default " << it->second << ", table default " << p.default_value);
     }
   }
@@ -256,7 +245,7 @@ void check_echo_documented(const std::vector<PolicyType<P>>& types, const std::s
         const std::string row = documented_row(name, key);
         CHECK_MESSAGE(row.find(value) != std::string::npos, "derived default " << value << " not in: " << row);
       } else {
-        CHECK_MESSAGE(same_value(it->second, value), "documented default " << it->second << ", echoed " << value);
+        CHECK_MESSAGE(same_scalar(it->second, value), "documented default " << it->second << ", echoed " << value);
       }
     }
     if (expect_keys) CHECK(keys > 0);

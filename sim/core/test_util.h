@@ -6,6 +6,7 @@
 #pragma once
 #include <filesystem>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -46,6 +47,22 @@ inline std::optional<std::string> doc_value(const std::string& text, const std::
     return text.substr(from, to - from);
   }
   return std::nullopt;
+}
+
+// A documented value and a table's, as text: equal as numbers when both read wholly as
+// numbers ("1" and "1.0"), else equal text.
+inline bool same_scalar(const std::string& doc, const std::string& table) {
+  char* e1 = nullptr;
+  char* e2 = nullptr;
+  const double a = std::strtod(doc.c_str(), &e1), b = std::strtod(table.c_str(), &e2);
+  if (*e1 == '\0' && *e2 == '\0' && !doc.empty() && !table.empty()) return a == b;
+  return doc == table;
+}
+
+// A markdown table cell without its spaces and backticks ("| `key` |" -> "key").
+inline std::string trim_cell(const std::string& s) {
+  const std::size_t a = s.find_first_not_of(" `"), b = s.find_last_not_of(" `");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
 }
 
 }  // namespace servesim::testing

@@ -123,18 +123,9 @@ std::vector<std::string> doc_lines() {
   return out;
 }
 
-std::string trim(std::string s) {
-  const std::size_t a = s.find_first_not_of(" `"), b = s.find_last_not_of(" `");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
+using servesim::testing::trim_cell;
 
-bool same_scalar(const std::string& doc, const std::string& table) {
-  char* e1 = nullptr;
-  char* e2 = nullptr;
-  const double a = std::strtod(doc.c_str(), &e1), b = std::strtod(table.c_str(), &e2);
-  if (*e1 == '\0' && *e2 == '\0' && !doc.empty() && !table.empty()) return a == b;
-  return doc == table;
-}
+using servesim::testing::same_scalar;
 
 bool same_node(const YAML::Node& a, const YAML::Node& b) {
   if (a.Type() != b.Type()) return false;
@@ -212,7 +203,7 @@ std::map<std::string, std::pair<std::string, std::string>> key_table(const std::
     if (!in) continue;
     if (l.starts_with("| `")) {
       const std::size_t a = l.find('|', 1), b = l.find('|', a + 1);
-      rows[trim(l.substr(1, a - 1))] = {trim(l.substr(a + 1, b - a - 1)), l};
+      rows[trim_cell(l.substr(1, a - 1))] = {trim_cell(l.substr(a + 1, b - a - 1)), l};
     } else if (!rows.empty() && !l.starts_with("|")) {
       break;
     }
