@@ -165,15 +165,12 @@ const OptionTable<CalibratedOptions>& calibrated_options() {
 }
 
 // Each cost at most 10^6 of its unit (1000 s, 1 s per token): no overflow of simulated time.
-const char* backend_name(CostBackend b) {
-  static const char* const names[] = {"auto", "calibrated", "roofline", "fixed"};
-  return names[static_cast<int>(b)];
-}
+const char* backend_name(CostBackend b) { return kCostBackendNames[static_cast<std::size_t>(b)].data(); }
 
 const OptionTable<CostModelConfig>& cost_model_options() {
   using C = CostModelConfig;
   static const OptionTable<C> t = {
-      {"backend", one_of(&C::backend, "cost model backend", {"auto", "calibrated", "roofline", "fixed"}), R::kAny,
+      {"backend", one_of(&C::backend, "cost model backend", kCostBackendNames), R::kAny,
        "auto: calibrated where a measured profile of every worker's GPU exists, else roofline"},
       {"stack", &C::stack, R::kAny, "engine stack of the measured profile (servesim calibrate list)", kOptionMax, 0,
        [](const C& c) { return c.backend == CostBackend::kCalibrated && c.stack != "auto"; }},
@@ -319,19 +316,6 @@ const OptionTable<ScenarioConfig>& policy_options() {
   return t;
 }
 
-namespace {
-
-// A method key: one of the registry's names for that slot (the enum's values are the
-// names' indices, attention_method.h).
-template <class Method, std::size_t N>
-OptionEnum<AttentionConfig> method_row(Method AttentionConfig::* member, const std::array<std::string_view, N>& names) {
-  return {[member](const AttentionConfig& a) { return static_cast<int>(a.*member); },
-          [member](AttentionConfig& a, int i) { a.*member = static_cast<Method>(i); }, "attention method",
-          std::vector<std::string>(names.begin(), names.end())};
-}
-
-}  // namespace
-
 // attention: the three method keys, then one parameter map per method that has
 // parameters (quest, minference, andpro), read and written by the method's registry
 // entry (costmodel/attention_registry.h). Whether the profile measured what a method
@@ -340,9 +324,9 @@ const OptionTable<AttentionConfig>& attention_options() {
   using A = AttentionConfig;
   static const OptionTable<A> t = [] {
     OptionTable<A> rows = {
-        {"prefill", method_row(&A::prefill, kPrefillMethodNames), R::kAny, "prefill attention method"},
-        {"decode", method_row(&A::decode, kDecodeMethodNames), R::kAny, "decode attention method"},
-        {"kv", method_row(&A::kv, kKvMethodNames), R::kAny, "KV method (eviction after prefill)"},
+        {"prefill", one_of(&A::prefill, "attention method", kPrefillMethodNames), R::kAny, "prefill attention method"},
+        {"decode", one_of(&A::decode, "attention method", kDecodeMethodNames), R::kAny, "decode attention method"},
+        {"kv", one_of(&A::kv, "attention method", kKvMethodNames), R::kAny, "KV method (eviction after prefill)"},
     };
     for (const AttentionMethodType& type : attention_method_types()) {
       if (type.params_key.empty()) continue;

@@ -4,11 +4,13 @@
 // unknown names (model, hardware, policy, backend) and impossible settings (a
 // model that does not fit the GPU) are InputErrors naming file, line and key.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -93,6 +95,7 @@ class SharedResolved {
 // its resolved absolute path. So equal configs price the same.
 // The cost model backend: as written, auto; after parsing, one of the other three.
 enum class CostBackend { kAuto, kCalibrated, kRoofline, kFixed };
+inline constexpr std::array<std::string_view, 4> kCostBackendNames = {"auto", "calibrated", "roofline", "fixed"};
 const char* backend_name(CostBackend b);  // "auto", "calibrated", "roofline", "fixed"
 
 struct CostModelConfig {

@@ -35,11 +35,13 @@
 // Keys with a derived default stay hand-read next to the table that surrounds them.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -168,6 +170,15 @@ template <class S, class E>
 OptionEnumOrNumber<S> one_of_or_number(E S::* member, double S::* number, const char* noun,
                                        std::initializer_list<const char*> names, double lo, double hi) {
   return {one_of(member, noun, names), number, lo, hi};
+}
+
+// The same over a registry's constexpr list of names (attention methods, backends).
+template <class S, class E, std::size_t N>
+OptionEnum<S> one_of(E S::* member, const char* noun, const std::array<std::string_view, N>& names) {
+  static_assert(std::is_enum_v<E>, "one_of needs an enum member");
+  return {[member](const S& s) { return static_cast<int>(s.*member); },
+          [member](S& s, int i) { s.*member = static_cast<E>(i); }, noun,
+          std::vector<std::string>(names.begin(), names.end())};
 }
 
 template <class S>
