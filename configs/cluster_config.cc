@@ -70,40 +70,51 @@ void parse_pools(YamlMap& cl, ScenarioConfig& c) {
 }
 
 // cluster.pd: {link, decider, threshold_tokens, streaming}; only with a prefill or decode pool.
-void parse_pd(YamlMap& cl, ScenarioConfig& c) {
-  if (!cl.has("pd")) return;
+void parse_pd(YamlMap& cl, const char* key, ScenarioConfig& c) {
+  if (!cl.has(key)) return;
   if (!c.disaggregated())
-    cl.fail("pd", "cluster.pd needs cluster.pools with a pool of role prefill or decode");
-  YamlMap pd = cl.map("pd");
+    cl.fail(key, "cluster.pd needs cluster.pools with a pool of role prefill or decode");
+  YamlMap pd = cl.map(key);
   read_options(pd, pd_options(), c.pd);
   if (pd.has("threshold_tokens") && c.pd.decider != PdDecider::kPrefixAware)
     pd.fail("threshold_tokens", "only the prefix_aware decider reads threshold_tokens");
   pd.finish();
 }
 
-// cluster: {workers, tp, overrides: [{worker, hardware, attention, kv_cache}]}: every
-// worker has the scenario's hardware, attention and kv_cache but where overridden.
-void parse_workers(YamlMap& m, YamlMap& cl, ScenarioConfig& c) {
-  const std::int64_t n_workers = cl.positive_int("workers", 1);
-  if (n_workers > 100000) cl.fail("workers", "at most 100000 workers");
-  c.tp = static_cast<int>(cl.positive_int("tp", 1));
-  if (c.model.heads % c.tp != 0)
-    cl.fail("tp", fmt::format("tp={} must divide the model's {} attention heads", c.tp, c.model.heads));
-  auto capacity = [&](const HardwareSpec& hw, const AttentionConfig& att, YamlMap& where, const std::string& key) {
-    try {
-      const MemoryOptions& mem = c.memory;
-      return compute_kv_capacity(c.model, hw, c.tp, mem.memory_utilization, mem.activation_reserve_gb, mem.page_size,
-                                 kv_metadata_share(c.model, att, mem.page_size));
-    } catch (const InputError& e) {
-      where.fail(key, e.what());
-    }
-  };
-  WorkerConfig base{c.hardware, c.attention, capacity(c.hardware, c.attention, m, "model"), "", c.kv_tiers};
-  c.workers.assign(static_cast<std::size_t>(n_workers), base);
-  YAML::Node overrides = cl.raw("overrides");
-  if (overrides.IsDefined() && !overrides.IsNull() && !overrides.IsSequence()) cl.fail("overrides", "expected a list of {worker: N, hardware: ..., attention: ...}");
+// The KV capacity of a worker of `hw` and `att` at the scenario's tp and memory keys;
+// an impossible one (the model does not fit) is an error at `where`'s `key`.
+KvCapacity worker_capacity(const ScenarioConfig& c, const HardwareSpec& hw, const AttentionConfig& att,
+                           YamlMap& where, const std::string& key) {
+  try {
+    const MemoryOptions& mem = c.memory;
+    return compute_kv_capacity(c.model, hw, c.tp, mem.memory_utilization, mem.activation_reserve_gb, mem.page_size,
+                               kv_metadata_share(c.model, att, mem.page_size));
+  } catch (const InputError& e) {
+    where.fail(key, e.what());
+  }
+}
+
+// workers, tp and overrides describe the cluster only without pools.
+bool without_pools(YamlMap& cl, const char* key) {
+  if (!cl.has("pools")) return true;
+  if (cl.has(key))
+    cl.fail(key, fmt::format("cluster.{} cannot be set together with cluster.pools (each pool sets its own "
+                             "workers, tp and hardware)", key));
+  return false;
+}
+
+// cluster.overrides: [{worker, hardware, attention, kv_cache}]: every worker has the
+// scenario's hardware, attention and kv_cache but where overridden. A changed worker's
+// capacity is sized here (errors name the override's key); the others' in
+// finish_workers.
+void parse_overrides(YamlMap& cl, const char* key, ScenarioConfig& c) {
+  if (!without_pools(cl, key)) return;
+  YAML::Node overrides = cl.raw(key);
+  if (overrides.IsDefined() && !overrides.IsNull() && !overrides.IsSequence())
+    cl.fail(key, "expected a list of {worker: N, hardware: ..., attention: ...}");
+  const auto n_workers = static_cast<std::int64_t>(c.workers.size());
   for (std::size_t i = 0; overrides.IsSequence() && i < overrides.size(); ++i) {
-    YamlMap o(overrides[i], c.file, cl.key_path(fmt::format("overrides[{}]", i)));
+    YamlMap o(overrides[i], c.file, cl.key_path(fmt::format("{}[{}]", key, i)));
     std::int64_t w = o.require<std::int64_t>("worker");
     if (w < 0 || w >= n_workers) o.fail("worker", fmt::format("worker index {} outside 0..{}", w, n_workers - 1));
     WorkerConfig& wc = c.workers[static_cast<std::size_t>(w)];
@@ -111,27 +122,115 @@ void parse_workers(YamlMap& m, YamlMap& cl, ScenarioConfig& c) {
     wc.attention = parse_attention(o, wc.attention);
     wc.kv_tiers = parse_kv_tiers(o, wc.kv_tiers);
     if (o.has("hardware") || o.has("attention"))  // Quest's metadata changes capacity too
-      wc.kv = capacity(wc.hardware, wc.attention, o, o.has("hardware") ? "hardware" : "attention");
+      wc.kv = worker_capacity(c, wc.hardware, wc.attention, o, o.has("hardware") ? "hardware" : "attention");
     o.finish();
   }
-  for (WorkerConfig& w : c.workers) w.tp = c.tp;
+}
+
+YAML::Node overrides_node(const ScenarioConfig& c) {
+  YAML::Node n(YAML::NodeType::Sequence);
+  for (std::size_t i = 0; i < c.workers.size(); ++i) {
+    const WorkerConfig& w = c.workers[i];
+    if (w.hardware == c.hardware && w.attention == c.attention && w.kv_tiers == c.kv_tiers) continue;
+    YAML::Node o;
+    o["worker"] = i;
+    o["hardware"] = hardware_node(w.hardware);
+    o["attention"] = attention_node(w.attention);
+    if (w.kv_tiers != c.kv_tiers) o["kv_cache"] = kv_tiers_node(w.kv_tiers);
+    n.push_back(o);
+  }
+  return n;
+}
+
+YAML::Node pools_node(const ScenarioConfig& c) {
+  YAML::Node n(YAML::NodeType::Sequence);
+  for (const PoolConfig& p : c.pools) {
+    YAML::Node x;
+    x["name"] = p.name;
+    write_options(x, pool_options(), p);
+    x["hardware"] = hardware_node(p.hardware);
+    x["attention"] = attention_node(p.attention);
+    YAML::Node pb;
+    write_options(pb, batching_options(), p.batching);
+    write_options(pb, batching_mode_options(), p.batching);
+    x["batching"] = pb;
+    if (p.local_policy) x["policy"]["local"] = p.local_policy->resolved;
+    if (p.kv_tiers != c.kv_tiers) x["kv_cache"] = kv_tiers_node(p.kv_tiers);
+    n.push_back(x);
+  }
+  return n;
+}
+
+// Without pools: the workers not overridden get the scenario's capacity (an
+// impossible one is an error at the top level's `model`), every worker the tp.
+void finish_workers(YamlMap& root, ScenarioConfig& c) {
+  if (!c.pools.empty()) return;
+  const KvCapacity base = worker_capacity(c, c.hardware, c.attention, root, "model");
+  for (WorkerConfig& w : c.workers) {
+    if (w.hardware == c.hardware && w.attention == c.attention) w.kv = base;
+    w.tp = c.tp;
+  }
 }
 
 }  // namespace
 
+// cluster: workers (with tp and overrides) or pools, pd, kv_store; in the order of the
+// file. Needs the model, hardware, attention, memory keys and kv_cache of the scenario.
+const OptionTable<ScenarioConfig>& cluster_options() {
+  using C = ScenarioConfig;
+  using R = OptionRange;
+  static const OptionTable<C> t = [] {
+    OptionCustom<C> workers = custom<C>(
+        [](YamlMap& cl, const char* key, C& c) {
+          if (!without_pools(cl, key)) return;
+          const std::int64_t n = cl.positive_int(key, 1);
+          if (n > 100000) cl.fail(key, "at most 100000 workers");
+          c.workers.assign(static_cast<std::size_t>(n), WorkerConfig{c.hardware, c.attention, {}, "", c.kv_tiers});
+        },
+        [](const C& c) { return YAML::Node(c.workers.size()); });
+    workers.written = [](const C& c) { return c.pools.empty(); };
+    OptionCustom<C> tp = custom<C>(
+        [](YamlMap& cl, const char* key, C& c) {
+          if (!without_pools(cl, key)) return;
+          c.tp = static_cast<int>(cl.positive_int(key, 1));
+          if (c.model.heads % c.tp != 0)
+            cl.fail(key, fmt::format("tp={} must divide the model's {} attention heads", c.tp, c.model.heads));
+        },
+        [](const C& c) { return YAML::Node(c.tp); });
+    tp.written = workers.written;
+    OptionCustom<C> overrides = custom<C>(parse_overrides, overrides_node);
+    overrides.written = [](const C& c) { return c.pools.empty() && overrides_node(c).size() > 0; };
+    OptionCustom<C> pools = custom<C>(
+        [](YamlMap& cl, const char* key, C& c) {
+          if (cl.has(key)) parse_pools(cl, c);
+        },
+        pools_node);
+    pools.written = [](const C& c) { return !c.pools.empty(); };
+    OptionCustom<C> pd = custom<C>(parse_pd, [](const C& c) {
+      YAML::Node n;
+      write_options(n, pd_options(), c.pd);
+      return n;
+    });
+    pd.written = [](const C& c) { return c.disaggregated(); };
+    OptionCustom<C> kv_store = custom<C>([](YamlMap& cl, const char*, C& c) { c.kv_store = parse_kv_store(cl); },
+                                         [](const C& c) { return kv_store_node(c.kv_store); });
+    kv_store.written = [](const C& c) { return c.kv_store.enabled(); };  // only when set: resolves as before
+    return OptionTable<C>{
+        {"workers", workers, R::kAny, "model replicas (at most 100000)"},
+        {"tp", tp, R::kAny, "tensor-parallel GPUs per worker (must divide the head count)"},
+        {"overrides", overrides, R::kAny, "per-worker hardware, attention and kv_cache: [{worker: N, ...}]"},
+        {"pools", pools, R::kAny, "named groups of workers with a role, instead of workers/tp/overrides"},
+        {"pd", pd, R::kAny, "prefill/decode disaggregation: link, decider, threshold_tokens, streaming"},
+        {"kv_store", kv_store, R::kAny, "a cluster-wide KV store (docs/kv.md)"},
+    };
+  }();
+  return t;
+}
+
 void parse_cluster(YamlMap& m, ScenarioConfig& c) {
   YamlMap cl = m.map("cluster");
-  if (cl.has("pools")) {
-    for (const char* k : {"workers", "tp", "overrides"})
-      if (cl.has(k))
-        cl.fail(k, fmt::format("cluster.{} cannot be set together with cluster.pools (each pool sets its own "
-                               "workers, tp and hardware)", k));
-    parse_pools(cl, c);
-  } else {
-    parse_workers(m, cl, c);
-  }
-  parse_pd(cl, c);
-  c.kv_store = parse_kv_store(cl);
+  read_options(cl, cluster_options(), c);
+  finish_workers(m, c);
   cl.finish();
 }
 
@@ -147,41 +246,8 @@ void check_pool_policies(YamlMap& pm, const ScenarioConfig& c) {
 }
 
 YAML::Node cluster_node(const ScenarioConfig& c) {
-  YAML::Node n;
-  if (c.pools.empty()) {
-    n["workers"] = c.workers.size();
-    n["tp"] = c.tp;
-    for (std::size_t i = 0; i < c.workers.size(); ++i) {
-      const WorkerConfig& w = c.workers[i];
-      if (w.hardware == c.hardware && w.attention == c.attention && w.kv_tiers == c.kv_tiers) continue;
-      YAML::Node o;
-      o["worker"] = i;
-      o["hardware"] = hardware_node(w.hardware);
-      o["attention"] = attention_node(w.attention);
-      if (w.kv_tiers != c.kv_tiers) o["kv_cache"] = kv_tiers_node(w.kv_tiers);
-      n["overrides"].push_back(o);
-    }
-  }
-  for (const PoolConfig& p : c.pools) {
-    YAML::Node x;
-    x["name"] = p.name;
-    write_options(x, pool_options(), p);
-    x["hardware"] = hardware_node(p.hardware);
-    x["attention"] = attention_node(p.attention);
-    YAML::Node pb;
-    write_options(pb, batching_options(), p.batching);
-    write_options(pb, batching_mode_options(), p.batching);
-    x["batching"] = pb;
-    if (p.local_policy) x["policy"]["local"] = p.local_policy->resolved;
-    if (p.kv_tiers != c.kv_tiers) x["kv_cache"] = kv_tiers_node(p.kv_tiers);
-    n["pools"].push_back(x);
-  }
-  if (c.disaggregated()) {
-    YAML::Node pdn;
-    write_options(pdn, pd_options(), c.pd);
-    n["pd"] = pdn;
-  }
-  if (c.kv_store.enabled()) n["kv_store"] = kv_store_node(c.kv_store);  // only when set: resolves as before
+  YAML::Node n(YAML::NodeType::Map);
+  write_options(n, cluster_options(), c);
   return n;
 }
 

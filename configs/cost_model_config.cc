@@ -138,7 +138,7 @@ void read_backend_options(YamlMap& cm, ScenarioConfig& c) {
   if (backend == CostBackend::kCalibrated || cc.auto_selected) {
     read_options(cm, calibrated_options(), cc.calibrated);
     cc.calibrated.tp = c.tp;
-    cc.profile = cm.get<std::string>("profile", cc.profile);
+    read_options(cm, profile_options(), cc);
   }
   if (backend == CostBackend::kFixed) read_options(cm, fixed_options(), cc.fixed);
 }
@@ -259,7 +259,7 @@ YAML::Node cost_model_node(const ScenarioConfig& c) {
   if (cc.backend == CostBackend::kRoofline) {
     write_options(cm, roofline_options(), cc.roofline);
   } else if (cc.backend == CostBackend::kCalibrated) {
-    cm["profile"] = cc.profile;  // auto, or the resolved path
+    write_options(cm, profile_options(), cc);  // auto, or the resolved path
     write_options(cm, t, cc, "stack");  // auto: not written (outputs as before stacks)
     write_options(cm, calibrated_options(), cc.calibrated);
   } else {

@@ -164,6 +164,15 @@ const OptionTable<CalibratedOptions>& calibrated_options() {
   return t;
 }
 
+// The calibrated backend's profile (read with calibrated's keys; written before stack).
+const OptionTable<CostModelConfig>& profile_options() {
+  static const OptionTable<CostModelConfig> t = {
+      {"profile", &CostModelConfig::profile, R::kAny,
+       "a profile CSV (relative to the scenario file), or auto: the stack's profile of each worker's hardware"},
+  };
+  return t;
+}
+
 // Each cost at most 10^6 of its unit (1000 s, 1 s per token): no overflow of simulated time.
 const char* backend_name(CostBackend b) { return kCostBackendNames[static_cast<std::size_t>(b)].data(); }
 
@@ -233,44 +242,6 @@ const OptionTable<KvTierSpec>& kv_tier_options() {
        "load bandwidth to HBM, GB/s; host: 0 = tp x hardware pcie_gbps", 1e6, 1e-3},
       {"latency_us", &KvTierSpec::latency_us, R::kNonNegative, "fixed cost of one request's load from the tier, us",
        1e9},
-  };
-  return t;
-}
-
-namespace {
-
-// Absent: no horizon (written back only when set). 1e9 s (31.7 years) keeps the horizon in
-// int64 nanoseconds with room for what follows it (1e10 wrapped to -9.2e9 s).
-OptionCustom<ScenarioConfig> horizon_row() {
-  OptionCustom<ScenarioConfig> row = custom<ScenarioConfig>(
-      [](YamlMap& m, const char* key, ScenarioConfig& c) {
-        if (auto h = m.optional<double>(key)) {
-          if (!(*h > 0 && *h <= kOptionMax)) m.fail(key, fmt::format("must be in (0, {:.0e}] s, got {}", kOptionMax, *h));
-          c.horizon = seconds_to_time(*h);
-        }
-      },
-      [](const ScenarioConfig& c) { return YAML::Node(time_to_seconds(*c.horizon)); });
-  row.written = [](const ScenarioConfig& c) { return c.horizon.has_value(); };
-  return row;
-}
-
-}  // namespace
-
-// The top-level keys: custom rows, each with the reason the plain columns cannot state it.
-const OptionTable<ScenarioConfig>& scenario_options() {
-  using C = ScenarioConfig;
-  static const OptionTable<C> t = {
-      // Default: the scenario file's name.
-      {"name", custom<C>([](YamlMap& m, const char* key,
-                            C& c) { c.name = m.get<std::string>(key, std::filesystem::path(c.file.value).stem().string()); },
-                         [](const C& c) { return YAML::Node(c.name); }),
-       R::kAny, "run name; default the file's name (and the output folder runs/<name>)"},
-      // An unsigned 64-bit integer (the plain integer columns are signed).
-      {"seed", custom<C>([](YamlMap& m, const char* key, C& c) { c.seed = m.get<std::uint64_t>(key, c.seed); },
-                         [](const C& c) { return YAML::Node(c.seed); }),
-       R::kAny, "seeds every random choice"},
-      // Absent: no horizon (see horizon_row).
-      {"horizon_s", horizon_row(), R::kAny, "stop here; in-flight requests are reported unfinished"},
   };
   return t;
 }

@@ -1,22 +1,18 @@
-// Scenario parsing and config.resolved.yaml; see scenario_config.h and
-// docs/configuration.md. The cluster and cost_model sections have their own
-// files (configs/scenario_sections.h).
+// Scenario parsing and config.resolved.yaml through scenario_options() (the top
+// level, configs/scenario_options.cc); model and hardware files by name, path or
+// inline map; attention read and written for the scenario, pools and overrides.
+// See scenario_config.h and docs/configuration.md.
 #include "configs/scenario_config.h"
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
 #include <fmt/ranges.h>
 
-#include "configs/kv_tiers_config.h"
-#include "configs/cost_noise.h"
 #include "configs/option_tables.h"
 #include "configs/scenario_sections.h"
-#include "costmodel/attention_registry.h"
 #include "sim/core/number_format.h"
 
 namespace servesim {
@@ -94,36 +90,19 @@ HardwareSpec parse_hardware(YamlMap& m, const std::string& fallback_name) {
   return h;
 }
 
-// report.window: each side by time or by count, not both.
-void parse_window(YamlMap& rm, ScenarioConfig& c) {
-  YamlMap wm = rm.map("window");
-  read_options(wm, window_options(), c.window);
-  if (c.window.warmup > 0 && c.window.warmup_requests > 0)
-    wm.fail("warmup_requests", "set warmup_s or warmup_requests, not both");
-  if (c.window.cooldown > 0 && c.window.cooldown_requests > 0)
-    wm.fail("cooldown_requests", "set cooldown_s or cooldown_requests, not both");
-  wm.finish();
-}
-
-// slo: {ttft_s, tpot_s, e2e_s, clients: {NAME: {...}}}: a client's map
-// replaces the keys it sets, the others stay the scenario-wide ones.
-void parse_slo(YamlMap& m, ScenarioConfig& c) {
-  YamlMap sm = m.map("slo");
-  read_options(sm, slo_options(), c.slo.all);
-  YamlMap cm = sm.map("clients");
-  for (const auto& kv : cm.node()) {
-    const std::string name = kv.first.as<std::string>();
-    YamlMap one = cm.map(name);
-    SloThresholds t = c.slo.all;
-    read_options(one, slo_options(), t);
-    one.finish();
-    c.slo.clients[name] = t;
-  }
-  cm.finish();
-  sm.finish();
-}
-
 }  // namespace
+
+ModelSpec load_model(YamlMap& parent, const std::string& key, const std::string& def) {
+  auto [m, name] = resolve_named(parent, key, "models", def);
+  return parse_model(m, name);
+}
+
+YAML::Node model_node(const ModelSpec& s) {
+  YAML::Node x;
+  x["name"] = s.name;
+  write_options(x, model_options(), s);
+  return x;
+}
 
 HardwareSpec load_hardware(YamlMap& parent, const std::string& key, const std::string& def) {
   auto [m, name] = resolve_named(parent, key, "hardware", def);
@@ -162,44 +141,7 @@ ScenarioConfig parse_scenario(const YAML::Node& root, const std::string& file) {
   ScenarioConfig c;
   c.file = file;
   YamlMap m(root, file);
-  read_options(m, scenario_options(), c);  // name, seed, horizon_s
-  {
-    auto [mm, name] = resolve_named(m, "model", "models", "llama-3-8b");
-    c.model = parse_model(mm, name);
-  }
-  c.hardware = load_hardware(m, "hardware", "h100-sxm");
-  c.attention = parse_attention(m, AttentionConfig{});
-
-  YamlMap b = m.map("batching");
-  read_options(b, batching_options(), c.batching);
-  read_options(b, memory_options(), c.memory);
-  read_options(b, batching_mode_options(), c.batching);
-  b.finish();
-
-  c.kv_tiers = parse_kv_tiers(m, c.kv_tiers);  // kv_cache: before the cluster (pools and overrides default to it)
-  parse_cluster(m, c);
-
-  YamlMap pm = m.map("policy");
-  read_options(pm, policy_options(), c);  // local, global, decode_global
-  check_pool_policies(pm, c);
-  pm.finish();
-
-  parse_cost_model(m, c);
-
-  YamlMap wm = m.map("workload");
-  if (!m.has("workload")) m.fail_here("missing required section 'workload'");
-  c.workload = parse_workload(wm);
-  YamlMap vm = m.map("variance");
-  c.variance = parse_variance(vm);
-  c.variance.resolve(c.workload->resolved()["type"].as<std::string>("") == "trace");
-  resolve_cost_noise(vm, c);
-
-  YamlMap rm = m.map("report");
-  c.report.out_dir = rm.get<std::string>("out", "runs/" + c.name);
-  read_options(rm, report_options(), c.report);
-  parse_window(rm, c);
-  rm.finish();
-  parse_slo(m, c);
+  read_options(m, scenario_options(), c);
   m.finish();
   return c;
 }
@@ -238,45 +180,7 @@ void shorten_doubles(YAML::Node n) {
 
 YAML::Node ScenarioConfig::resolved() const {
   YAML::Node n;
-  write_options(n, scenario_options(), *this);  // name, seed, horizon_s
-  YAML::Node mo;
-  mo["name"] = model.name;
-  write_options(mo, model_options(), model);
-  n["model"] = mo;
-  n["hardware"] = hardware_node(hardware);
-  n["attention"] = attention_node(attention);
-  YAML::Node b;
-  write_options(b, batching_options(), batching);
-  write_options(b, memory_options(), memory);
-  write_options(b, batching_mode_options(), batching);
-  n["batching"] = b;
-  n["cluster"] = cluster_node(*this);
-  if (kv_tiers != KvTiersConfig{}) n["kv_cache"] = kv_tiers_node(kv_tiers);  // only when set: resolves as before
-  YAML::Node policy(YAML::NodeType::Map);
-  write_options(policy, policy_options(), *this);
-  n["policy"] = policy;
-  n["cost_model"] = cost_model_node(*this);
-  n["workload"] = workload->resolved();
-  n["report"]["out"] = report.out_dir;
-  YAML::Node report_node = n["report"];
-  write_options(report_node, report_options(), report);
-  // Written only when set, so a scenario without them resolves as before.
-  if (window.set()) {
-    YAML::Node w;
-    write_options(w, window_options(), window);
-    n["report"]["window"] = w;
-  }
-  if (slo.any() || !slo.clients.empty()) {
-    YAML::Node sn;
-    write_options(sn, slo_options(), slo.all);
-    for (const auto& [client, t] : slo.clients) {
-      YAML::Node one;
-      write_options(one, slo_options(), t);
-      sn["clients"][client] = one;
-    }
-    n["slo"] = sn;
-  }
-  if (variance.active()) n["variance"] = variance_yaml(variance);  // only when set: other scenarios resolve as before
+  write_options(n, scenario_options(), *this);
   // A deep copy first: n shares nodes with members (the policies' resolved options).
   YAML::Node out = YAML::Clone(n);
   shorten_doubles(out);

@@ -1,7 +1,7 @@
 // The scenario config's sections, parsed and written back by the files that
-// own them; parse_scenario() and ScenarioConfig::resolved()
-// (scenario_config.cc) call them in the order of the YAML. Internal to
-// configs/: the public interface is scenario_config.h.
+// own them; the rows of scenario_options() (scenario_options.cc) call them, so
+// parse_scenario() and ScenarioConfig::resolved() follow that one table. Internal
+// to configs/: the public interface is scenario_config.h.
 #pragma once
 #include <string>
 
@@ -13,6 +13,9 @@
 namespace servesim {
 
 // scenario_config.cc
+// parent's `key`: a model name (configs/models/<name>.yaml), a path or an inline map.
+ModelSpec load_model(YamlMap& parent, const std::string& key, const std::string& def);
+YAML::Node model_node(const ModelSpec& s);
 // parent's `key`: a hardware name (configs/hardware/<name>.yaml), a path or an inline map.
 HardwareSpec load_hardware(YamlMap& parent, const std::string& key, const std::string& def);
 YAML::Node hardware_node(const HardwareSpec& h);

@@ -26,13 +26,18 @@
 // An optional number (`std::optional<std::int64_t> S::*`, `std::optional<double>
 // S::*`) is unset when its key is absent and written back only when set (a
 // stop rule's `requests` / `duration_s`). A key whose value has a shape the
-// columns cannot state (a number or a `{dist: ...}` map) is a `custom` row: the
-// caller's read and write functions, kept in the table so that parse,
-// write-back and docs follow one list. `lift(&S::sub, sub_table)` makes a
+// columns cannot state (a number or a `{dist: ...}` map, a name or a path or an
+// inline map, a list) is a `custom` row: the caller's read and write functions,
+// kept in the table so that parse, write-back and docs follow one list;
+// `section(read, write)` is the custom row of a map whose keys the caller reads
+// (unknown keys are errors, null is an empty map), `section_of(table)` that of a
+// map of S's own table. A custom row with `read_first` is read before the
+// table's other rows and written in its place (a key the rows above it default
+// to). `lift(&S::sub, sub_table)` makes a
 // sub-struct's rows rows of S read at S's own level (not a nested map), so a
 // struct shared by several tables (a stop rule, an arrival process) is
 // declared once and each table's default is the enclosing struct's.
-// Keys with a derived default stay hand-read next to the table that surrounds them.
+// A key with a derived default is a custom row after the keys it derives from.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -120,6 +125,9 @@ struct OptionCustom {
   std::function<YAML::Node(const S&)> write;  // the key's value
   std::function<bool(const S&)> written;      // when set and false, write_options() leaves the key out
   std::vector<std::string> names;             // the names the key accepts, if any (documented)
+  // Read before the table's other rows (written in its place): a key other keys default to,
+  // stated after them in the file (the scenario's kv_cache, inherited by pools and overrides).
+  bool read_first = false;
 };
 
 template <class S>
@@ -127,9 +135,6 @@ OptionCustom<S> custom(std::function<void(YamlMap&, const char*, S&)> read, std:
   return {std::move(read), std::move(write), nullptr, {}};
 }
 
-// A list of names or numbers (`after: [plan]`, `weights: [1, 2]`; a single
-// value is a one-element list; absent keeps s's list), written back as a list,
-// an empty one too. Element ranges are the caller's to check.
 template <class S, class T>
 OptionCustom<S> list_of(std::vector<T> S::* member) {
   return custom<S>(
@@ -326,7 +331,13 @@ bool has_value(const OptionField<S>& f, const S& s) {
 template <class S>
 void read_options(YamlMap& m, const OptionTable<S>& table, S& s) {
   using namespace option_detail;
+  auto first = [](const OptionField<S>& f) {
+    const auto* c = std::get_if<OptionCustom<S>>(&f.member);
+    return c && c->read_first;
+  };
+  for (int pass = 0; pass < 2; ++pass)
   for (const OptionField<S>& f : table) {
+    if (first(f) != (pass == 0)) continue;
     std::visit(
         [&](auto member) {
           using M = decltype(member);
@@ -450,6 +461,34 @@ void write_options(YAML::Node& n, const OptionTable<S>& table, const S& s, const
     if (key == f.key && (!f.written || f.written(s)) && option_detail::has_value(f, s)) n[f.key] = option_value(f, s);
 }
 
+// A section: a map whose keys the caller's `read` takes from the sub-map (absent or null:
+// an empty map), then unknown keys are errors; written as the map `write` returns. Unlike
+// nested(), a null value reads as an empty map (`slo:` with only comments under it).
+template <class S>
+OptionCustom<S> section(std::function<void(YamlMap&, S&)> read, std::function<YAML::Node(const S&)> write) {
+  return custom<S>(
+      [read = std::move(read)](YamlMap& m, const char* key, S& s) {
+        YamlMap sub = m.map(key);
+        read(sub, s);
+        sub.finish();
+      },
+      std::move(write));
+}
+
+// A section read and written by `table` (a table of S's own members).
+template <class S>
+OptionCustom<S> section_of(const OptionTable<S>& (*table)()) {
+  return section<S>([table](YamlMap& m, S& s) { read_options(m, table(), s); },
+                    [table](const S& s) {
+                      YAML::Node n(YAML::NodeType::Map);
+                      write_options(n, table(), s);
+                      return n;
+                    });
+}
+
+// A list of names or numbers (`after: [plan]`, `weights: [1, 2]`; a single
+// value is a one-element list; absent keeps s's list), written back as a list,
+// an empty one too. Element ranges are the caller's to check.
 // A nested map over member `sub` of S, read and written by `table` (a function
 // returning the sub-struct's table, as option_tables.h declares them).
 template <class S, class T>
