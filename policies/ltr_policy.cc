@@ -175,11 +175,59 @@ namespace {
 using R = OptionRange;
 bool is_learned(const LtrOptions& o) { return o.ranker == LtrOptions::Ranker::kLearned; }
 
-// Every key but promoted_order, whose default is read from preemptive.
-const OptionTable<LtrOptions>& ltr_ranking_table() {
+// model: learned only; written when given.
+OptionCustom<LtrOptions> model_row() {
+  OptionCustom<LtrOptions> row = custom<LtrOptions>(
+      [](YamlMap& p, const char* key, LtrOptions& o) {
+        if (!is_learned(o) && p.has(key)) p.fail(key, fmt::format("{} applies to ranker: learned", key));
+        o.model = p.get<std::string>(key, o.model);
+      },
+      [](const LtrOptions& o) { return YAML::Node(o.model); });
+  row.written = [](const LtrOptions& o) { return is_learned(o) && !o.model.empty(); };
+  return row;
+}
+
+// warmup: learned without a model only; default kDefaultWarmup there, 0 otherwise.
+OptionCustom<LtrOptions> warmup_row() {
+  OptionCustom<LtrOptions> row = custom<LtrOptions>(
+      [](YamlMap& p, const char* key, LtrOptions& o) {
+        const bool learned = is_learned(o);
+        if (!learned && p.has(key)) p.fail(key, fmt::format("{} applies to ranker: learned", key));
+        if (!o.model.empty() && p.has(key))
+          p.fail(key, "give either model: (trained offline) or warmup: (trained online), not both");
+        o.warmup = p.get<std::int64_t>(key, learned && o.model.empty() ? kDefaultWarmup : 0);
+        if (learned && o.model.empty() && o.warmup < 1)
+          p.fail(key, fmt::format("must be >= 1 (finished requests to train on), got {}", o.warmup));
+      },
+      [](const LtrOptions& o) { return YAML::Node(o.warmup); });
+  row.written = [](const LtrOptions& o) { return is_learned(o) && o.warmup > 0; };
+  return row;
+}
+
+// promoted_order: score or promotion; default score with preemptive, promotion without.
+OptionCustom<LtrOptions> promoted_order_row() {
+  OptionCustom<LtrOptions> row = custom<LtrOptions>(
+      [](YamlMap& p, const char* key, LtrOptions& o) {
+        const std::string name = p.get<std::string>(key, o.preemptive ? "score" : "promotion");
+        if (name != "score" && name != "promotion")
+          p.fail(key, fmt::format("expected score or promotion, got '{}'", name));
+        o.promoted_by_score = name == "score";
+      },
+      [](const LtrOptions& o) { return YAML::Node(o.promoted_by_score ? "score" : "promotion"); });
+  row.names = {"score", "promotion"};
+  return row;
+}
+
+}  // namespace
+
+// In the order of the echo; ranker first (the other keys' checks and defaults read it),
+// model before warmup, preemptive before promoted_order (their defaults).
+const OptionTable<LtrOptions>& ltr_option_table() {
   static const OptionTable<LtrOptions> t = {
       {"ranker", one_of(&LtrOptions::ranker, "ranker", {"learned", "noisy_oracle"}), R::kAny,
        "learned (features a trace has) or noisy_oracle (true lengths)"},
+      {"model", model_row(), R::kAny, "learned: a model file from servesim ltr train (trained offline)"},
+      {"warmup", warmup_row(), R::kAny, "learned without model: finished requests per worker to train on online"},
       {"tau", &LtrOptions::tau, R::kFractionOrZero, "noisy_oracle: the target Kendall tau", kOptionMax, 0,
        [](const LtrOptions& o) { return !is_learned(o); }},
       {"loss", one_of(&LtrOptions::loss, "loss", {"listmle", "pairwise"}), R::kAny,
@@ -191,44 +239,17 @@ const OptionTable<LtrOptions>& ltr_ranking_table() {
       {"preemptive", &LtrOptions::preemptive, R::kAny, "re-rank running and waiting requests every step"},
       {"preempt_for_slots", &LtrOptions::preempt_for_slots, R::kAny,
        "preemptive: also preempt for the running-request cap"},
-  };
-  return t;
-}
-
-const OptionTable<LtrOptions>& ltr_promoted_table() {
-  static const OptionTable<LtrOptions> t = {
-      {"promoted_order", choice(&LtrOptions::promoted_by_score, "score", "promotion"), R::kAny,
+      {"promoted_order", promoted_order_row(), R::kAny,
        "order of promoted requests: by score (the LTR code) or first promoted first"},
   };
   return t;
 }
 
-}  // namespace
-
-const OptionTable<LtrOptions>& ltr_option_table() {
-  static const OptionTable<LtrOptions> t = [] {
-    OptionTable<LtrOptions> rows = ltr_ranking_table();
-    rows.insert(rows.end(), ltr_promoted_table().begin(), ltr_promoted_table().end());
-    return rows;
-  }();
-  return t;
-}
-
 LtrOptions parse_ltr_options(YamlMap& p) {
   LtrOptions o;
-  read_options(p, ltr_ranking_table(), o);
-  const bool learned = is_learned(o);
-  if (learned && p.has("tau")) p.fail("tau", "tau sets the noisy oracle's quality; it needs ranker: noisy_oracle");
-  for (const char* key : {"model", "warmup", "loss"})
-    if (!learned && p.has(key)) p.fail(key, fmt::format("{} applies to ranker: learned", key));
-  o.model = p.get<std::string>("model", "");
-  if (!o.model.empty() && p.has("warmup"))
-    p.fail("warmup", "give either model: (trained offline) or warmup: (trained online), not both");
-  o.warmup = p.get<std::int64_t>("warmup", learned && o.model.empty() ? kDefaultWarmup : 0);
-  if (learned && o.model.empty() && o.warmup < 1)
-    p.fail("warmup", fmt::format("must be >= 1 (finished requests to train on), got {}", o.warmup));
-  o.promoted_by_score = o.preemptive;  // promoted_order's default
-  read_options(p, ltr_promoted_table(), o);
+  read_options(p, ltr_option_table(), o);
+  if (is_learned(o) && p.has("tau")) p.fail("tau", "tau sets the noisy oracle's quality; it needs ranker: noisy_oracle");
+  if (!is_learned(o) && p.has("loss")) p.fail("loss", "loss applies to ranker: learned");
   p.finish();
   if (!o.model.empty()) {
     try {
@@ -243,13 +264,7 @@ LtrOptions parse_ltr_options(YamlMap& p) {
 YAML::Node ltr_options_yaml(const LtrOptions& o) {
   YAML::Node n;
   n["name"] = "ltr";
-  for (const OptionField<LtrOptions>& f : ltr_option_table()) {
-    if (!f.written || f.written(o)) n[f.key] = option_value(f, o);
-    if (std::string_view(f.key) == "ranker" && is_learned(o)) {  // the hand-read keys, after ranker
-      if (!o.model.empty()) n["model"] = o.model;
-      if (o.warmup > 0) n["warmup"] = o.warmup;
-    }
-  }
+  write_options(n, ltr_option_table(), o);
   return n;
 }
 

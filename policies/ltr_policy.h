@@ -25,8 +25,8 @@ struct LtrOptions {
   Ranker ranker = Ranker::kLearned;
   double tau = 0.6;            // noisy_oracle: target Kendall τ (the paper's predictors: 0.52-0.64)
   std::string model;           // learned: model file from `servesim ltr train`
-  std::int64_t warmup = 0;     // learned without model: finished requests to train on, per worker
-                               // (default kDefaultWarmup; more: a better model, later)
+  std::int64_t warmup = kDefaultWarmup;  // learned without model: finished requests to train on, per
+                                         // worker (more: a better model, later); 0 with a model or an oracle
   LtrLoss loss = LtrLoss::kListMle;           // warm-up training loss
   std::int64_t starvation_threshold = 200;    // 0 = no starvation prevention
   std::int64_t priority_quantum = 10;
@@ -116,11 +116,11 @@ class LtrPolicy final : public LocalPolicy {
   std::vector<double> eval_pred_, eval_truth_;
 };
 
-// The parameters of `local: {name: ltr, ...}` in write order: ranker, then
-// (learned) loss or (noisy_oracle) tau, the starvation keys, preemptive,
-// promoted_order (its default is `score` with preemptive). model and warmup
-// (none, and a default that depends on model) are read by parse_ltr_options()
-// and written after ranker.
+// The parameters of `local: {name: ltr, ...}`, read and written in this order:
+// ranker; (learned) model or warmup (kDefaultWarmup without a model); (noisy_oracle)
+// tau; (learned with warmup) loss; the starvation keys, preemptive and
+// promoted_order (default `score` with preemptive). Keys that depend on another are
+// custom rows after it.
 const OptionTable<LtrOptions>& ltr_option_table();
 
 // Reads the `ltr` policy's parameters (loads `model:`) and calls p.finish().

@@ -67,9 +67,8 @@ struct PolicyType {
   // Reads parameters from `params` (its `name` key is already consumed);
   // must call params.finish().
   std::function<ParsedPolicy<P>(YamlMap& params)> parse;
-  // The parameters read from an option table (written back by it in
-  // `resolved`); keys read by hand (LTR's ranker, tau, model, warmup, loss,
-  // promoted_order) are not listed. Empty: no parameters.
+  // The parameters, from the policy's option table (written back by it in
+  // `resolved`). Empty: no parameters.
   std::vector<PolicyParam> params;
 };
 
