@@ -422,7 +422,9 @@ TEST_CASE("N-way choices, nested tables and keys written only when read: read, w
   CHECK(option_detail::or_list({"a"}) == "a");
   CHECK(option_detail::or_list({"none", "layerwise"}) == "none or layerwise");
   CHECK(option_detail::or_list({"a", "b", "c"}) == "a, b or c");
-  CHECK(option_detail::edit_distance("rmda", "rdma") == 2);
+  CHECK(option_detail::edit_distance("rmda", "rdma") == 1);  // a swap of two adjacent characters is one edit
+  CHECK(option_detail::edit_distance("fcsf", "fcfs") == 1);
+  CHECK(option_detail::edit_distance("ca", "abc") == 3);
   CHECK(option_detail::edit_distance("nvlnk", "nvlink") == 1);
   CHECK(option_detail::edit_distance("", "abc") == 3);
   // The names a row accepts, for docs and help: an N-way choice's in order, none for a number.

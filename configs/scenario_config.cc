@@ -60,10 +60,9 @@ std::pair<YamlMap, std::string> resolve_named(YamlMap& parent, const std::string
   }
   std::error_code ec;  // e.g. a name longer than the file system allows: not found, not a throw
   if (!fs::is_regular_file(p, ec)) {
-    std::string known;
-    for (const auto& n : known_names(sub)) known += (known.empty() ? "" : ", ") + n;
-    parent.fail(key, fmt::format("unknown {} '{}' (no file {}); known: {}", sub == "models" ? "model" : "hardware",
-                                 name, p.string(), known));
+    parent.fail(key, fmt::format("{}; no file {}",
+                                 unknown_name_message(sub == "models" ? "model" : "hardware", name, known_names(sub)),
+                                 p.string()));
   }
   return {YamlMap(load_yaml_file(p.string()), p.string()), name};
 }

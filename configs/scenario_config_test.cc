@@ -89,12 +89,20 @@ TEST_CASE("a wrong type is an error naming the key and the value") {
   }
 }
 
-TEST_CASE("an unknown policy name lists the known ones") {
+TEST_CASE("an unknown policy, workload type, model or hardware name lists the known ones and suggests the nearest") {
   std::string e = error_of(kBase, {"policy.local=fcfz"});
-  CHECK(e.find("unknown local policy 'fcfz'") != std::string::npos);
-  CHECK(e.find("fcfs") != std::string::npos);
+  CHECK(e.find("unknown local policy 'fcfz'; expected fcfs, sjf,") != std::string::npos);
+  CHECK(e.find("(did you mean 'fcfs'?)") != std::string::npos);
+  CHECK(error_of(kBase, {"policy.local=fcsf"}).find("(did you mean 'fcfs'?)") != std::string::npos);  // a swap
   e = error_of(kBase, {"policy.global=nearest"});
   CHECK(e.find("unknown global policy 'nearest'") != std::string::npos);
+  CHECK(e.find("did you mean") == std::string::npos);  // not a typo of any
+  CHECK(error_of(kBase, {"policy.global=round_robbin"}).find("(did you mean 'round_robin'?)") != std::string::npos);
+  CHECK(error_of(kBase, {"workload.type=synthtic"}).find("(did you mean 'synthetic'?)") != std::string::npos);
+  e = error_of(kBase, {"hardware=h100"});  // the one name it begins, not the nearest (h200)
+  CHECK(e.find("unknown hardware 'h100'; expected a100-80gb, h100-sxm or h200 (did you mean 'h100-sxm'?); no file") !=
+        std::string::npos);
+  CHECK(error_of(kBase, {"model=llama-3-8"}).find("(did you mean 'llama-3-8b'?)") != std::string::npos);
 }
 
 TEST_CASE("a model that does not fit the GPU is an error pointing at the model key") {

@@ -59,9 +59,9 @@ ParsedPolicy<P> parse_policy(YamlMap& parent, const std::string& key, const std:
   }
   for (const auto& t : types)
     if (t.name == name) return t.parse(params);
-  std::string known;
-  for (const auto& t : types) known += (known.empty() ? "" : ", ") + t.name;
-  parent.fail(key, fmt::format("unknown {} policy '{}'; known: {}", kind, name, known));
+  std::vector<std::string> known;
+  for (const auto& t : types) known.push_back(t.name);
+  parent.fail(key, unknown_name_message(fmt::format("{} policy", kind), name, known));
 }
 
 }  // namespace

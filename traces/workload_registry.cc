@@ -1,6 +1,7 @@
 // The registry of workload types: one line per type. Adding a workload type is
 // one class file plus one line here.
 #include "traces/workload.h"
+#include "sim/core/option_table.h"
 #include "traces/readers/trace_reader.h"
 
 #include "traces/generators/agent_workload.h"
@@ -31,9 +32,9 @@ std::unique_ptr<Workload> parse_workload(YamlMap& m) {
   std::string type = m.get<std::string>("type", "synthetic");
   for (const auto& t : workload_types())
     if (t.name == type) return t.parse(m);
-  std::string known;
-  for (const auto& t : workload_types()) known += (known.empty() ? "" : ", ") + t.name;
-  m.fail("type", fmt::format("unknown workload type '{}'; known types: {}", type, known));
+  std::vector<std::string> known;
+  for (const auto& t : workload_types()) known.push_back(t.name);
+  m.fail("type", unknown_name_message("workload type", type, known));
 }
 
 }  // namespace servesim

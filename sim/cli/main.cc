@@ -19,6 +19,7 @@
 
 #include "sim/cli/commands.h"
 #include "sim/core/error.h"
+#include "sim/core/option_table.h"
 
 namespace {
 
@@ -30,21 +31,7 @@ void print_error(const char* prefix, const char* what) noexcept {
   std::fflush(stderr);
 }
 
-// Edit distance, for "did you mean".
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
+using servesim::edit_distance;  // for "did you mean" (sim/core/option_table.h, as the config errors)
 
 // "servesim frobnicate": CLI11 would say "A subcommand is required". Names the word and
 // the nearest command instead. Empty when argv[1] is an option or a command.

@@ -261,29 +261,32 @@ inline std::string or_list(const std::vector<std::string>& names) {
   return out;
 }
 
-// Edits (insert, delete, replace one character) from a to b.
+// Edits (insert, delete, replace one character, swap two adjacent ones) from a to b.
 inline std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
-  }
-  return row[b.size()];
+  return d[a.size()][b.size()];
 }
 
 // "unknown link 'rmda'; expected rdma or nvlink (did you mean 'rdma'?)": the names
-// in order, and the nearest one when it is within a third of its length in edits
-// (a typo, not another word).
+// in order, and a suggestion: the one name that begins with the given one ('h100' ->
+// 'h100-sxm'), else the nearest when it is within a third of its length in edits (a
+// typo, not another word).
 inline std::string unknown_name_message(const std::string& noun, const std::string& name,
                                         const std::vector<std::string>& names) {
   std::string msg = fmt::format("unknown {} '{}'; expected {}", noun, name, or_list(names));
   const std::string* best = nullptr;
+  std::size_t prefixed = 0;
+  for (const std::string& n : names)
+    if (!name.empty() && n.starts_with(name)) best = &n, ++prefixed;
+  if (prefixed == 1) return msg + fmt::format(" (did you mean '{}'?)", *best);
+  best = nullptr;
   std::size_t best_d = 0;
   for (const std::string& n : names)
     if (const std::size_t d = edit_distance(name, n); !best || d < best_d) best = &n, best_d = d;
@@ -319,6 +322,12 @@ bool has_value(const OptionField<S>& f, const S& s) {
 }
 
 }  // namespace option_detail
+
+// The same message for the names of a registry or a folder (policies, workload types,
+// model and hardware files), so every unknown name reads alike and suggests the nearest;
+// the same distance for the CLI's commands and options (sim/cli/main.cc).
+using option_detail::edit_distance;
+using option_detail::unknown_name_message;
 
 // GCC's -Warray-bounds follows every alternative of the variant into the
 // visitors below, even those a small struct cannot hold (a struct of one
