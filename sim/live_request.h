@@ -25,10 +25,14 @@ enum class Phase : std::uint8_t {
   kFinished,
 };
 
-struct LiveRequest {
+struct alignas(64) LiveRequest {
   // Hot fields first: every iteration reads or writes these for each request in
   // its batch (sim/worker.cc), so they share the struct's first cache lines with
-  // the head of `spec` (client, output_tokens). Order only affects speed.
+  // the head of `spec` (client, output_tokens). Order and alignment only affect
+  // speed: aligned to a cache line, the batch-building pass (phase through
+  // shared_tokens) reads one line per request and applying an iteration two
+  // (first_token and spec's client and output_tokens are in the second); a
+  // static_assert in worker.cc checks it.
   Phase phase = Phase::kPending;
   bool routed = false;
   bool kv_loading = false;  // admitted; its KV from the cluster store is on its way (computes nothing yet)

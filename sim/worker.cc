@@ -6,6 +6,9 @@
 
 namespace servesim {
 
+// The layout live_request.h promises (its offsets: live_request_test.cc).
+static_assert(alignof(LiveRequest) == 64);
+
 Worker::Worker(WorkerId id, std::unique_ptr<LocalPolicy> policy, std::shared_ptr<const CostModel> cost,
                BatchingOptions opt, std::int64_t kv_capacity_pages, std::int64_t page_size, RequestTable& table,
                RunObserver* observer, std::shared_ptr<const KvEviction> kv_eviction)
@@ -149,7 +152,7 @@ void Worker::schedule_decodes() {
     }
     if (self_preempted) break;  // h was the last running request
     r.kv_pages += std::max<std::int64_t>(need, 0);
-    items_.push_back({h, 1, false});
+    items_.push_back({1, h, false});
     shape_.decode_contexts.push_back(kv_tokens(r) - 1);  // the compacted context when evicted
     --budget_;
   }
@@ -159,7 +162,7 @@ void Worker::add_prefill_chunk(RequestHandle h) {
   LiveRequest& r = table_[h];
   std::int64_t n = std::min({r.prefill_target - r.computed, opt_.chunk_size, budget_});
   if (n <= 0) return;
-  items_.push_back({h, n, true});
+  items_.push_back({n, h, true});
   shape_.prefills.push_back(PrefillChunk{n, r.computed, r.computed + n == r.prefill_target});
   budget_ -= n;
 }
@@ -319,16 +322,6 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
   // Finished and handed-off requests leave the running set (order kept).
   if (!gone_.empty())
     std::erase_if(running_, [this](RequestHandle h) { return std::find(gone_.begin(), gone_.end(), h) != gone_.end(); });
-}
-
-void Worker::count_output_token(ClientId c) {
-  if (c >= client_slot_.size()) client_slot_.resize(c + 1, 0);
-  std::uint32_t& slot = client_slot_[c];
-  if (slot == 0) {
-    client_tokens_.emplace_back(c, 0);
-    slot = static_cast<std::uint32_t>(client_tokens_.size());
-  }
-  client_tokens_[slot - 1].second += 1;
 }
 
 void Worker::release_handoff(RequestHandle h, Time now) {

@@ -159,9 +159,9 @@ class Worker final : private AdmissionContext {
   std::int64_t cached_prefix(const RequestSpec& spec) const { return kvm_.cached_prefix(spec); }
 
  private:
-  struct Item {
-    RequestHandle h;
+  struct Item {  // 16 bytes: tokens first, so the handle and the flag share the second word
     std::int64_t tokens;
+    RequestHandle h;
     bool prefill;
   };
   // AdmissionContext
@@ -181,9 +181,18 @@ class Worker final : private AdmissionContext {
   void schedule_prefill_chunks();
   void add_prefill_chunk(RequestHandle h);
   void preempt_now(RequestHandle h);
-  void count_output_token(ClientId c);
+  // One output token of client c in this iteration (inline: called per token).
+  void count_output_token(ClientId c) {
+    if (c >= client_slot_.size()) client_slot_.resize(c + 1, 0);
+    std::uint32_t& slot = client_slot_[c];
+    if (slot == 0) {
+      client_tokens_.emplace_back(c, 0);
+      slot = static_cast<std::uint32_t>(client_tokens_.size());
+    }
+    client_tokens_[slot - 1].second += 1;
+  }
   static constexpr std::size_t kPrefetchAhead = 4;
-  void prefetch(RequestHandle h) const;  // the hot lines of h's LiveRequest (worker.cc)  // one output token of client c in this iteration
+  void prefetch(RequestHandle h) const;  // the hot lines of h's LiveRequest (worker.cc)
   std::int64_t private_tokens_after_step(const LiveRequest& r) const;
   std::int64_t kv_tokens(const LiveRequest& r) const;  // context held: computed (or compressed) + generated
   void evict_after_prefill(LiveRequest& r);             // KV eviction at prefill completion
