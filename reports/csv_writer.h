@@ -39,6 +39,8 @@ class CsvWriter {
  private:
   void sep();
   void flush_if_large();
+  template <class Int>
+  void append_int(Int v);
 
   OutputFile file_;
   bool closed_ = false;
