@@ -26,22 +26,17 @@ enum class Phase : std::uint8_t {
 };
 
 struct alignas(64) LiveRequest {
-  // Hot fields first: every iteration reads or writes these for each request in
-  // its batch (sim/worker.cc), so they share the struct's first cache lines with
-  // the head of `spec` (client, output_tokens). Order and alignment only affect
-  // speed: aligned to a cache line, the batch-building pass (phase through
-  // shared_tokens) reads one line per request and applying an iteration two
-  // (first_token and spec's client and output_tokens are in the second); a
-  // static_assert in worker.cc checks it.
+  // The first cache line (the struct is aligned to one) holds every field the
+  // per-request passes of an iteration read or write (sim/worker.cc: batch
+  // building, prefill chunks, applying the iteration), so each pass touches one
+  // line per request; live_request_test.cc checks the offsets. Order and
+  // alignment only affect speed.
   Phase phase = Phase::kPending;
-  bool routed = false;
   bool kv_loading = false;  // admitted; its KV from the cluster store is on its way (computes nothing yet)
-  WorkerId worker = 0;
-  // PD disaggregation (docs/simulation.md, "Prefill/decode disaggregation"):
-  // the worker the global policy routed the prefill to and the worker that
-  // decodes (equal when colocated).
-  WorkerId prefill_worker = 0;
-  WorkerId decode_worker = 0;
+  bool routed = false;
+  // Copies of spec.client and spec.output_tokens (set by RequestTable::add;
+  // the spec does not change while the request lives), kept in the first line.
+  ClientId client = 0;
   std::int64_t prefill_target = 0;  // tokens to compute before the next token
   std::int64_t computed = 0;        // of prefill_target, including cached tokens
   std::int64_t generated = 0;       // output tokens produced so far
@@ -50,6 +45,14 @@ struct alignas(64) LiveRequest {
   // a private compacted copy; 0 = not compressed (the whole context is held).
   std::int64_t compressed = 0;
   std::int64_t shared_tokens = 0;   // tokens of its KV held by the cache path it locks
+  std::int64_t output_tokens = 0;   // spec.output_tokens (above)
+  // End of the first line.
+  WorkerId worker = 0;
+  // PD disaggregation (docs/simulation.md, "Prefill/decode disaggregation"):
+  // the worker the global policy routed the prefill to and the worker that
+  // decodes (equal when colocated).
+  WorkerId prefill_worker = 0;
+  WorkerId decode_worker = 0;
   std::optional<Time> first_token;
   RequestSpec spec;
   Time arrival = 0;                 // effective arrival (release time for dependents)
@@ -90,6 +93,8 @@ class RequestTable {
       slots_.emplace_back();
     }
     slots_[h].spec = std::move(spec);
+    slots_[h].client = slots_[h].spec.client;
+    slots_[h].output_tokens = slots_[h].spec.output_tokens;
     ++live_;
     return h;
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace servesim {
 
@@ -127,20 +128,24 @@ bool Worker::preempt(RequestHandle h) {
 
 // The per-request passes of an iteration touch one LiveRequest per running
 // request (a cache miss each when other workers ran in between): fetch a few
-// ahead so the misses overlap. Its first two lines hold the hot fields.
-void Worker::prefetch(RequestHandle h) const {
-  const auto* p = reinterpret_cast<const char*>(&table_[h]);
-  __builtin_prefetch(p);
-  __builtin_prefetch(p + 64);
-}
+// ahead so the misses overlap. Its first line holds the fields they use.
+void Worker::prefetch(RequestHandle h) const { __builtin_prefetch(&table_[h]); }
 
 void Worker::schedule_decodes() {
+  // A step needs a page only when its tokens outgrow the pages held: checked by
+  // a multiplication (exact below max_exact pages), the division only then.
+  const std::int64_t page_size = kv().page_size();
+  const std::int64_t max_exact = std::numeric_limits<std::int64_t>::max() / page_size;
   for (std::size_t i = 0; i < running_.size() && budget_ > 0; ++i) {
     if (i + kPrefetchAhead < running_.size()) prefetch(running_[i + kPrefetchAhead]);
     RequestHandle h = running_[i];
     LiveRequest& r = table_[h];
     if (r.phase != Phase::kDecode) continue;
-    std::int64_t need = kvm_.pages_for(private_tokens_after_step(r)) - r.kv_pages;
+    const std::int64_t tokens = private_tokens_after_step(r);
+    // need <= 0 does nothing below, so 0 stands for it.
+    std::int64_t need = r.kv_pages >= 0 && r.kv_pages <= max_exact && tokens <= r.kv_pages * page_size
+                            ? 0
+                            : kvm_.pages_for(tokens) - r.kv_pages;
     bool self_preempted = false;
     while (need > 0 && !kvm_.alloc(need)) {
       RequestHandle victim = running_.back();
@@ -289,12 +294,15 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
       stats_.decode_tokens += 1;
     }
     // The iteration that completes a prefill, and every decode step, yields one token.
+    // (r.client and r.output_tokens: the spec's, in the LiveRequest's first line.)
     r.generated += 1;
     context_tokens_ += 1;
-    policy_->on_decode_tokens(r.spec.client, 1);
-    if (observer_) count_output_token(r.spec.client);
-    if (!r.first_token) r.first_token = now;
-    if (r.generated >= r.spec.output_tokens) {
+    policy_->on_decode_tokens(r.client, 1);
+    if (observer_) count_output_token(r.client);
+    // Only this line adds to generated, so its first token is the one that makes it 1
+    // (the same test as !r.first_token, without reading first_token's line).
+    if (r.generated == 1) r.first_token = now;
+    if (r.generated >= r.output_tokens) {
       r.phase = Phase::kFinished;
       release_private(r);
       context_tokens_ -= kv_tokens(r);

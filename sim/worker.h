@@ -192,7 +192,7 @@ class Worker final : private AdmissionContext {
     client_tokens_[slot - 1].second += 1;
   }
   static constexpr std::size_t kPrefetchAhead = 4;
-  void prefetch(RequestHandle h) const;  // the hot lines of h's LiveRequest (worker.cc)
+  void prefetch(RequestHandle h) const;  // the first (hot) line of h's LiveRequest (worker.cc)
   std::int64_t private_tokens_after_step(const LiveRequest& r) const;
   std::int64_t kv_tokens(const LiveRequest& r) const;  // context held: computed (or compressed) + generated
   void evict_after_prefill(LiveRequest& r);             // KV eviction at prefill completion
