@@ -15,9 +15,91 @@ namespace servesim {
 
 namespace {
 
-// cluster.pools: [{name, role, workers, tp, hardware, attention, batching, policy: {local}}];
-// every key but name defaults to the scenario's (role: mixed, workers: 1).
-// Workers are numbered pool by pool, in list order.
+// A pool's or an override's kv_cache: the scenario's unless set (a map over it).
+OptionCustom<PoolConfig> pool_kv_cache_row() {
+  return custom<PoolConfig>([](YamlMap& pm, const char*, PoolConfig& p) { p.kv_tiers = parse_kv_tiers(pm, p.kv_tiers); },
+                            [](const PoolConfig& p) { return kv_tiers_node(p.kv_tiers); });
+}
+
+}  // namespace
+
+// One item of cluster.pools: name, pool_options() (role, workers, tp), then the keys
+// whose default is the scenario's (the caller sets them before reading).
+const OptionTable<PoolConfig>& pool_item_options() {
+  using P = PoolConfig;
+  using R = OptionRange;
+  static const OptionTable<P> t = [] {
+    OptionTable<P> rows = {
+        {"name", custom<P>([](YamlMap& pm, const char* key, P& p) { p.name = pm.require<std::string>(key); },
+                           [](const P& p) { return YAML::Node(p.name); }),
+         R::kAny, "required; unique; workers.csv's pool column"},
+    };
+    rows.insert(rows.end(), pool_options().begin(), pool_options().end());
+    OptionCustom<P> policy = section<P>(
+        [](YamlMap& pol, P& p) {
+          if (pol.has("local")) p.local_policy = parse_local_policy(pol, "local", "fcfs");
+        },
+        [](const P& p) {
+          YAML::Node n(YAML::NodeType::Map);
+          n["local"] = p.local_policy->resolved;
+          return n;
+        });
+    policy.written = [](const P& p) { return p.local_policy.has_value(); };
+    std::vector<OptionField<P>> inherited = {
+        {"hardware", custom<P>([](YamlMap& pm, const char* key, P& p) {
+                                 if (pm.has(key)) p.hardware = load_hardware(pm, key, "");
+                               },
+                               [](const P& p) { return hardware_node(p.hardware); }),
+         R::kAny, "as the top-level key (name, path or inline map)"},
+        {"attention", custom<P>([](YamlMap& pm, const char*, P& p) { p.attention = parse_attention(pm, p.attention); },
+                                [](const P& p) { return attention_node(p.attention); }),
+         R::kAny, "as the top-level map; keys not set keep the scenario's"},
+        {"batching", section<P>(
+                         [](YamlMap& b, P& p) {
+                           read_options(b, batching_options(), p.batching);
+                           read_options(b, batching_mode_options(), p.batching);
+                         },
+                         [](const P& p) {
+                           YAML::Node b(YAML::NodeType::Map);
+                           write_options(b, batching_options(), p.batching);
+                           write_options(b, batching_mode_options(), p.batching);
+                           return b;
+                         }),
+         R::kAny, "the batch budgets and mode; memory keys stay scenario-wide"},
+        {"policy", std::move(policy), R::kAny, "{local: ...}: this pool's local policy"},
+        {"kv_cache", pool_kv_cache_row(), R::kAny, "as the top-level map; keys not set keep the scenario's"},
+    };
+    rows.insert(rows.end(), inherited.begin(), inherited.end());
+    return rows;
+  }();
+  return t;
+}
+
+// One item of cluster.overrides after its `worker` (the index, required: it selects the
+// worker the other keys change): hardware, attention, kv_cache over that worker's.
+const OptionTable<WorkerConfig>& override_options() {
+  using W = WorkerConfig;
+  using R = OptionRange;
+  static const OptionTable<W> t = {
+      {"hardware", custom<W>([](YamlMap& o, const char* key, W& w) {
+                               if (o.has(key)) w.hardware = load_hardware(o, key, "");
+                             },
+                             [](const W& w) { return hardware_node(w.hardware); }),
+       R::kAny, "as the top-level key (name, path or inline map)"},
+      {"attention", custom<W>([](YamlMap& o, const char*, W& w) { w.attention = parse_attention(o, w.attention); },
+                              [](const W& w) { return attention_node(w.attention); }),
+       R::kAny, "as the top-level map; keys not set keep the scenario's"},
+      {"kv_cache", custom<W>([](YamlMap& o, const char*, W& w) { w.kv_tiers = parse_kv_tiers(o, w.kv_tiers); },
+                             [](const W& w) { return kv_tiers_node(w.kv_tiers); }),
+       R::kAny, "as the top-level map; keys not set keep the scenario's"},
+  };
+  return t;
+}
+
+namespace {
+
+// cluster.pools: a list of pool_item_options() maps; every key but name defaults to the
+// scenario's (role: mixed, workers: 1). Workers are numbered pool by pool, in list order.
 void parse_pools(YamlMap& cl, ScenarioConfig& c) {
   YAML::Node list = cl.raw("pools");
   if (!list.IsSequence() || list.size() == 0)
@@ -27,25 +109,17 @@ void parse_pools(YamlMap& cl, ScenarioConfig& c) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     YamlMap pm(list[i], c.file, cl.key_path(fmt::format("pools[{}]", i)));
     PoolConfig p;
-    p.name = pm.require<std::string>("name");
+    p.hardware = c.hardware;
+    p.attention = c.attention;
+    p.batching = c.batching;
+    p.kv_tiers = c.kv_tiers;
+    read_options(pm, pool_item_options(), p);
     if (p.name.empty() || !names.insert(p.name).second)
       pm.fail("name", fmt::format("pool name '{}' is empty or used twice", p.name));
-    read_options(pm, pool_options(), p);  // role, workers, tp
     total += p.workers;
     if (total > 100000) pm.fail("workers", "at most 100000 workers in all pools");
     if (c.model.heads % p.tp != 0)
       pm.fail("tp", fmt::format("tp={} must divide the model's {} attention heads", p.tp, c.model.heads));
-    p.hardware = pm.has("hardware") ? load_hardware(pm, "hardware", "") : c.hardware;
-    p.attention = parse_attention(pm, c.attention);
-    p.batching = c.batching;
-    YamlMap b = pm.map("batching");
-    read_options(b, batching_options(), p.batching);
-    read_options(b, batching_mode_options(), p.batching);
-    b.finish();
-    YamlMap pol = pm.map("policy");
-    if (pol.has("local")) p.local_policy = parse_local_policy(pol, "local", "fcfs");
-    pol.finish();
-    p.kv_tiers = parse_kv_tiers(pm, c.kv_tiers);
     KvCapacity kv;
     try {
       const MemoryOptions& mem = c.memory;
@@ -118,9 +192,7 @@ void parse_overrides(YamlMap& cl, const char* key, ScenarioConfig& c) {
     std::int64_t w = o.require<std::int64_t>("worker");
     if (w < 0 || w >= n_workers) o.fail("worker", fmt::format("worker index {} outside 0..{}", w, n_workers - 1));
     WorkerConfig& wc = c.workers[static_cast<std::size_t>(w)];
-    if (o.has("hardware")) wc.hardware = load_hardware(o, "hardware", "");
-    wc.attention = parse_attention(o, wc.attention);
-    wc.kv_tiers = parse_kv_tiers(o, wc.kv_tiers);
+    read_options(o, override_options(), wc);
     if (o.has("hardware") || o.has("attention"))  // Quest's metadata changes capacity too
       wc.kv = worker_capacity(c, wc.hardware, wc.attention, o, o.has("hardware") ? "hardware" : "attention");
     o.finish();
@@ -134,9 +206,8 @@ YAML::Node overrides_node(const ScenarioConfig& c) {
     if (w.hardware == c.hardware && w.attention == c.attention && w.kv_tiers == c.kv_tiers) continue;
     YAML::Node o;
     o["worker"] = i;
-    o["hardware"] = hardware_node(w.hardware);
-    o["attention"] = attention_node(w.attention);
-    if (w.kv_tiers != c.kv_tiers) o["kv_cache"] = kv_tiers_node(w.kv_tiers);
+    write_options(o, override_options(), w);
+    if (w.kv_tiers == c.kv_tiers) o.remove("kv_cache");  // the scenario's: not repeated
     n.push_back(o);
   }
   return n;
@@ -146,16 +217,8 @@ YAML::Node pools_node(const ScenarioConfig& c) {
   YAML::Node n(YAML::NodeType::Sequence);
   for (const PoolConfig& p : c.pools) {
     YAML::Node x;
-    x["name"] = p.name;
-    write_options(x, pool_options(), p);
-    x["hardware"] = hardware_node(p.hardware);
-    x["attention"] = attention_node(p.attention);
-    YAML::Node pb;
-    write_options(pb, batching_options(), p.batching);
-    write_options(pb, batching_mode_options(), p.batching);
-    x["batching"] = pb;
-    if (p.local_policy) x["policy"]["local"] = p.local_policy->resolved;
-    if (p.kv_tiers != c.kv_tiers) x["kv_cache"] = kv_tiers_node(p.kv_tiers);
+    write_options(x, pool_item_options(), p);
+    if (p.kv_tiers == c.kv_tiers) x.remove("kv_cache");  // the scenario's: not repeated
     n.push_back(x);
   }
   return n;

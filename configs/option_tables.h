@@ -30,7 +30,9 @@ const OptionTable<InterconnectSpec>& interconnect_options(); // hardware.interco
 const OptionTable<BatchingOptions>& batching_options();     // batching: budgets
 const OptionTable<BatchingOptions>& batching_mode_options(); // batching: mode (written after the memory keys)
 const OptionTable<ScenarioConfig>& cluster_options();       // cluster: workers, tp, overrides, pools, pd, kv_store (custom rows)
-const OptionTable<PoolConfig>& pool_options();              // cluster.pools[i]: (after name)
+const OptionTable<PoolConfig>& pool_options();              // cluster.pools[i]: role, workers, tp
+const OptionTable<PoolConfig>& pool_item_options();         // cluster.pools[i]: name, pool_options(), the inherited keys
+const OptionTable<WorkerConfig>& override_options();        // cluster.overrides[i]: (after worker) hardware, attention, kv_cache
 const OptionTable<PdConfig>& pd_options();                  // cluster.pd:
 const OptionTable<MemoryOptions>& memory_options();         // batching: memory keys
 const OptionTable<RooflineOptions>& roofline_options();     // cost_model: (roofline, and auto)

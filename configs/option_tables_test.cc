@@ -115,6 +115,35 @@ void check_listed(const OptionTable<S>& table, const std::string& heading) {
 // A key table in prose (`| `key` | default | meaning |`) under the first line that
 // starts with `intro`: every key of `table` has a row, and its default cell (backticks
 // stripped) is the table's default.
+// The rows of `table` beyond `plain` (checked by check_key_table) are in the docs key
+// table after `intro`, each with its default stated as the scenario's (or required).
+template <class S>
+void check_inherited_rows(const OptionTable<S>& table, const OptionTable<S>& plain, const std::string& intro) {
+  std::map<std::string, std::string> rows;
+  bool in = false;
+  for (const std::string& l : doc_lines()) {
+    if (l.starts_with(intro)) in = true;
+    if (!in) continue;
+    if (l.starts_with("| `")) {
+      const std::size_t a = l.find('|', 1), b = l.find('|', a + 1);
+      rows[trim_cell(l.substr(1, a - 1))] = trim_cell(l.substr(a + 1, b - a - 1));
+    } else if (!rows.empty() && !l.starts_with("|")) {
+      break;
+    }
+  }
+  int inherited = 0;
+  for (const OptionField<S>& f : table) {
+    if (std::any_of(plain.begin(), plain.end(), [&f](const OptionField<S>& p) { return std::string(p.key) == f.key; }))
+      continue;
+    INFO("docs/configuration.md, " << intro << " " << f.key);
+    const auto it = rows.find(f.key);
+    REQUIRE_MESSAGE(it != rows.end(), "key not in the table");
+    CHECK((it->second == "required" || it->second.starts_with("the scenario's")));
+    ++inherited;
+  }
+  CHECK(inherited > 0);
+}
+
 template <class S>
 void check_key_table(const OptionTable<S>& table, const std::string& intro) {
   std::map<std::string, std::string> rows, lines;
@@ -300,6 +329,7 @@ TEST_CASE("docs/configuration.md lists every table key with the table's default"
   check_documented(memory_options(), "batching");
   check_documented(batching_mode_options(), "batching");
   check_key_table(pool_options(), "`cluster.pools` replaces");
+  check_inherited_rows(pool_item_options(), pool_options(), "`cluster.pools` replaces");
   check_key_table(pd_options(), "`cluster.pd`");
   check_key_table(kv_store_options(), "`cluster.kv_store`");
   int attention_maps = 0;
