@@ -112,25 +112,11 @@ void check_listed(const OptionTable<S>& table, const std::string& heading) {
 }
 
 
-// A key table in prose (`| `key` | default | meaning |`) under the first line that
-// starts with `intro`: every key of `table` has a row, and its default cell (backticks
-// stripped) is the table's default.
 // The rows of `table` beyond `plain` (checked by check_key_table) are in the docs key
 // table after `intro`, each with its default stated as the scenario's (or required).
 template <class S>
 void check_inherited_rows(const OptionTable<S>& table, const OptionTable<S>& plain, const std::string& intro) {
-  std::map<std::string, std::string> rows;
-  bool in = false;
-  for (const std::string& l : doc_lines()) {
-    if (l.starts_with(intro)) in = true;
-    if (!in) continue;
-    if (l.starts_with("| `")) {
-      const std::size_t a = l.find('|', 1), b = l.find('|', a + 1);
-      rows[trim_cell(l.substr(1, a - 1))] = trim_cell(l.substr(a + 1, b - a - 1));
-    } else if (!rows.empty() && !l.starts_with("|")) {
-      break;
-    }
-  }
+  const auto rows = servesim::testing::key_table(doc_lines(), intro);
   int inherited = 0;
   for (const OptionField<S>& f : table) {
     if (std::any_of(plain.begin(), plain.end(), [&f](const OptionField<S>& p) { return std::string(p.key) == f.key; }))
@@ -138,36 +124,27 @@ void check_inherited_rows(const OptionTable<S>& table, const OptionTable<S>& pla
     INFO("docs/configuration.md, " << intro << " " << f.key);
     const auto it = rows.find(f.key);
     REQUIRE_MESSAGE(it != rows.end(), "key not in the table");
-    CHECK((it->second == "required" || it->second.starts_with("the scenario's")));
+    CHECK((it->second.first == "required" || it->second.first.starts_with("the scenario's")));
     ++inherited;
   }
   CHECK(inherited > 0);
 }
 
+// A key table in prose (`| `key` | default | meaning |`) under the first line that
+// starts with `intro`: every key of `table` has a row, and its default cell (backticks
+// stripped) is the table's default.
 template <class S>
 void check_key_table(const OptionTable<S>& table, const std::string& intro) {
-  std::map<std::string, std::string> rows, lines;
-  bool in = false;
-  for (const std::string& l : doc_lines()) {
-    if (l.starts_with(intro)) in = true;
-    if (!in) continue;
-    if (l.starts_with("| `")) {
-      const std::size_t a = l.find('|', 1), b = l.find('|', a + 1);
-      rows[trim_cell(l.substr(1, a - 1))] = trim_cell(l.substr(a + 1, b - a - 1));
-      lines[trim_cell(l.substr(1, a - 1))] = l;
-    } else if (!rows.empty() && !l.starts_with("|")) {
-      break;
-    }
-  }
+  const auto rows = servesim::testing::key_table(doc_lines(), intro);
   REQUIRE_MESSAGE(!rows.empty(), "docs/configuration.md has no key table after " << intro);
   for (const OptionField<S>& f : table) {
     INFO("docs/configuration.md, " << intro << " " << f.key);
     const auto it = rows.find(f.key);
     REQUIRE_MESSAGE(it != rows.end(), "key not in the table");
-    CHECK_MESSAGE(same_scalar(it->second, option_default(f)), "documented default " << it->second << ", table default "
-                                                                                     << option_default(f));
+    CHECK_MESSAGE(same_scalar(it->second.first, option_default(f)),
+                  "documented default " << it->second.first << ", table default " << option_default(f));
     for (const std::string& name : option_names(f))  // a choice's names are in its row
-      CHECK_MESSAGE(lines.at(f.key).find("`" + name + "`") != std::string::npos, "choice '" << name << "' not in the row");
+      CHECK_MESSAGE(it->second.second.find("`" + name + "`") != std::string::npos, "choice '" << name << "' not in the row");
   }
 }
 

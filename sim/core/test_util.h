@@ -8,9 +8,12 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -63,6 +66,25 @@ inline bool same_scalar(const std::string& doc, const std::string& table) {
 inline std::string trim_cell(const std::string& s) {
   const std::size_t a = s.find_first_not_of(" `"), b = s.find_last_not_of(" `");
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// The markdown key table (`| `key` | default | meaning |`) after the first of `lines`
+// that starts with `intro`: key -> (default cell, whole row). Empty when there is none.
+inline std::map<std::string, std::pair<std::string, std::string>> key_table(const std::vector<std::string>& lines,
+                                                                             const std::string& intro) {
+  std::map<std::string, std::pair<std::string, std::string>> rows;
+  bool in = false;
+  for (const std::string& l : lines) {
+    if (l.starts_with(intro)) in = true;
+    if (!in) continue;
+    if (l.starts_with("| `")) {
+      const std::size_t a = l.find('|', 1), b = l.find('|', a + 1);
+      rows[trim_cell(l.substr(1, a - 1))] = {trim_cell(l.substr(a + 1, b - a - 1)), l};
+    } else if (!rows.empty() && !l.starts_with("|")) {
+      break;
+    }
+  }
+  return rows;
 }
 
 }  // namespace servesim::testing

@@ -194,21 +194,8 @@ bool hand_read(const std::string& table, const std::string& key) {
   return false;
 }
 
-// The key table (`| `key` | default | meaning |`) after the line that starts with `intro`.
 std::map<std::string, std::pair<std::string, std::string>> key_table(const std::string& intro) {
-  std::map<std::string, std::pair<std::string, std::string>> rows;  // key -> (default cell, whole row)
-  bool in = false;
-  for (const std::string& l : doc_lines()) {
-    if (l.starts_with(intro)) in = true;
-    if (!in) continue;
-    if (l.starts_with("| `")) {
-      const std::size_t a = l.find('|', 1), b = l.find('|', a + 1);
-      rows[trim_cell(l.substr(1, a - 1))] = {trim_cell(l.substr(a + 1, b - a - 1)), l};
-    } else if (!rows.empty() && !l.starts_with("|")) {
-      break;
-    }
-  }
-  return rows;
+  return servesim::testing::key_table(doc_lines(), intro);
 }
 
 // Every row of `table` has a row in the docs table under "`<name>` keys" with the
