@@ -13,16 +13,6 @@
 
 namespace servesim {
 
-namespace {
-
-// A pool's or an override's kv_cache: the scenario's unless set (a map over it).
-OptionCustom<PoolConfig> pool_kv_cache_row() {
-  return custom<PoolConfig>([](YamlMap& pm, const char*, PoolConfig& p) { p.kv_tiers = parse_kv_tiers(pm, p.kv_tiers); },
-                            [](const PoolConfig& p) { return kv_tiers_node(p.kv_tiers); });
-}
-
-}  // namespace
-
 // One item of cluster.pools: name, pool_options() (role, workers, tp), then the keys
 // whose default is the scenario's (the caller sets them before reading).
 const OptionTable<PoolConfig>& pool_item_options() {
@@ -46,14 +36,8 @@ const OptionTable<PoolConfig>& pool_item_options() {
         });
     policy.written = [](const P& p) { return p.local_policy.has_value(); };
     std::vector<OptionField<P>> inherited = {
-        {"hardware", custom<P>([](YamlMap& pm, const char* key, P& p) {
-                                 if (pm.has(key)) p.hardware = load_hardware(pm, key, "");
-                               },
-                               [](const P& p) { return hardware_node(p.hardware); }),
-         R::kAny, "as the top-level key (name, path or inline map)"},
-        {"attention", custom<P>([](YamlMap& pm, const char*, P& p) { p.attention = parse_attention(pm, p.attention); },
-                                [](const P& p) { return attention_node(p.attention); }),
-         R::kAny, "as the top-level map; keys not set keep the scenario's"},
+        {"hardware", hardware_override_row<P>(), R::kAny, "as the top-level key (name, path or inline map)"},
+        {"attention", attention_row<P>(), R::kAny, "as the top-level map; keys not set keep the scenario's"},
         {"batching", section<P>(
                          [](YamlMap& b, P& p) {
                            read_options(b, batching_options(), p.batching);
@@ -67,7 +51,7 @@ const OptionTable<PoolConfig>& pool_item_options() {
                          }),
          R::kAny, "the batch budgets and mode; memory keys stay scenario-wide"},
         {"policy", std::move(policy), R::kAny, "{local: ...}: this pool's local policy"},
-        {"kv_cache", pool_kv_cache_row(), R::kAny, "as the top-level map; keys not set keep the scenario's"},
+        {"kv_cache", kv_cache_row<P>(), R::kAny, "as the top-level map; keys not set keep the scenario's"},
     };
     rows.insert(rows.end(), inherited.begin(), inherited.end());
     return rows;
@@ -81,17 +65,9 @@ const OptionTable<WorkerConfig>& override_options() {
   using W = WorkerConfig;
   using R = OptionRange;
   static const OptionTable<W> t = {
-      {"hardware", custom<W>([](YamlMap& o, const char* key, W& w) {
-                               if (o.has(key)) w.hardware = load_hardware(o, key, "");
-                             },
-                             [](const W& w) { return hardware_node(w.hardware); }),
-       R::kAny, "as the top-level key (name, path or inline map)"},
-      {"attention", custom<W>([](YamlMap& o, const char*, W& w) { w.attention = parse_attention(o, w.attention); },
-                              [](const W& w) { return attention_node(w.attention); }),
-       R::kAny, "as the top-level map; keys not set keep the scenario's"},
-      {"kv_cache", custom<W>([](YamlMap& o, const char*, W& w) { w.kv_tiers = parse_kv_tiers(o, w.kv_tiers); },
-                             [](const W& w) { return kv_tiers_node(w.kv_tiers); }),
-       R::kAny, "as the top-level map; keys not set keep the scenario's"},
+      {"hardware", hardware_override_row<W>(), R::kAny, "as the top-level key (name, path or inline map)"},
+      {"attention", attention_row<W>(), R::kAny, "as the top-level map; keys not set keep the scenario's"},
+      {"kv_cache", kv_cache_row<W>(), R::kAny, "as the top-level map; keys not set keep the scenario's"},
   };
   return t;
 }
@@ -199,11 +175,16 @@ void parse_overrides(YamlMap& cl, const char* key, ScenarioConfig& c) {
   }
 }
 
+// A worker that differs from the scenario's hardware, attention or kv_cache (an override).
+bool overridden(const ScenarioConfig& c, const WorkerConfig& w) {
+  return w.hardware != c.hardware || w.attention != c.attention || w.kv_tiers != c.kv_tiers;
+}
+
 YAML::Node overrides_node(const ScenarioConfig& c) {
   YAML::Node n(YAML::NodeType::Sequence);
   for (std::size_t i = 0; i < c.workers.size(); ++i) {
     const WorkerConfig& w = c.workers[i];
-    if (w.hardware == c.hardware && w.attention == c.attention && w.kv_tiers == c.kv_tiers) continue;
+    if (!overridden(c, w)) continue;
     YAML::Node o;
     o["worker"] = i;
     write_options(o, override_options(), w);
@@ -262,7 +243,10 @@ const OptionTable<ScenarioConfig>& cluster_options() {
         [](const C& c) { return YAML::Node(c.tp); });
     tp.written = workers.written;
     OptionCustom<C> overrides = custom<C>(parse_overrides, overrides_node);
-    overrides.written = [](const C& c) { return c.pools.empty() && overrides_node(c).size() > 0; };
+    overrides.written = [](const C& c) {
+      return c.pools.empty() &&
+             std::any_of(c.workers.begin(), c.workers.end(), [&c](const WorkerConfig& w) { return overridden(c, w); });
+    };
     OptionCustom<C> pools = custom<C>(
         [](YamlMap& cl, const char* key, C& c) {
           if (cl.has(key)) parse_pools(cl, c);

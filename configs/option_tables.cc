@@ -2,8 +2,6 @@
 // written to config.resolved.yaml.
 #include "configs/option_tables.h"
 
-#include <filesystem>
-
 #include <fmt/format.h>
 
 #include "costmodel/roofline_knobs.h"
@@ -302,18 +300,12 @@ const OptionTable<AttentionConfig>& attention_options() {
     for (const AttentionMethodType& type : attention_method_types()) {
       if (type.params_key.empty()) continue;
       const AttentionMethodType* tp = &type;  // the registry is static: the pointer and its key outlive the table
-      rows.push_back({tp->params_key.c_str(),
-                      custom<A>(
-                          [tp](YamlMap& m, const char* key, A& a) {
-                            YamlMap pm = m.map(key);
-                            tp->parse(pm, a);
-                            pm.finish();
-                          },
-                          [tp](const A& a) {
-                            YAML::Node p;
-                            tp->write(p, a);
-                            return p;
-                          }),
+      rows.push_back({tp->params_key.c_str(), section<A>([tp](YamlMap& pm, A& a) { tp->parse(pm, a); },
+                                                        [tp](const A& a) {
+                                                          YAML::Node p;
+                                                          tp->write(p, a);
+                                                          return p;
+                                                        }),
                       R::kAny, "the method's parameters"});
     }
     return rows;

@@ -51,9 +51,8 @@ OptionCustom<C> batching_row() {
 }
 
 // Absent or unchanged: not written, so a scenario without tiers resolves as before.
-OptionCustom<C> kv_cache_row() {
-  OptionCustom<C> row = custom<C>([](YamlMap& m, const char*, C& c) { c.kv_tiers = parse_kv_tiers(m, c.kv_tiers); },
-                                  [](const C& c) { return kv_tiers_node(c.kv_tiers); });
+OptionCustom<C> scenario_kv_cache_row() {
+  OptionCustom<C> row = kv_cache_row<C>();
   row.written = [](const C& c) { return c.kv_tiers != KvTiersConfig{}; };
   row.read_first = true;
   return row;
@@ -128,15 +127,13 @@ const OptionTable<ScenarioConfig>& scenario_options() {
       {"hardware", custom<C>([](YamlMap& m, const char* key, C& c) { c.hardware = load_hardware(m, key, "h100-sxm"); },
                              [](const C& c) { return hardware_node(c.hardware); }),
        R::kAny, "configs/hardware/<name>.yaml, a path, or an inline map"},
-      // attention_options(), also read by pools and overrides over their defaults.
-      {"attention", custom<C>([](YamlMap& m, const char*, C& c) { c.attention = parse_attention(m, AttentionConfig{}); },
-                              [](const C& c) { return attention_node(c.attention); }),
-       R::kAny, "attention methods per phase and their parameters (per worker overridable)"},
+      // attention_options() over the default methods; pools and overrides read it over the scenario's.
+      {"attention", attention_row<C>(), R::kAny, "attention methods per phase and their parameters (per worker overridable)"},
       // Three tables over two structs (the memory keys size the KV cache, the rest the batch).
       {"batching", batching_row(), R::kAny, "iteration budgets, memory and batching mode"},
       // cluster_options(); sizing each worker needs the model, hardware, attention and memory keys.
       {"cluster", custom<C>([](YamlMap& m, const char*, C& c) { parse_cluster(m, c); }, cluster_node), R::kAny, "workers (or pools), PD and the cluster KV store"},
-      {"kv_cache", kv_cache_row(), R::kAny, "tiered KV cache below each worker's HBM prefix cache"},
+      {"kv_cache", scenario_kv_cache_row(), R::kAny, "tiered KV cache below each worker's HBM prefix cache"},
       {"policy", policy_row(), R::kAny, "local and global scheduling policies"},
       // Per worker: needs the cluster (each worker's profile and speeds).
       {"cost_model", custom<C>([](YamlMap& m, const char*, C& c) { parse_cost_model(m, c); }, cost_model_node), R::kAny, "how iterations are priced"},

@@ -135,6 +135,9 @@ OptionCustom<S> custom(std::function<void(YamlMap&, const char*, S&)> read, std:
   return {std::move(read), std::move(write), nullptr, {}};
 }
 
+// A list of names or numbers (`after: [plan]`, `weights: [1, 2]`; a single
+// value is a one-element list; absent keeps s's list), written back as a list,
+// an empty one too. Element ranges are the caller's to check.
 template <class S, class T>
 OptionCustom<S> list_of(std::vector<T> S::* member) {
   return custom<S>(
@@ -163,12 +166,18 @@ OptionSeconds<S> micros(Time S::* member) {  // the key in microseconds
   return {member, 1e6};
 }
 
+// An enum member over `names` (its values 0..N-1 in that order); the overloads below
+// take the names as a list literal or as a registry's constexpr array.
 template <class S, class E>
-OptionEnum<S> one_of(E S::* member, const char* noun, std::initializer_list<const char*> names) {
+OptionEnum<S> one_of_names(E S::* member, const char* noun, std::vector<std::string> names) {
   static_assert(std::is_enum_v<E>, "one_of needs an enum member");
   return {[member](const S& s) { return static_cast<int>(s.*member); },
-          [member](S& s, int i) { s.*member = static_cast<E>(i); }, noun,
-          std::vector<std::string>(names.begin(), names.end())};
+          [member](S& s, int i) { s.*member = static_cast<E>(i); }, noun, std::move(names)};
+}
+
+template <class S, class E>
+OptionEnum<S> one_of(E S::* member, const char* noun, std::initializer_list<const char*> names) {
+  return one_of_names(member, noun, std::vector<std::string>(names.begin(), names.end()));
 }
 
 template <class S, class E>
@@ -180,10 +189,7 @@ OptionEnumOrNumber<S> one_of_or_number(E S::* member, double S::* number, const 
 // The same over a registry's constexpr list of names (attention methods, backends).
 template <class S, class E, std::size_t N>
 OptionEnum<S> one_of(E S::* member, const char* noun, const std::array<std::string_view, N>& names) {
-  static_assert(std::is_enum_v<E>, "one_of needs an enum member");
-  return {[member](const S& s) { return static_cast<int>(s.*member); },
-          [member](S& s, int i) { s.*member = static_cast<E>(i); }, noun,
-          std::vector<std::string>(names.begin(), names.end())};
+  return one_of_names(member, noun, std::vector<std::string>(names.begin(), names.end()));
 }
 
 template <class S>
@@ -495,9 +501,6 @@ OptionCustom<S> section_of(const OptionTable<S>& (*table)()) {
                     });
 }
 
-// A list of names or numbers (`after: [plan]`, `weights: [1, 2]`; a single
-// value is a one-element list; absent keeps s's list), written back as a list,
-// an empty one too. Element ranges are the caller's to check.
 // A nested map over member `sub` of S, read and written by `table` (a function
 // returning the sub-struct's table, as option_tables.h declares them).
 template <class S, class T>
