@@ -7,9 +7,6 @@
 
 namespace servesim {
 
-// The layout live_request.h promises (its offsets: live_request_test.cc).
-static_assert(alignof(LiveRequest) == 64);
-
 Worker::Worker(WorkerId id, std::unique_ptr<LocalPolicy> policy, std::shared_ptr<const CostModel> cost,
                BatchingOptions opt, std::int64_t kv_capacity_pages, std::int64_t page_size, RequestTable& table,
                RunObserver* observer, std::shared_ptr<const KvEviction> kv_eviction)
