@@ -1,6 +1,7 @@
 // Importing public measured tables (measured_import.h) and cross-validating
 // the imported profile (profile_crossval.h).
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
@@ -224,6 +225,29 @@ TEST_CASE("crossval: leave one model out predicts a model's layer from the other
 }  // namespace servesim
 
 namespace servesim {
+
+TEST_CASE("size-out holds out whole message sizes and compares with the envelope the model prices") {
+  // Two implementations, NCCL with every row twice and a custom kernel that is
+  // cheaper at every size. Both are straight lines in bytes, so a size held out with
+  // all its rows is predicted exactly from its neighbours' envelope. Comparing it with
+  // NCCL's own time would measure the implementation choice (here 2-4x), and keeping
+  // NCCL's repeated row would leak the held-out size.
+  std::string csv = "# format=servesim-kernel-profile\n# schema_version=1\n"
+                    "kernel,variant,batch,ctx,q_len,prefix,heads,kv_heads,head_dim,page_size,budget,m,n,k,params,"
+                    "median_us,p10_us,p90_us,bytes,flops\n";
+  for (double mib = 0.25; mib <= 64; mib *= 2) {
+    const double bytes = mib * 1048576;
+    for (int rep = 0; rep < 2; ++rep)
+      csv += fmt::format("allreduce,nccl,,,,,,,,,,,,,gpus=8,{},,,{},0\n", 20 + 10 * mib, bytes);
+    csv += fmt::format("allreduce,custom,,,,,,,,,,,,,gpus=8,{},,,{},0\n", 5 + 8 * mib, bytes);
+  }
+  const CrossvalResult cv = crossval_profile(ProfileTable::parse(csv, "ar.csv"));
+  REQUIRE(cv.rows.size() == 1);
+  CHECK(cv.rows[0].experiment == "size-out");
+  CHECK(cv.rows[0].part == "allreduce/8gpu");
+  CHECK(cv.rows[0].error.points == 4);  // sizes 0.5, 2, 8, 32 MiB: every other interior size
+  CHECK(cv.rows[0].error.max < 1e-9);
+}
 
 TEST_CASE("stack disagreement: identical shapes of two stacks compared, never averaged") {
   TempDir tmp;

@@ -2,6 +2,7 @@
 #include "costmodel/profile_crossval.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -172,21 +173,36 @@ CrossvalResult crossval_profile(const ProfileTable& t) {
     add_rows(out, "shape-out", pooled);
   }
   if (allreduce) {
-    // Every other size per (GPU count, implementation) held out.
-    std::set<long> held;
-    std::map<std::string, std::vector<std::pair<double, long>>> by_series;
+    // Every other message size per GPU count held out, all its rows (every
+    // implementation, repeated rows): the cost model prices an all-reduce at the
+    // lower envelope of the implementations (kernel_fits.h), so the fit of the
+    // other sizes predicts the held-out size's envelope -- the fastest of its
+    // measured rows, each implementation's first row as in the fit.
+    auto priced = [](const ProfilePoint& p) { return KernelFits::family_of(p) == "allreduce"; };
+    std::map<std::string, std::set<double>> sizes;  // gpus → sizes
     for (const auto& p : t.points())
-      if (p.kernel == "allreduce") by_series[param_or(p, "gpus") + "/" + p.variant].push_back({p.bytes, p.line});
-    for (auto& [k, v] : by_series) {
-      std::sort(v.begin(), v.end());
-      for (std::size_t i = 1; i + 1 < v.size(); i += 2) held.insert(v[i].second);
+      if (priced(p)) sizes[param_or(p, "gpus")].insert(p.bytes);
+    std::set<std::pair<std::string, double>> held;
+    for (const auto& [gpus, bytes] : sizes) {
+      std::size_t i = 0;
+      for (double b : bytes)
+        if (i++ % 2 == 1 && i < bytes.size()) held.insert({gpus, b});  // interior sizes only
     }
-    std::map<std::string, Pairs> pooled;
-    const KernelFits fits =
-        KernelFits::fit(t, [&](const ProfilePoint& p) { return p.kernel == "allreduce" && !held.count(p.line); });
+    auto is_held = [&](const ProfilePoint& p) { return held.count({param_or(p, "gpus"), p.bytes}) > 0; };
+    const KernelFits fits = KernelFits::fit(t, [&](const ProfilePoint& p) { return p.kernel == "allreduce" && !is_held(p); });
+    std::map<std::pair<std::string, double>, std::map<std::string, double>> measured;  // (gpus, size) → variant → µs
+    std::map<std::pair<std::string, double>, const ProfilePoint*> example;
     for (const auto& p : t.points())
-      if (p.kernel == "allreduce" && held.count(p.line) && KernelFits::family_of(p) == "allreduce")
-        if (const auto pred = fits.predict(p)) pooled["allreduce/" + param_or(p, "gpus") + "gpu"].add(*pred, p.median_us);
+      if (priced(p) && is_held(p)) {
+        measured[{param_or(p, "gpus"), p.bytes}].emplace(p.variant, p.median_us);  // first row per implementation
+        example.emplace(std::make_pair(param_or(p, "gpus"), p.bytes), &p);
+      }
+    std::map<std::string, Pairs> pooled;
+    for (const auto& [key, by_variant] : measured) {
+      double envelope = std::numeric_limits<double>::infinity();
+      for (const auto& [variant, us] : by_variant) envelope = std::min(envelope, us);
+      if (const auto pred = fits.predict(*example.at(key))) pooled["allreduce/" + key.first + "gpu"].add(*pred, envelope);
+    }
     add_rows(out, "size-out", pooled);
   }
   if (out.rows.empty()) out.notes.push_back("the profile has no rows any experiment applies to");

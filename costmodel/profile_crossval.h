@@ -16,7 +16,9 @@
 //               from the nearest measured head shape at their own bytes and FLOPs; a
 //               GEMM grid (rows without a model) in eight folds of weight shapes, each
 //               shape priced from its nearest measured neighbour (the transport rule)
-//   size-out    all-reduce: every other measured message size held out, per GPU count
+//   size-out    all-reduce: every other interior message size held out per GPU count,
+//               all its rows, predicted against the held-out size's envelope of
+//               implementations (what the cost model prices)
 // Targets: per-layer sums median <= 5% and p90 <= 10%; every part median <= 10%.
 #pragma once
 #include <string>
