@@ -2,11 +2,11 @@
 #include "configs/profile_catalog.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 
 #include "configs/scenario_config.h"
+#include "sim/core/text_split.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -17,11 +17,6 @@ namespace {
 bool exists_quietly(const fs::path& p) {
   std::error_code ec;
   return fs::exists(p, ec);
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
 }
 
 std::size_t data_rows(const std::string& path) {
@@ -45,7 +40,7 @@ const std::vector<std::string>& auto_stack_order() {
 }
 
 std::string stack_profile_path(const std::string& hardware_name, const std::string& stack) {
-  const fs::path dir = fs::path(profile_dir()) / lower(hardware_name);
+  const fs::path dir = fs::path(profile_dir()) / ascii_lower(hardware_name);
   return (stack == kOwnStack ? dir / "profile.csv" : dir / stack / "profile.csv").string();
 }
 

@@ -5,7 +5,6 @@
 #include "configs/scenario_config.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 
@@ -14,6 +13,7 @@
 #include "configs/option_tables.h"
 #include "configs/scenario_sections.h"
 #include "sim/core/number_format.h"
+#include "sim/core/text_split.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -29,11 +29,6 @@ std::string profile_dir() {
 }
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 std::vector<std::string> known_names(const std::string& sub) {
   std::vector<std::string> out;
@@ -56,7 +51,7 @@ std::pair<YamlMap, std::string> resolve_named(YamlMap& parent, const std::string
     p = fs::path(name);
     if (p.is_relative()) p = fs::path(parent.file()).parent_path() / p;
   } else {
-    p = fs::path(config_dir()) / sub / (lower(name) + ".yaml");
+    p = fs::path(config_dir()) / sub / (ascii_lower(name) + ".yaml");
   }
   std::error_code ec;  // e.g. a name longer than the file system allows: not found, not a throw
   if (!fs::is_regular_file(p, ec)) {

@@ -106,12 +106,10 @@ OutRow out_row(std::string kernel, std::string variant) {
   return o;
 }
 
-std::string cell(std::int64_t v) { return v < 0 ? std::string() : std::to_string(v); }
-
 std::string format_row(const OutRow& r) {
   return fmt::format("{},{},{},{},{},{},{},{},{},,,{},{},{},{},{:.6g},,,{:.6g},{:.6g},{}\n", r.kernel, r.variant,
-                     cell(r.batch), cell(r.ctx), cell(r.q_len), cell(r.prefix), cell(r.heads), cell(r.kv_heads),
-                     cell(r.head_dim), cell(r.m), cell(r.n), cell(r.k), r.params, r.median_us, r.bytes, r.flops,
+                     optional_cell(r.batch), optional_cell(r.ctx), optional_cell(r.q_len), optional_cell(r.prefix), optional_cell(r.heads), optional_cell(r.kv_heads),
+                     optional_cell(r.head_dim), optional_cell(r.m), optional_cell(r.n), optional_cell(r.k), r.params, r.median_us, r.bytes, r.flops,
                      r.source);
 }
 
@@ -327,8 +325,7 @@ void read_aic_custom_ar(const StrictCsv& csv, Sink& out) {
     ++out.file->rows_read;
     std::string src = csv.text(r, "kernel_source");
     if (src.empty()) csv.fail(r, "kernel_source", "a kernel name", src);
-    std::transform(src.begin(), src.end(), src.begin(), [](unsigned char c) { return std::tolower(c); });
-    OutRow o = out_row("allreduce", src);
+    OutRow o = out_row("allreduce", ascii_lower(src));
     o.bytes = csv.number(r, "message_size");
     o.params = fmt::format("gpus={}", csv.integer(r, "num_gpus", 1));
     out.add(o, csv.number(r, "latency"));

@@ -15,7 +15,7 @@
 using namespace servesim;
 
 namespace {
-ModelSpec llama3_8b() {
+ModelSpec roofline_llama3_8b() {
   ModelSpec m;
   m.name = "Llama-3-8B";
   return m;
@@ -29,7 +29,7 @@ ModelSpec llama2_7b() {  // configs/models/llama-2-7b.yaml
   m.max_context = 4096;
   return m;
 }
-HardwareSpec h100() {
+HardwareSpec roofline_h100() {
   HardwareSpec h;
   h.name = "H100-SXM";
   return h;
@@ -56,7 +56,7 @@ double part(const PartTimes& p, Part x) { return p[static_cast<std::size_t>(x)];
 }  // namespace
 
 TEST_CASE("operation list: Llama-3-8B prefill of 512 tokens, FLOPs and bytes of every part by hand") {
-  const auto ops = operation_list(llama3_8b(), 1, prefill(512));
+  const auto ops = operation_list(roofline_llama3_8b(), 1, prefill(512));
   CHECK(op(ops, Part::kQkv).flops == 25769803776.0);  // 2·512·6144·4096
   CHECK(op(ops, Part::kQkv).bytes == 60817408.0);     // 2·(512·4096 + 6144·4096 + 512·6144)
   CHECK(op(ops, Part::kO).flops == 17179869184.0);
@@ -110,7 +110,7 @@ TEST_CASE("operation list: Llama-2-7B (no GQA) decode of 4 requests, and TP 2 sh
 }
 
 TEST_CASE("hardware roofline is monotone in tokens, batch and context, and its parts add up") {
-  RooflineCostModel r(llama3_8b(), h100(), RooflineOptions{});
+  RooflineCostModel r(roofline_llama3_8b(), roofline_h100(), RooflineOptions{});
   Time last = 0;
   for (std::int64_t n = 1; n <= 8192; n += 37) {
     const Time t = r.iteration_time(prefill(n));
@@ -138,11 +138,11 @@ TEST_CASE("hardware roofline is monotone in tokens, batch and context, and its p
 }
 
 TEST_CASE("latency floor: small kernels cost the floor, launch-bound eagerly and min_kernel_us in a CUDA graph") {
-  const HardwareSpec hw = h100();  // min_kernel_us 2, kernel_launch_us 4
-  RooflineCostModel eager(llama3_8b(), hw, RooflineOptions{});
+  const HardwareSpec hw = roofline_h100();  // min_kernel_us 2, kernel_launch_us 4
+  RooflineCostModel eager(roofline_llama3_8b(), hw, RooflineOptions{});
   RooflineOptions g;
   g.cuda_graph_decode = true;
-  RooflineCostModel graph(llama3_8b(), hw, g);
+  RooflineCostModel graph(roofline_llama3_8b(), hw, g);
   const BatchShape b = decode(1, 16);
   // Decode attention of one 17-token sequence: 86 KB, well under a µs even on 8 of 132 SMs.
   CHECK(part(eager.parts(b), Part::kAttentionDecode) == doctest::Approx(32 * 4.0));
@@ -158,7 +158,7 @@ TEST_CASE("latency floor: small kernels cost the floor, launch-bound eagerly and
 }
 
 TEST_CASE("GEMM tile and wave quantisation: flat in M inside a wave, steps at wave edges, memory-bound at small M") {
-  RooflineCostModel r(llama3_8b(), h100(), RooflineOptions{});
+  RooflineCostModel r(roofline_llama3_8b(), roofline_h100(), RooflineOptions{});
   // M = 1..8: reading the 4096x6144 weight dominates (within 1%).
   CHECK(r.gemm_kernel_us(8, 6144, 4096) == doctest::Approx(r.gemm_kernel_us(1, 6144, 4096)).epsilon(0.01));
   // Compute-bound: piecewise constant with steps (a plain roofline would rise smoothly with M).
@@ -173,7 +173,7 @@ TEST_CASE("GEMM tile and wave quantisation: flat in M inside a wave, steps at wa
   CHECK(levels.size() < 60);
   CHECK(biggest_step > 1.05);
   // Quantised time is never below the exact-FLOP roofline at the same efficiency.
-  const HardwareSpec hw = h100();
+  const HardwareSpec hw = roofline_h100();
   for (int m : {100, 777, 3333}) {
     const double exact = 2.0 * m * 4096 * 14336 / (hw.bf16_tflops * 1e12 * hw.gemm_flops_fraction) * 1e6;
     CHECK(r.gemm_kernel_us(m, 4096, 14336) >= exact * (1 - 1e-9));
@@ -181,9 +181,9 @@ TEST_CASE("GEMM tile and wave quantisation: flat in M inside a wave, steps at wa
 }
 
 TEST_CASE("prefill attention efficiency grows with size: one short prompt fills few SMs") {
-  RooflineCostModel r(llama3_8b(), h100(), RooflineOptions{});
+  RooflineCostModel r(roofline_llama3_8b(), roofline_h100(), RooflineOptions{});
   const auto per_flop = [&](std::int64_t n) {
-    const auto ops = operation_list(llama3_8b(), 1, prefill(n));
+    const auto ops = operation_list(roofline_llama3_8b(), 1, prefill(n));
     return part(r.parts(prefill(n)), Part::kAttentionPrefill) / op(ops, Part::kAttentionPrefill).flops;
   };
   CHECK(per_flop(128) > 3 * per_flop(4096));  // 32 CTAs on 132 SMs vs 1024 CTAs in 8 waves
@@ -197,15 +197,15 @@ TEST_CASE("model flat keeps the old roofline: single-token decode near weights o
   o.model = RooflineModel::kFlat;
   o.iteration_overhead_us = 0;
   o.kernels_per_layer = 0;
-  RooflineCostModel r(llama3_8b(), h100(), o);
+  RooflineCostModel r(roofline_llama3_8b(), roofline_h100(), o);
   const double t = time_to_seconds(r.iteration_time(decode(1, 1)));
-  CHECK(t == doctest::Approx(llama3_8b().weight_bytes_total() / (3350e9 * 0.8)).epsilon(0.05));
+  CHECK(t == doctest::Approx(roofline_llama3_8b().weight_bytes_total() / (3350e9 * 0.8)).epsilon(0.05));
 }
 
 TEST_CASE("the roofline prices dense attention only: a sparse method is an error naming the fix") {
   AttentionMethods quest;
   quest.decode = DecodeMethod::kQuest;
-  CHECK_THROWS_WITH_AS(RooflineCostModel(llama3_8b(), h100(), RooflineOptions{}, quest),
+  CHECK_THROWS_WITH_AS(RooflineCostModel(roofline_llama3_8b(), roofline_h100(), RooflineOptions{}, quest),
                        doctest::Contains("priced from measured kernels only"), InputError);
 }
 
@@ -213,7 +213,7 @@ TEST_CASE("fit-roofline recovers the generated profile's rates as knobs and writ
   SyntheticOptions o;
   o.noise = 0;
   const ProfileTable t = ProfileTable::parse(synthetic_profile_csv(o), "syn.csv");
-  const RooflineKnobFit f = fit_roofline_knobs(t, h100());
+  const RooflineKnobFit f = fit_roofline_knobs(t, roofline_h100());
   const SyntheticTruth truth;
   CHECK(f.hardware.sms == 132);
   CHECK(f.hardware.bandwidth_fraction == doctest::Approx(truth.copy_gbps / 3350).epsilon(1e-6));
@@ -239,6 +239,6 @@ TEST_CASE("fit-roofline recovers the generated profile's rates as knobs and writ
        line = csv.find("\nandpro_score", line + 1))
     only_andpro += csv.substr(line + 1, csv.find('\n', line + 1) - line);
   const ProfileTable empty = ProfileTable::parse(only_andpro, "andpro_only.csv");
-  const RooflineKnobFit kept = fit_roofline_knobs(empty, h100());
-  CHECK(kept.hardware == h100());
+  const RooflineKnobFit kept = fit_roofline_knobs(empty, roofline_h100());
+  CHECK(kept.hardware == roofline_h100());
 }

@@ -23,6 +23,7 @@
 #include "costmodel/minference_fits.h"
 #include "costmodel/quest_fits.h"
 #include "sim/core/rng.h"
+#include "sim/core/text_split.h"
 
 namespace servesim {
 namespace {
@@ -35,8 +36,6 @@ struct Row {
   double us = 0, bytes = 0, flops = 0;
 };
 
-std::string cell(std::int64_t v) { return v < 0 ? "" : std::to_string(v); }
-
 class Writer {
  public:
   Writer(const SyntheticOptions& o) : o_(o), rng_(Rng::stream(o.seed, 0x5EED)) {}
@@ -45,9 +44,9 @@ class Writer {
     if (noisy) r.us *= noise();
     out_ += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.0f},{:.0f},"
                         "{:.2f},{:.3f}\n",
-                        r.kernel, r.variant, cell(r.batch), cell(r.ctx), cell(r.q_len), cell(r.prefix), cell(r.heads),
-                        cell(r.kv_heads), cell(r.head_dim), cell(r.page_size), cell(r.budget), cell(r.m), cell(r.n),
-                        cell(r.k), r.params, 20, r.us, r.us * 0.99, r.us * 1.01, r.us * 0.985, r.us * 1.02, r.bytes,
+                        r.kernel, r.variant, optional_cell(r.batch), optional_cell(r.ctx), optional_cell(r.q_len), optional_cell(r.prefix), optional_cell(r.heads),
+                        optional_cell(r.kv_heads), optional_cell(r.head_dim), optional_cell(r.page_size), optional_cell(r.budget), optional_cell(r.m), optional_cell(r.n),
+                        optional_cell(r.k), r.params, 20, r.us, r.us * 0.99, r.us * 1.01, r.us * 0.985, r.us * 1.02, r.bytes,
                         r.flops, r.bytes / (r.us * 1e3), r.flops / (r.us * 1e6));
   }
   double noise() { return o_.noise > 0 ? std::exp(o_.noise * rng_.normal()) : 1.0; }

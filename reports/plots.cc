@@ -53,7 +53,7 @@ double to_double(const std::string& s, double def = -1) {
   return parse_number(s, x) ? x : def;
 }
 
-std::string num(double x) { return fmt::format("{:.10g}", x); }
+std::string plot_num(double x) { return fmt::format("{:.10g}", x); }
 
 struct Range {
   double lo = 1e300, hi = 0;
@@ -61,7 +61,7 @@ struct Range {
     for (double x : v) lo = std::min(lo, x), hi = std::max(hi, x);
   }
   // gnuplot's log-scale autoscale can clip the tail: state the range.
-  std::string xrange() const { return hi > 0 ? fmt::format("set xrange [{}:{}]\n", num(lo / 1.5), num(hi * 1.5)) : ""; }
+  std::string xrange() const { return hi > 0 ? fmt::format("set xrange [{}:{}]\n", plot_num(lo / 1.5), plot_num(hi * 1.5)) : ""; }
 };
 
 // The empirical CDF of `values` as "x y" lines (at most ~1000 points), then a block separator.
@@ -70,8 +70,8 @@ void write_cdf(std::string& out, std::vector<double> values, Range* range = null
   if (range) range->add(values);
   const std::size_t n = values.size(), step = std::max<std::size_t>(1, n / 1000);
   for (std::size_t i = 0; i < n; i += step)
-    out += fmt::format("{} {}\n", num(values[i]), num(static_cast<double>(i + 1) / static_cast<double>(n)));
-  if (n) out += num(values.back()) + " 1\n";
+    out += fmt::format("{} {}\n", plot_num(values[i]), plot_num(static_cast<double>(i + 1) / static_cast<double>(n)));
+  if (n) out += plot_num(values.back()) + " 1\n";
   out += "\n\n";
 }
 
@@ -379,7 +379,7 @@ void run_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
     }
     std::string d, plot = "plot ";
     for (const auto& c : shown) {
-      for (const auto& [t, s] : per[c]) d += num(t) + " " + num(s) + "\n";
+      for (const auto& [t, s] : per[c]) d += plot_num(t) + " " + plot_num(s) + "\n";
       d += "\n\n";
     }
     const std::string file = p.data("client_service.dat", d);
@@ -407,7 +407,7 @@ void run_plots(const fs::path& dir, Plotter& p, const PlotOptions& o) {
   for (const auto& r : tl.rows) by_worker[static_cast<int>(to_double(r[cw], 0))].push_back(&r);
   std::string d;
   for (auto& [w, rows] : by_worker) {
-    for (const auto* r : rows) d += (*r)[ct] + " " + num(100 * to_double((*r)[ck], 0)) + " " + (*r)[cq] + "\n";
+    for (const auto* r : rows) d += (*r)[ct] + " " + plot_num(100 * to_double((*r)[ck], 0)) + " " + (*r)[cq] + "\n";
     d += "\n\n";
   }
   const std::string file = p.data("timeline.dat", d);
@@ -632,7 +632,7 @@ SweepData read_sweep(const fs::path& dir, const PlotOptions& o) {
 // Later series are drawn with smaller markers, so a point that coincides with
 // an earlier series' point shows inside it instead of covering it.
 std::string marker_size(std::size_t drawn_index) {
-  return num(2.2 - 0.12 * static_cast<double>(std::min<std::size_t>(drawn_index, 9)));
+  return plot_num(2.2 - 0.12 * static_cast<double>(std::min<std::size_t>(drawn_index, 9)));
 }
 
 // Whether column `col` (-1: absent) holds a number in some row (SLO columns
@@ -654,7 +654,7 @@ MeanCi group_stat(const SweepData& s, const Group& g, int col) {
   return mean_ci(v);
 }
 
-std::string ci_or_zero(const MeanCi& m) { return num(std::isnan(m.ci95) ? 0.0 : m.ci95); }
+std::string ci_or_zero(const MeanCi& m) { return plot_num(std::isnan(m.ci95) ? 0.0 : m.ci95); }
 
 std::string ci_note(const SweepData& s) {
   return s.repeated ? "\\nmeans over repetitions/seeds; error bars: 95% Student t confidence interval" : "";
@@ -683,7 +683,7 @@ void plot_vs_x(const SweepData& s, Plotter& p, const std::string& name, int ycol
     if (!gs.front()->x) {
       const MeanCi m = group_stat(s, *gs.front(), ycol);
       if (!std::isnan(m.mean)) {
-        refs += fmt::format(", {} w l lw 2 dt 2 {} title '{} (no {})'", num(m.mean),
+        refs += fmt::format(", {} w l lw 2 dt 2 {} title '{} (no {})'", plot_num(m.mean),
                             s.styles[si].substr(0, s.styles[si].find(" pt ")),
                             quote(clip_title(s.series[si])), short_key(s.t.header[s.x_col]));
         ref_labels.push_back({m.mean, s.series[si]});
@@ -694,8 +694,8 @@ void plot_vs_x(const SweepData& s, Plotter& p, const std::string& name, int ycol
     for (const Group* g : gs) {
       const MeanCi m = group_stat(s, *g, ycol);
       if (std::isnan(m.mean)) continue;
-      d += fmt::format("{} {} {}\n", num(*g->x), num(m.mean), ci_or_zero(m));
-      if (g->warned) warned += fmt::format("{} {}\n", num(*g->x), num(m.mean));
+      d += fmt::format("{} {} {}\n", plot_num(*g->x), plot_num(m.mean), ci_or_zero(m));
+      if (g->warned) warned += fmt::format("{} {}\n", plot_num(*g->x), plot_num(m.mean));
     }
     d += "\n\n";
     blocks.push_back(si);
@@ -712,7 +712,7 @@ void plot_vs_x(const SweepData& s, Plotter& p, const std::string& name, int ycol
       text += ", " + ref_labels[j].second;
     labels += fmt::format("set label '{}' at graph 0.99, first {} right offset 0,0.7 front noenhanced tc rgb "
                           "'#333333'\n",
-                          quote(clip_title(text)), num(ref_labels[i].first));
+                          quote(clip_title(text)), plot_num(ref_labels[i].first));
     i = j;
   }
   const bool any_warned = !warned.empty();
@@ -808,10 +808,10 @@ void plot_scatter(const SweepData& s, Plotter& p, const std::string& name, int x
       if (std::isnan(mx.mean) || std::isnan(my.mean)) continue;
       ScatterPoint pt;
       pt.x = mx.mean, pt.y = my.mean;
-      pt.row = fmt::format("{} {} {} {}", num(mx.mean), num(my.mean), ci_or_zero(mx), ci_or_zero(my));
+      pt.row = fmt::format("{} {} {} {}", plot_num(mx.mean), plot_num(my.mean), ci_or_zero(mx), ci_or_zero(my));
       pt.label = has_x ? g->x_text : "";
       pts.push_back(std::move(pt));
-      if (g->warned) warned += fmt::format("{} {}\n", num(mx.mean), num(my.mean));
+      if (g->warned) warned += fmt::format("{} {}\n", plot_num(mx.mean), plot_num(my.mean));
     }
     std::string set;
     for (const auto& pt : pts) set += pt.label + ";";
@@ -882,10 +882,10 @@ void plot_bars(const SweepData& s, Plotter& p, const std::string& name, int ycol
       const std::string& style = s.styles[si];
       const std::size_t hash = style.find('#');
       const long colour = hash == std::string::npos ? 0 : std::strtol(style.substr(hash + 1, 6).c_str(), nullptr, 16);
-      d += fmt::format("\"{}\" {} {} {}\n", dquote(clip_category(cat)), std::isnan(m.mean) ? "NaN" : num(m.mean),
+      d += fmt::format("\"{}\" {} {} {}\n", dquote(clip_category(cat)), std::isnan(m.mean) ? "NaN" : plot_num(m.mean),
                        ci_or_zero(m), colour);
       if (g->warned && !std::isnan(m.mean))
-        warned += fmt::format("{} {}\n", i, num(m.mean + (std::isnan(m.ci95) ? 0 : m.ci95)));
+        warned += fmt::format("{} {}\n", i, plot_num(m.mean + (std::isnan(m.ci95) ? 0 : m.ci95)));
       ++i;
     }
     if (!warned.empty()) d += "\n\n" + warned;
@@ -900,7 +900,7 @@ void plot_bars(const SweepData& s, Plotter& p, const std::string& name, int ycol
                           file);
     const bool rotate = longest(s.categories) > 10 || s.categories.size() > 5;
     p.render(name, title + "set boxwidth 0.7\nset yrange [0:*]\nset xrange [-0.6:" +
-                       num(static_cast<double>(s.categories.size()) - 0.4) + "]\nset grid ytics\nset xtics nomirror" +
+                       plot_num(static_cast<double>(s.categories.size()) - 0.4) + "]\nset grid ytics\nset xtics nomirror" +
                        (rotate ? " rotate by -30 left" : "") + " noenhanced\n" +
                        (warned.empty() ? std::string("set key off\n") : key_outside()) + plot + "\n");
     return;
@@ -920,7 +920,7 @@ void plot_bars(const SweepData& s, Plotter& p, const std::string& name, int ycol
         d += " NaN NaN";
         continue;
       }
-      d += " " + num(m.mean) + " " + ci_or_zero(m);
+      d += " " + plot_num(m.mean) + " " + ci_or_zero(m);
       any_warned |= g->warned;
     }
     d += "\n";
@@ -934,8 +934,8 @@ void plot_bars(const SweepData& s, Plotter& p, const std::string& name, int ycol
         if (g.category == s.categories[ci] && g.series == s.series[shown[k]] && g.warned) {
           const MeanCi m = group_stat(s, g, ycol);
           if (!std::isnan(m.mean))
-            warned += fmt::format("{} {}\n", num(static_cast<double>(ci) + (static_cast<double>(k) - (n - 1) / 2) * width),
-                                  num(m.mean + (std::isnan(m.ci95) ? 0 : m.ci95)));
+            warned += fmt::format("{} {}\n", plot_num(static_cast<double>(ci) + (static_cast<double>(k) - (n - 1) / 2) * width),
+                                  plot_num(m.mean + (std::isnan(m.ci95) ? 0 : m.ci95)));
         }
   if (!warned.empty()) d += "\n\n" + warned;
   const std::string file = p.data(name + ".dat", d);

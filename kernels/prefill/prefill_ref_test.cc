@@ -20,7 +20,7 @@ struct PrefillCase {
 };
 
 // kv_lens[b] tokens in the cache, the last q_lens[b] of them being the new chunk.
-PrefillCase make_case(const std::vector<int>& kv_lens, const std::vector<int>& q_lens, int hq, int hkv, int d,
+PrefillCase make_prefill_case(const std::vector<int>& kv_lens, const std::vector<int>& q_lens, int hq, int hkv, int d,
                       uint64_t seed, bool shuffle = true) {
   PagedKvOptions opt;
   opt.shuffle_pages = shuffle;
@@ -34,11 +34,11 @@ PrefillCase make_case(const std::vector<int>& kv_lens, const std::vector<int>& q
 
 TEST_CASE("chunked prefill over a cached prefix equals the matching rows of full causal attention") {
   const int L = 150, hq = 4, hkv = 2, d = 32;
-  const PrefillCase full = make_case({L}, {L}, hq, hkv, d, 21);
+  const PrefillCase full = make_prefill_case({L}, {L}, hq, hkv, d, 21);
   std::vector<float> full_out, full_lse;
   prefill_ref(full.input(), &full_out, &full_lse);
   for (int prefix : {0, 1, 64, 100, 149}) {
-    PrefillCase chunk = make_case({L}, {L - prefix}, hq, hkv, d, 21);  // same cache contents
+    PrefillCase chunk = make_prefill_case({L}, {L - prefix}, hq, hkv, d, 21);  // same cache contents
     chunk.q.assign(full.q.begin() + size_t(prefix) * hq * d, full.q.end());
     std::vector<float> out, lse, tiled, tiled_lse;
     prefill_ref(chunk.input(), &out, &lse);
@@ -53,7 +53,7 @@ TEST_CASE("chunked prefill over a cached prefix equals the matching rows of full
 }
 
 TEST_CASE("tiled online-softmax prefill equals the exact reference on a varlen batch") {
-  const PrefillCase c = make_case({70, 5, 200, 64}, {70, 5, 33, 1}, 8, 2, 64, 22);
+  const PrefillCase c = make_prefill_case({70, 5, 200, 64}, {70, 5, 33, 1}, 8, 2, 64, 22);
   std::vector<float> ref, ref_lse;
   prefill_ref(c.input(), &ref, &ref_lse);
   CHECK_FALSE(has_non_finite(ref));
@@ -67,11 +67,11 @@ TEST_CASE("tiled online-softmax prefill equals the exact reference on a varlen b
 
 TEST_CASE("a varlen prefill batch equals each sequence prefilled on its own") {
   const std::vector<int> kv_lens = {40, 90, 17}, q_lens = {40, 25, 17};
-  const PrefillCase batch = make_case(kv_lens, q_lens, 4, 4, 16, 23, false);
+  const PrefillCase batch = make_prefill_case(kv_lens, q_lens, 4, 4, 16, 23, false);
   std::vector<float> out, lse;
   prefill_ref(batch.input(), &out, &lse);
   for (size_t b = 0; b < kv_lens.size(); ++b) {
-    PrefillCase one = make_case({kv_lens[b]}, {q_lens[b]}, 4, 4, 16, 23, false);
+    PrefillCase one = make_prefill_case({kv_lens[b]}, {q_lens[b]}, 4, 4, 16, 23, false);
     // Same logical tokens: rebuild sequence b's cache from the batch cache.
     for (int t = 0; t < kv_lens[b]; ++t)
       for (int h = 0; h < 4; ++h)
@@ -88,8 +88,8 @@ TEST_CASE("a varlen prefill batch equals each sequence prefilled on its own") {
 }
 
 TEST_CASE("prefill over a shuffled page table equals prefill over contiguous pages") {
-  const PrefillCase a = make_case({100, 37}, {36, 37}, 4, 2, 32, 24, false);
-  const PrefillCase b = make_case({100, 37}, {36, 37}, 4, 2, 32, 24, true);
+  const PrefillCase a = make_prefill_case({100, 37}, {36, 37}, 4, 2, 32, 24, false);
+  const PrefillCase b = make_prefill_case({100, 37}, {36, 37}, 4, 2, 32, 24, true);
   CHECK(a.kv.page_indices != b.kv.page_indices);
   std::vector<float> oa, la, ob, lb;
   prefill_ref(a.input(), &oa, &la);
@@ -101,8 +101,8 @@ TEST_CASE("prefill over a shuffled page table equals prefill over contiguous pag
 
 TEST_CASE("GQA prefill equals MHA prefill with each KV head repeated for its group") {
   const int hq = 4, hkv = 1, d = 16;
-  const PrefillCase gqa = make_case({50}, {20}, hq, hkv, d, 25, false);
-  PrefillCase mha = make_case({50}, {20}, hq, hq, d, 25, false);
+  const PrefillCase gqa = make_prefill_case({50}, {20}, hq, hkv, d, 25, false);
+  PrefillCase mha = make_prefill_case({50}, {20}, hq, hq, d, 25, false);
   for (int t = 0; t < 50; ++t)
     for (int h = 0; h < hq; ++h)
       for (int x = 0; x < d; ++x) {

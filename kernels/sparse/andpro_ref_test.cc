@@ -13,7 +13,7 @@ namespace {
 
 using testing::FloatPagedCache;
 
-constexpr int kQHeads = 4, kKvHeads = 2, kDim = 32;
+constexpr int kAndproQHeads = 4, kAndproKvHeads = 2, kAndproDim = 32;
 
 // One prompt in a paged cache, plus the prefill's outputs and LSE of its window rows.
 struct PrefilledPrompt {
@@ -22,25 +22,25 @@ struct PrefilledPrompt {
   FloatPagedCache cache;
   std::vector<float> q, k, v;        // contiguous [n][heads][d]
   std::vector<float> q_win, y_win, lse_win;
-  float scale = 1.0f / std::sqrt(static_cast<float>(kDim));
+  float scale = 1.0f / std::sqrt(static_cast<float>(kAndproDim));
 
   PrefilledPrompt(int len, int w, uint64_t seed)
-      : n(len), window(w), cache({len}, kKvHeads, kDim, seed),
-        q(random_uniform(static_cast<size_t>(len) * kQHeads * kDim, derive_seed(seed, 77), -2.0f, 2.0f)),
+      : n(len), window(w), cache({len}, kAndproKvHeads, kAndproDim, seed),
+        q(random_uniform(static_cast<size_t>(len) * kAndproQHeads * kAndproDim, derive_seed(seed, 77), -2.0f, 2.0f)),
         k(cache.host.gather_k(0)), v(cache.host.gather_v(0)) {
-    std::vector<float> out(q.size()), lse(static_cast<size_t>(n) * kQHeads);
-    dense_attention_ref({q.data(), k.data(), v.data(), len, len, kQHeads, kKvHeads, kDim, scale},
+    std::vector<float> out(q.size()), lse(static_cast<size_t>(n) * kAndproQHeads);
+    dense_attention_ref({q.data(), k.data(), v.data(), len, len, kAndproQHeads, kAndproKvHeads, kAndproDim, scale},
                         causal_mask(0), out.data(), lse.data());
-    const size_t row = kQHeads * kDim;
+    const size_t row = kAndproQHeads * kAndproDim;
     q_win.assign(q.end() - w * row, q.end());
     y_win.assign(out.end() - w * row, out.end());
-    lse_win.assign(lse.end() - w * kQHeads, lse.end());
+    lse_win.assign(lse.end() - w * kAndproQHeads, lse.end());
   }
 
   std::vector<float> token_scores() const {
-    std::vector<float> s(kKvHeads * (n - window));
+    std::vector<float> s(kAndproKvHeads * (n - window));
     andpro_token_scores_ref(q_win.data(), y_win.data(), lse_win.data(), cache.view(), cache.page_table(0),
-                            n, window, kQHeads, scale, s.data());
+                            n, window, kAndproQHeads, scale, s.data());
     return s;
   }
 };
@@ -48,8 +48,8 @@ struct PrefilledPrompt {
 TEST_CASE("AnDPro scores computed from the prefill's outputs and LSE equal the naive formula") {
   for (int w : {16, 32, 64}) {
     const PrefilledPrompt p(211, w, 3 + w);
-    std::vector<float> naive(kKvHeads * (p.n - w));
-    andpro_naive_scores_ref(p.q.data(), p.k.data(), p.v.data(), p.n, w, kQHeads, kKvHeads, kDim, p.scale,
+    std::vector<float> naive(kAndproKvHeads * (p.n - w));
+    andpro_naive_scores_ref(p.q.data(), p.k.data(), p.v.data(), p.n, w, kAndproQHeads, kAndproKvHeads, kAndproDim, p.scale,
                             naive.data());
     CHECK(relative_error(p.token_scores(), naive) < 1e-5);
   }
@@ -58,11 +58,11 @@ TEST_CASE("AnDPro scores computed from the prefill's outputs and LSE equal the n
 TEST_CASE("AnDPro block merging sums the token scores of each block and drops the remainder") {
   const AndproParams params{.window = 16, .block = 8, .budget = 24, .keep_first_block = false};
   const int64_t n = 16 + 8 * 5 + 3;  // 5 whole blocks, 3 remainder tokens before the window
-  std::vector<float> tokens(kKvHeads * (n - 16));
+  std::vector<float> tokens(kAndproKvHeads * (n - 16));
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<float>(i % 7) - 2.0f;
-  const std::vector<float> blocks = andpro_merge_blocks_ref(tokens, kKvHeads, n, params);
-  REQUIRE(blocks.size() == static_cast<size_t>(kKvHeads * 5));
-  for (int g = 0; g < kKvHeads; ++g) {
+  const std::vector<float> blocks = andpro_merge_blocks_ref(tokens, kAndproKvHeads, n, params);
+  REQUIRE(blocks.size() == static_cast<size_t>(kAndproKvHeads * 5));
+  for (int g = 0; g < kAndproKvHeads; ++g) {
     for (int b = 0; b < 5; ++b) {
       float want = 0;
       for (int j = 0; j < 8; ++j) want += tokens[g * (n - 16) + b * 8 + j];
@@ -76,12 +76,12 @@ TEST_CASE("the AnDPro kept set has exactly the budget's blocks per head and maxi
   for (bool keep_first : {false, true}) {
     const AndproParams params{.window = 32, .block = 16, .budget = 64, .keep_first_block = keep_first};
     const PrefilledPrompt p(32 + 16 * 12 + 7, params.window, 17);
-    const std::vector<float> blocks = andpro_merge_blocks_ref(p.token_scores(), kKvHeads, p.n, params);
-    const std::vector<int32_t> kept = andpro_select_blocks_ref(blocks, kKvHeads, p.n, params);
+    const std::vector<float> blocks = andpro_merge_blocks_ref(p.token_scores(), kAndproKvHeads, p.n, params);
+    const std::vector<int32_t> kept = andpro_select_blocks_ref(blocks, kAndproKvHeads, p.n, params);
     const int64_t nb = 12, per_head = andpro_kept_blocks(p.n, params);
     REQUIRE(per_head == 4);
-    REQUIRE(kept.size() == static_cast<size_t>(kKvHeads * per_head));
-    for (int g = 0; g < kKvHeads; ++g) {
+    REQUIRE(kept.size() == static_cast<size_t>(kAndproKvHeads * per_head));
+    for (int g = 0; g < kAndproKvHeads; ++g) {
       const std::vector<int32_t> mine(kept.begin() + g * per_head, kept.begin() + (g + 1) * per_head);
       REQUIRE(std::is_sorted(mine.begin(), mine.end()));
       if (keep_first) CHECK(mine.front() == 0);
@@ -99,17 +99,17 @@ TEST_CASE("the AnDPro kept set has exactly the budget's blocks per head and maxi
 TEST_CASE("AnDPro compaction copies each head's kept tokens in position order, window last") {
   const AndproParams params{.window = 16, .block = 16, .budget = 32, .keep_first_block = true};
   const PrefilledPrompt p(16 + 16 * 6 + 5, params.window, 23);
-  const std::vector<float> blocks = andpro_merge_blocks_ref(p.token_scores(), kKvHeads, p.n, params);
-  const std::vector<int32_t> kept = andpro_select_blocks_ref(blocks, kKvHeads, p.n, params);
+  const std::vector<float> blocks = andpro_merge_blocks_ref(p.token_scores(), kAndproKvHeads, p.n, params);
+  const std::vector<int32_t> kept = andpro_select_blocks_ref(blocks, kAndproKvHeads, p.n, params);
   const int64_t count = andpro_kept_tokens(p.n, params);
   REQUIRE(count == 32 + 5 + 16);
   const int pages = pages_for_tokens(count);
   std::vector<int32_t> dst_table(pages);
   for (int i = 0; i < pages; ++i) dst_table[i] = pages - 1 - i;  // reversed: page ids are arbitrary
-  std::vector<float> dk(static_cast<size_t>(pages) * kKvHeads * kPageSize * kDim, NAN), dv = dk;
+  std::vector<float> dk(static_cast<size_t>(pages) * kAndproKvHeads * kPageSize * kAndproDim, NAN), dv = dk;
   andpro_compact_ref(p.cache.view(), p.cache.page_table(0), kept, p.n, params, dst_table, dk.data(), dv.data());
-  const KvCacheF32 dst{dk.data(), dv.data(), kKvHeads, kDim};
-  for (int g = 0; g < kKvHeads; ++g) {
+  const KvCacheF32 dst{dk.data(), dv.data(), kAndproKvHeads, kAndproDim};
+  for (int g = 0; g < kAndproKvHeads; ++g) {
     const std::span<const int32_t> mine(kept.data() + g * 2, 2);
     int64_t prev = -1;
     for (int64_t j = 0; j < count; ++j) {
@@ -118,9 +118,9 @@ TEST_CASE("AnDPro compaction copies each head's kept tokens in position order, w
       prev = pos;
       const bool in_block = j < 32 && pos / 16 == mine[j / 16];
       CHECK((in_block || pos >= p.n - 16 - 5));
-      for (int d = 0; d < kDim; ++d) {
-        REQUIRE(dk[dst.offset(dst_table[j / kPageSize], g, j % kPageSize) + d] == p.k[(pos * kKvHeads + g) * kDim + d]);
-        REQUIRE(dv[dst.offset(dst_table[j / kPageSize], g, j % kPageSize) + d] == p.v[(pos * kKvHeads + g) * kDim + d]);
+      for (int d = 0; d < kAndproDim; ++d) {
+        REQUIRE(dk[dst.offset(dst_table[j / kPageSize], g, j % kPageSize) + d] == p.k[(pos * kAndproKvHeads + g) * kAndproDim + d]);
+        REQUIRE(dv[dst.offset(dst_table[j / kPageSize], g, j % kPageSize) + d] == p.v[(pos * kAndproKvHeads + g) * kAndproDim + d]);
       }
     }
   }
@@ -171,16 +171,16 @@ TEST_CASE("layer top-k keeps the same total as the equal split and at least its 
   for (uint64_t seed : {5u, 6u, 7u}) {
     const AndproParams p{.window = 32, .block = 16, .budget = 64, .keep_first_block = false};
     const PrefilledPrompt pr(32 + 16 * 12 + 7, p.window, seed);
-    const std::vector<float> blocks = andpro_merge_blocks_ref(pr.token_scores(), kKvHeads, pr.n, p);
-    const std::vector<int32_t> layer = andpro_select_layer_ref(blocks, kKvHeads, pr.n, p);
-    const std::vector<int32_t> equal = andpro_select_blocks_ref(blocks, kKvHeads, pr.n, p);
+    const std::vector<float> blocks = andpro_merge_blocks_ref(pr.token_scores(), kAndproKvHeads, pr.n, p);
+    const std::vector<int32_t> layer = andpro_select_layer_ref(blocks, kAndproKvHeads, pr.n, p);
+    const std::vector<int32_t> equal = andpro_select_blocks_ref(blocks, kAndproKvHeads, pr.n, p);
     REQUIRE(layer.size() == equal.size());
     double layer_sum = 0, equal_sum = 0;
     for (int32_t f : layer) layer_sum += blocks[f];
-    for (int g = 0; g < kKvHeads; ++g)
+    for (int g = 0; g < kAndproKvHeads; ++g)
       for (int i = 0; i < 4; ++i) equal_sum += blocks[g * 12 + equal[g * 4 + i]];
     CHECK(layer_sum >= equal_sum);
-    const AndproRagged r = andpro_ragged(layer, kKvHeads, pr.n, p);
+    const AndproRagged r = andpro_ragged(layer, kAndproKvHeads, pr.n, p);
     CHECK(r.tokens[0] + r.tokens[1] == 2 * andpro_kept_tokens(pr.n, p));
     CHECK(r.pages <= andpro_ragged_pages_bound(pr.n, p));
   }
@@ -215,32 +215,32 @@ TEST_CASE("ragged compaction: each head's kept tokens in position order in its o
   const AndproParams params{.window = 16, .block = 16, .budget = 32, .keep_first_block = true};
   const PrefilledPrompt p(16 + 16 * 6 + 5, params.window, 29);
   // Make head 0 win most blocks: its block scores are shifted up.
-  std::vector<float> blocks = andpro_merge_blocks_ref(p.token_scores(), kKvHeads, p.n, params);
+  std::vector<float> blocks = andpro_merge_blocks_ref(p.token_scores(), kAndproKvHeads, p.n, params);
   for (int b = 0; b < 6; ++b) blocks[b] += 1e6f;
-  const std::vector<int32_t> kept = andpro_select_layer_ref(blocks, kKvHeads, p.n, params);
-  const AndproRagged r = andpro_ragged(kept, kKvHeads, p.n, params);
+  const std::vector<int32_t> kept = andpro_select_layer_ref(blocks, kAndproKvHeads, p.n, params);
+  const AndproRagged r = andpro_ragged(kept, kAndproKvHeads, p.n, params);
   CHECK(r.tokens == std::vector<int64_t>{3 * 16 + 21, 16 + 21});  // 4 blocks: head 1 keeps only its forced block 0
   const int pages = static_cast<int>(andpro_ragged_pages_bound(p.n, params));
   REQUIRE(r.pages <= pages);
   std::vector<int32_t> dst_table(pages);
   for (int i = 0; i < pages; ++i) dst_table[i] = pages - 1 - i;
-  std::vector<float> dk(static_cast<size_t>(pages) * kKvHeads * kPageSize * kDim, NAN), dv = dk;
+  std::vector<float> dk(static_cast<size_t>(pages) * kAndproKvHeads * kPageSize * kAndproDim, NAN), dv = dk;
   andpro_compact_ragged_ref(p.cache.view(), p.cache.page_table(0), kept, p.n, params, dst_table, dk.data(), dv.data());
-  const KvCacheF32 dst{dk.data(), dv.data(), kKvHeads, kDim};
+  const KvCacheF32 dst{dk.data(), dv.data(), kAndproKvHeads, kAndproDim};
   size_t written = 0;
   for (float x : dk) written += !std::isnan(x);
-  CHECK(written == static_cast<size_t>(r.tokens[0] + r.tokens[1]) * kDim);
-  for (int g = 0; g < kKvHeads; ++g) {
+  CHECK(written == static_cast<size_t>(r.tokens[0] + r.tokens[1]) * kAndproDim);
+  for (int g = 0; g < kAndproKvHeads; ++g) {
     int64_t prev = -1;
     for (int64_t j = 0; j < r.tokens[g]; ++j) {
       const int64_t pos = andpro_ragged_source_position(kept, r, g, j, p.n, params);
       CHECK(pos > prev);
       prev = pos;
       const int64_t sl = r.slice[g] + j / kPageSize;
-      const int64_t off = dst.offset(dst_table[sl / kKvHeads], static_cast<int>(sl % kKvHeads), j % kPageSize);
-      for (int d = 0; d < kDim; ++d) {
-        REQUIRE(dk[off + d] == p.k[(pos * kKvHeads + g) * kDim + d]);
-        REQUIRE(dv[off + d] == p.v[(pos * kKvHeads + g) * kDim + d]);
+      const int64_t off = dst.offset(dst_table[sl / kAndproKvHeads], static_cast<int>(sl % kAndproKvHeads), j % kPageSize);
+      for (int d = 0; d < kAndproDim; ++d) {
+        REQUIRE(dk[off + d] == p.k[(pos * kAndproKvHeads + g) * kAndproDim + d]);
+        REQUIRE(dv[off + d] == p.v[(pos * kAndproKvHeads + g) * kAndproDim + d]);
       }
     }
   }

@@ -14,28 +14,28 @@
 namespace servesim::kernels::sparse {
 namespace {
 
-constexpr int kQHeads = 4, kKvHeads = 2, kDim = 32;
+constexpr int kMinfQHeads = 4, kMinfKvHeads = 2, kMinfDim = 32;
 
 struct Prompt {
   int64_t n;
   std::vector<float> q, k, v;
-  float scale = 1.0f / std::sqrt(static_cast<float>(kDim));
+  float scale = 1.0f / std::sqrt(static_cast<float>(kMinfDim));
   explicit Prompt(int64_t len, uint64_t seed)
       : n(len),
-        q(random_uniform(len * kQHeads * kDim, derive_seed(seed, 1))),
-        k(random_uniform(len * kKvHeads * kDim, derive_seed(seed, 2))),
-        v(random_uniform(len * kKvHeads * kDim, derive_seed(seed, 3))) {}
+        q(random_uniform(len * kMinfQHeads * kMinfDim, derive_seed(seed, 1))),
+        k(random_uniform(len * kMinfKvHeads * kMinfDim, derive_seed(seed, 2))),
+        v(random_uniform(len * kMinfKvHeads * kMinfDim, derive_seed(seed, 3))) {}
 
   std::vector<float> dense(const AttentionMask& mask) const {
     std::vector<float> out(q.size());
     dense_attention_ref({q.data(), k.data(), v.data(), static_cast<int>(n), static_cast<int>(n),
-                         kQHeads, kKvHeads, kDim, scale},
+                         kMinfQHeads, kMinfKvHeads, kMinfDim, scale},
                         mask, out.data(), nullptr);
     return out;
   }
   std::vector<float> sparse(const std::vector<MInfHeadIndex>& heads) const {
     std::vector<float> out(q.size());
-    minference_attention_ref(q.data(), k.data(), v.data(), n, kQHeads, kKvHeads, kDim, scale,
+    minference_attention_ref(q.data(), k.data(), v.data(), n, kMinfQHeads, kMinfKvHeads, kMinfDim, scale,
                              heads, out.data());
     return out;
   }
@@ -75,7 +75,7 @@ TEST_CASE("the vertical-slash index covers exactly the brute-force mask") {
 TEST_CASE("the vertical-slash estimate sums the last 64 queries' causal softmax along columns and diagonals") {
   const Prompt p(150, 4);
   std::vector<float> vert(p.n), sl(p.n);
-  vs_estimate_ref(p.q.data(), p.k.data(), p.n, kQHeads, kKvHeads, kDim, p.scale, 3, vert.data(), sl.data());
+  vs_estimate_ref(p.q.data(), p.k.data(), p.n, kMinfQHeads, kMinfKvHeads, kMinfDim, p.scale, 3, vert.data(), sl.data());
   // Each of the 64 softmax rows sums to one.
   CHECK(std::accumulate(vert.begin(), vert.end(), 0.0) == doctest::Approx(64.0).epsilon(1e-5));
   CHECK(std::accumulate(sl.begin(), sl.end(), 0.0) == doctest::Approx(64.0).epsilon(1e-5));
@@ -93,7 +93,7 @@ TEST_CASE("the vertical-slash estimate sums the last 64 queries' causal softmax 
 TEST_CASE("vertical-slash sparse attention equals dense attention under the vertical-slash mask") {
   const Prompt p(64 * 5 + 17, 8);
   std::vector<MInfHeadIndex> heads;
-  for (int h = 0; h < kQHeads; ++h) {
+  for (int h = 0; h < kMinfQHeads; ++h) {
     const VsLines lines = random_lines(p.n, 3 + 20 * h, 2 + 3 * h, 50 + h);
     heads.push_back({{MInfPattern::kVerticalSlash, 0, 0}, vs_build_index_ref(lines, p.n)});
   }
@@ -109,37 +109,37 @@ TEST_CASE("vertical-slash sparse attention equals dense attention under the vert
 TEST_CASE("block-sparse with all blocks equals dense causal attention") {
   const Prompt p(64 * 6 + 5, 9);
   std::vector<MInfHeadIndex> heads;
-  for (int h = 0; h < kQHeads; ++h) {
+  for (int h = 0; h < kMinfQHeads; ++h) {
     const MInfHeadPattern all{MInfPattern::kBlockSparse, 7, 0};  // 7 blocks = every block
-    heads.push_back(minference_head_index_ref(p.q.data(), p.k.data(), p.n, kQHeads, kKvHeads, kDim, p.scale, h, all));
+    heads.push_back(minference_head_index_ref(p.q.data(), p.k.data(), p.n, kMinfQHeads, kMinfKvHeads, kMinfDim, p.scale, h, all));
   }
   CHECK(relative_error(p.sparse(heads), p.dense(causal_mask(0))) < 1e-6);
 }
 
 TEST_CASE("block-sparse keeps the top-k blocks of the mean-pooled estimate and attends to exactly those") {
   const Prompt p(64 * 8 - 10, 10);  // last block partial: its mean is over 54 tokens
-  const int kb = 3, nb = 8, h = 1, kvh = h / (kQHeads / kKvHeads);
-  const MInfHeadIndex head = minference_head_index_ref(p.q.data(), p.k.data(), p.n, kQHeads, kKvHeads, kDim,
+  const int kb = 3, nb = 8, h = 1, kvh = h / (kMinfQHeads / kMinfKvHeads);
+  const MInfHeadIndex head = minference_head_index_ref(p.q.data(), p.k.data(), p.n, kMinfQHeads, kMinfKvHeads, kMinfDim,
                                                        p.scale, h, {MInfPattern::kBlockSparse, kb, 0});
   std::vector<float> logits(nb * nb);
-  bs_estimate_ref(p.q.data(), p.k.data(), p.n, kQHeads, kKvHeads, kDim, p.scale, h, logits.data());
+  bs_estimate_ref(p.q.data(), p.k.data(), p.n, kMinfQHeads, kMinfKvHeads, kMinfDim, p.scale, h, logits.data());
   auto pooled = [&](const std::vector<float>& x, int heads, int hh, int b) {
-    std::vector<double> m(kDim, 0.0);
+    std::vector<double> m(kMinfDim, 0.0);
     const int64_t t1 = std::min<int64_t>(p.n, (b + 1) * 64);
     for (int64_t t = b * 64; t < t1; ++t)
-      for (int d = 0; d < kDim; ++d) m[d] += x[(t * heads + hh) * kDim + d] / static_cast<double>(t1 - b * 64);
+      for (int d = 0; d < kMinfDim; ++d) m[d] += x[(t * heads + hh) * kMinfDim + d] / static_cast<double>(t1 - b * 64);
     return m;
   };
   for (int i = 0; i < nb; ++i) {
-    const std::vector<double> qi = pooled(p.q, kQHeads, h, i);
+    const std::vector<double> qi = pooled(p.q, kMinfQHeads, h, i);
     for (int j = 0; j < nb; ++j) {
       if (j > i) {
         CHECK(std::isinf(logits[i * nb + j]));
         continue;
       }
-      const std::vector<double> kj = pooled(p.k, kKvHeads, kvh, j);
+      const std::vector<double> kj = pooled(p.k, kMinfKvHeads, kvh, j);
       double dot = 0;
-      for (int d = 0; d < kDim; ++d) dot += qi[d] * kj[d];
+      for (int d = 0; d < kMinfDim; ++d) dot += qi[d] * kj[d];
       CHECK(logits[i * nb + j] == doctest::Approx(dot * p.scale).epsilon(1e-5));
     }
     const auto& ranges = head.rows[i].ranges;
@@ -172,8 +172,8 @@ TEST_CASE("per-head patterns in one launch equal each pattern computed alone") {
   const std::vector<MInfHeadPattern> patterns = {{MInfPattern::kAShape, 32, 64}, {MInfPattern::kVerticalSlash, 40, 20},
                                                  {MInfPattern::kBlockSparse, 2, 0}, {MInfPattern::kVerticalSlash, 10, 130}};
   std::vector<MInfHeadIndex> heads;
-  for (int h = 0; h < kQHeads; ++h) {
-    heads.push_back(minference_head_index_ref(p.q.data(), p.k.data(), p.n, kQHeads, kKvHeads, kDim, p.scale, h, patterns[h]));
+  for (int h = 0; h < kMinfQHeads; ++h) {
+    heads.push_back(minference_head_index_ref(p.q.data(), p.k.data(), p.n, kMinfQHeads, kMinfKvHeads, kMinfDim, p.scale, h, patterns[h]));
   }
   const std::vector<float> mixed = p.sparse(heads);
   const std::vector<float> want = p.dense([&](int r, int c, int h) { return minference_visible(heads[h], r, c); });

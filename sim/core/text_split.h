@@ -1,6 +1,7 @@
 // Splitting and trimming of simple text records (CSV lines without quoting,
 // `key=value;key=value` lists): the readers of measured profiles and tables.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,15 @@ inline std::string trim_blanks(const std::string& s) {
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
+
+// `s` with ASCII letters in lower case (other bytes unchanged).
+inline std::string ascii_lower(std::string s) {
+  for (char& c : s)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return s;
+}
+
+// An optional integer cell of a profile CSV row: empty when absent (< 0).
+inline std::string optional_cell(std::int64_t v) { return v < 0 ? std::string() : std::to_string(v); }
 
 }  // namespace servesim

@@ -13,7 +13,7 @@ using namespace servesim;
 
 namespace {
 
-std::unique_ptr<Workload> parse(const std::string& yaml) {
+std::unique_ptr<Workload> parse_template(const std::string& yaml) {
   YamlMap m(YAML::Load(yaml), "<test>");
   m.get<std::string>("type", "");
   return parse_template_workload(m);
@@ -41,7 +41,7 @@ clients:
 }  // namespace
 
 TEST_CASE("template prompts share exactly the full blocks of their template") {
-  auto w = parse(kYaml);
+  auto w = parse_template(kYaml);
   std::vector<RequestSpec> reqs = drain(*w, 3);
   REQUIRE(reqs.size() == 4000);
   std::map<std::int32_t, std::vector<const RequestSpec*>> by_template;
@@ -75,7 +75,7 @@ TEST_CASE("template prompts share exactly the full blocks of their template") {
 }
 
 TEST_CASE("template popularity follows Zipf and on/off phases silence a client") {
-  auto w = parse(kYaml);
+  auto w = parse_template(kYaml);
   std::vector<RequestSpec> reqs = drain(*w, 5);
   std::map<std::int32_t, int> count;
   for (const auto& r : reqs)
@@ -93,7 +93,7 @@ TEST_CASE("template popularity follows Zipf and on/off phases silence a client")
 }
 
 TEST_CASE("the template stream is a pure function of the seed") {
-  auto w = parse(kYaml);
+  auto w = parse_template(kYaml);
   std::vector<RequestSpec> a = drain(*w, 9), b = drain(*w, 9), c = drain(*w, 10);
   REQUIRE(a.size() == b.size());
   bool differs = false;

@@ -265,7 +265,7 @@ void check_trace_block(const OptionTable<S>& table, const std::string& yaml, con
 
 // ---- workloads ----
 
-std::unique_ptr<Workload> parse(const std::string& yaml) {
+std::unique_ptr<Workload> parse_yaml_workload(const std::string& yaml) {
   YamlMap m(YAML::Load(yaml), "test.yaml", "workload");
   return parse_workload(m);
 }
@@ -279,7 +279,7 @@ std::string dump(const YAML::Node& n) {
 // parse(resolved(w)) states the same settings as w.
 void check_round_trip(const std::string& yaml) {
   INFO(yaml);
-  const YAML::Node first = parse(yaml)->resolved();
+  const YAML::Node first = parse_yaml_workload(yaml)->resolved();
   YamlMap again(first, "resolved.yaml", "workload");
   const YAML::Node second = parse_workload(again)->resolved();
   CHECK(dump(second) == dump(first));
@@ -366,7 +366,7 @@ TEST_CASE("docs/traces.md lists every workload key with its table's default") {
 }
 
 TEST_CASE("workload errors name the file, the line and the dotted key, and suggest the nearest name") {
-  auto error = [](const std::string& yaml) { return input_error([&yaml] { parse(yaml); }); };
+  auto error = [](const std::string& yaml) { return input_error([&yaml] { parse_yaml_workload(yaml); }); };
   // A typo in a key.
   CHECK(contains(error("type: synthetic\nrequests: 5\nclients:\n  - {name: a, rtae: 2}\n"),
                  "test.yaml:4:15: workload.clients[0].rtae: unknown key; expected one of: arrival, name, output, prompt, rate"));
@@ -434,15 +434,15 @@ TEST_CASE("every workload type: parse(resolved(w)) states the same settings, wit
                    "weights: [1, 2, 0], zipf: 0.5}}");
   check_round_trip("{type: trace, path: " + trace + ", window: {end_s: ~}, clients: {by: prefix_block, count: 0}}");
   // The defaults are the structs': a bare workload states them.
-  const YAML::Node s = parse("{type: sessions, sessions: 2}")->resolved();
+  const YAML::Node s = parse_yaml_workload("{type: sessions, sessions: 2}")->resolved();
   CHECK(s["rate"].as<double>() == 0.5);
   CHECK(dump(s["think_time_s"]) == "dist: exponential\nmean: 20");
   CHECK_FALSE(s["duration_s"]);  // an unset stop key is not written
-  const YAML::Node a = parse("{type: agent_dag, duration_s: 5}")->resolved();
+  const YAML::Node a = parse_yaml_workload("{type: agent_dag, duration_s: 5}")->resolved();
   CHECK(a["rate"].as<double>() == 0.2);
   CHECK(a["nodes"].size() == 3);
   CHECK_FALSE(a["workflows"]);
-  const YAML::Node t = parse("{type: templates, requests: 1, clients: [{rate: 1}]}")->resolved();
+  const YAML::Node t = parse_yaml_workload("{type: templates, requests: 1, clients: [{rate: 1}]}")->resolved();
   CHECK_FALSE(t["clients"][0]["pool"]);  // no pool: not written
   CHECK(t["clients"][0]["name"].as<std::string>() == "client0");
 }
