@@ -122,57 +122,71 @@ struct RequestRow {
 
 void write_verdict(CsvWriter& w, const std::optional<bool>& v) { v ? w.field(static_cast<int>(*v)) : w.empty(); }
 
-const std::vector<Column<RequestRow>>& request_columns() {
+// requests.csv's columns in order: each a name and how a row writes it, side
+// by side, so header and values cannot drift apart. `col(name, write)` is
+// called once per column; write(w, outcome, row) writes the cell. A template
+// over `col` rather than a table of std::function: writing a row (once per
+// request) is then one inlined sequence of field writes.
+template <class Col>
+void request_columns(Col&& col) {
   using R = RequestOutcome;
   using Row = RequestRow;
-  // Each column below reads the outcome; adapt it to the row.
-  auto on = [](auto f) { return [f](CsvWriter& w, const Row& row) { f(w, *row.r); }; };
-  auto time = [on](const std::optional<Time> R::*t) {
-    return on([t](CsvWriter& w, const R& r) { r.*t ? w.seconds_ns(*(r.*t)) : w.empty(); });
-  };
-  static const std::vector<Column<Row>> columns = {
-      {"id", on([](CsvWriter& w, const R& r) { w.field(r.spec->id); })},
-      {"client", on([](CsvWriter& w, const R& r) { w.field(static_cast<std::int64_t>(r.spec->client)); })},
-      {"client_name", [](CsvWriter& w, const Row& row) { w.field(*row.client_name); }},
-      {"worker", on([](CsvWriter& w, const R& r) { r.routed ? w.field(static_cast<std::int64_t>(r.worker)) : w.empty(); })},
-      {"arrival_s", time(&R::arrival)},
-      {"admitted_s", time(&R::admitted)},
-      {"first_token_s", time(&R::first_token)},
-      {"finish_s", time(&R::finish)},
-      {"ttft_s", on([](CsvWriter& w, const R& r) {
-         r.first_token && r.arrival ? w.seconds_ns(*r.first_token - *r.arrival) : w.empty();
-       })},
-      {"tpot_s", on([](CsvWriter& w, const R& r) {
-         if (r.finish && r.spec->output_tokens > 1)
-           w.seconds(time_to_seconds(*r.finish - *r.first_token) / static_cast<double>(r.spec->output_tokens - 1));
-         else
-           w.empty();
-       })},
-      {"e2e_s", on([](CsvWriter& w, const R& r) { r.finish ? w.seconds_ns(*r.finish - *r.arrival) : w.empty(); })},
-      {"prompt_tokens", on([](CsvWriter& w, const R& r) { w.field(r.spec->prompt_tokens); })},
-      {"cached_tokens", on([](CsvWriter& w, const R& r) { w.field(r.cached_tokens); })},
-      {"output_tokens", on([](CsvWriter& w, const R& r) { w.field(r.spec->output_tokens); })},
-      {"generated_tokens", on([](CsvWriter& w, const R& r) { w.field(r.generated_tokens); })},
-      {"preemptions", on([](CsvWriter& w, const R& r) { w.field(static_cast<std::int64_t>(r.preemptions)); })},
-      {"status", on([](CsvWriter& w, const R& r) { w.field(status_name(r.status)); })},
-      {"reason", on([](CsvWriter& w, const R& r) { w.field(r.reason); })},
-      {"slo_ttft_met", [](CsvWriter& w, const Row& row) { write_verdict(w, row.slo->ttft); }},
-      {"slo_tpot_met", [](CsvWriter& w, const Row& row) { write_verdict(w, row.slo->tpot); }},
-      {"slo_e2e_met", [](CsvWriter& w, const Row& row) { write_verdict(w, row.slo->e2e); }},
-      {"slo_met", [](CsvWriter& w, const Row& row) { write_verdict(w, row.slo->met); }},
-      // PD placement and hand-off (docs/reports.md); appended so earlier columns keep their positions.
-      {"prefill_worker", on([](CsvWriter& w, const R& r) {
-         r.prefill_worker ? w.field(static_cast<std::int64_t>(*r.prefill_worker)) : w.empty();
-       })},
-      {"decode_worker", on([](CsvWriter& w, const R& r) {
-         r.decode_worker ? w.field(static_cast<std::int64_t>(*r.decode_worker)) : w.empty();
-       })},
-      {"transfer_start_s", time(&R::transfer_start)},
-      {"transfer_end_s", time(&R::transfer_end)},
-      {"transfer_bytes", on([](CsvWriter& w, const R& r) { r.transfer_bytes ? w.field(*r.transfer_bytes) : w.empty(); })},
-      {"kv_wait_s", on([](CsvWriter& w, const R& r) { r.kv_wait ? w.seconds_ns(*r.kv_wait) : w.empty(); })},
-  };
-  return columns;
+  auto time = [](CsvWriter& w, const std::optional<Time>& t) { t ? w.seconds_ns(*t) : w.empty(); };
+  col("id", [](CsvWriter& w, const R& r, const Row&) { w.field(r.spec->id); });
+  col("client", [](CsvWriter& w, const R& r, const Row&) { w.field(static_cast<std::int64_t>(r.spec->client)); });
+  col("client_name", [](CsvWriter& w, const R&, const Row& row) { w.field(*row.client_name); });
+  col("worker", [](CsvWriter& w, const R& r, const Row&) {
+    r.routed ? w.field(static_cast<std::int64_t>(r.worker)) : w.empty();
+  });
+  col("arrival_s", [time](CsvWriter& w, const R& r, const Row&) { time(w, r.arrival); });
+  col("admitted_s", [time](CsvWriter& w, const R& r, const Row&) { time(w, r.admitted); });
+  col("first_token_s", [time](CsvWriter& w, const R& r, const Row&) { time(w, r.first_token); });
+  col("finish_s", [time](CsvWriter& w, const R& r, const Row&) { time(w, r.finish); });
+  col("ttft_s", [](CsvWriter& w, const R& r, const Row&) {
+    r.first_token && r.arrival ? w.seconds_ns(*r.first_token - *r.arrival) : w.empty();
+  });
+  col("tpot_s", [](CsvWriter& w, const R& r, const Row&) {
+    if (r.finish && r.spec->output_tokens > 1)
+      w.seconds(time_to_seconds(*r.finish - *r.first_token) / static_cast<double>(r.spec->output_tokens - 1));
+    else
+      w.empty();
+  });
+  col("e2e_s", [](CsvWriter& w, const R& r, const Row&) { r.finish ? w.seconds_ns(*r.finish - *r.arrival) : w.empty(); });
+  col("prompt_tokens", [](CsvWriter& w, const R& r, const Row&) { w.field(r.spec->prompt_tokens); });
+  col("cached_tokens", [](CsvWriter& w, const R& r, const Row&) { w.field(r.cached_tokens); });
+  col("output_tokens", [](CsvWriter& w, const R& r, const Row&) { w.field(r.spec->output_tokens); });
+  col("generated_tokens", [](CsvWriter& w, const R& r, const Row&) { w.field(r.generated_tokens); });
+  col("preemptions", [](CsvWriter& w, const R& r, const Row&) { w.field(static_cast<std::int64_t>(r.preemptions)); });
+  col("status", [](CsvWriter& w, const R& r, const Row&) { w.field(status_name(r.status)); });
+  col("reason", [](CsvWriter& w, const R& r, const Row&) { w.field(r.reason); });
+  col("slo_ttft_met", [](CsvWriter& w, const R&, const Row& row) { write_verdict(w, row.slo->ttft); });
+  col("slo_tpot_met", [](CsvWriter& w, const R&, const Row& row) { write_verdict(w, row.slo->tpot); });
+  col("slo_e2e_met", [](CsvWriter& w, const R&, const Row& row) { write_verdict(w, row.slo->e2e); });
+  col("slo_met", [](CsvWriter& w, const R&, const Row& row) { write_verdict(w, row.slo->met); });
+  // PD placement and hand-off (docs/reports.md); appended so earlier columns keep their positions.
+  col("prefill_worker", [](CsvWriter& w, const R& r, const Row&) {
+    r.prefill_worker ? w.field(static_cast<std::int64_t>(*r.prefill_worker)) : w.empty();
+  });
+  col("decode_worker", [](CsvWriter& w, const R& r, const Row&) {
+    r.decode_worker ? w.field(static_cast<std::int64_t>(*r.decode_worker)) : w.empty();
+  });
+  col("transfer_start_s", [time](CsvWriter& w, const R& r, const Row&) { time(w, r.transfer_start); });
+  col("transfer_end_s", [time](CsvWriter& w, const R& r, const Row&) { time(w, r.transfer_end); });
+  col("transfer_bytes", [](CsvWriter& w, const R& r, const Row&) {
+    r.transfer_bytes ? w.field(*r.transfer_bytes) : w.empty();
+  });
+  col("kv_wait_s", [](CsvWriter& w, const R& r, const Row&) { r.kv_wait ? w.seconds_ns(*r.kv_wait) : w.empty(); });
+}
+
+void write_request_header(CsvWriter& w) {
+  request_columns([&w](const char* name, const auto&) { w.field(std::string_view(name)); });
+  w.end_row();
+}
+
+void write_request_row(CsvWriter& w, const RequestRow& row) {
+  const RequestOutcome& r = *row.r;
+  request_columns([&](const char*, const auto& write) { write(w, r, row); });
+  w.end_row();
 }
 
 // clients.csv: one row per client. Counts and tokens: the whole run;
@@ -389,7 +403,7 @@ RunReport::RunReport(ReportOptions opt) : opt_(std::move(opt)), fairness_(opt_.w
   if (ec) throw InputError(fmt::format("{}: cannot create output folder: {}", opt_.out_dir, ec.message()));
   if (opt_.write_requests) {
     requests_ = std::make_unique<CsvWriter>(opt_.out_dir + "/requests.csv");
-    write_header(*requests_, request_columns());
+    write_request_header(*requests_);
   }
   if (opt_.service_series) {
     service_ = std::make_unique<CsvWriter>(opt_.out_dir + "/client_service.csv");
@@ -436,7 +450,7 @@ void RunReport::on_request(const RequestOutcome& r) {
   account(overall_, rec);
   if (opt_.window.set()) records_.push_back(rec);
   if (r.finish) last_finish_ = std::max(last_finish_, *r.finish);
-  if (requests_) write_row(*requests_, request_columns(), RequestRow{&r, &client_name(c), &slo});
+  if (requests_) write_request_row(*requests_, RequestRow{&r, &client_name(c), &slo});
 }
 
 // Per-request values of summary.csv from the accumulator of the window's
