@@ -23,9 +23,15 @@ class QuantileSketch {
   // q in [0, 1]. REQUIRES: count() > 0.
   double quantile(double q) const;
 
+  // The bucket of a value > 1e-12 once spilled: ceil(log(v) / log(gamma)),
+  // evaluated exactly so (bucket_by_log) only where the quotient lies within
+  // 1e-6 of an integer, elsewhere from a cheaper logarithm whose error bound
+  // puts it in the same bucket (quantile_sketch.cc). Public for the tests.
+  static int bucket(double v);
+  static int bucket_by_log(double v);
+
  private:
   void spill();
-  int bucket(double v) const;
   double bucket_value(int i) const;
 
   std::uint64_t count_ = 0;

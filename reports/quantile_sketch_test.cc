@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "reports/quantile_sketch.h"
@@ -85,4 +87,94 @@ TEST_CASE("zeros past kExact count as zero-valued order statistics") {
   CHECK(s.quantile(0.5) == doctest::Approx(1.0).epsilon(QuantileSketch::kAlpha));
   CHECK(s.min() == 0.0);
   CHECK(s.max() == 1.0);
+}
+
+namespace {
+
+double from_bits(std::uint64_t b) {
+  double d;
+  std::memcpy(&d, &b, sizeof d);
+  return d;
+}
+std::uint64_t to_bits(double d) {
+  std::uint64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+// The bit pattern of the smallest positive double whose bucket_by_log is >= i
+// (positive doubles order like their bit patterns).
+std::uint64_t first_of_bucket(int i) {
+  std::uint64_t lo = 1, hi = to_bits(std::numeric_limits<double>::max());
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (QuantileSketch::bucket_by_log(from_bits(mid)) >= i)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+}  // namespace
+
+TEST_CASE("bucket() gives bucket_by_log()'s bucket at every bucket boundary and on random doubles") {
+  std::size_t checked = 0, differ = 0;
+  auto check = [&](double v) {
+    ++checked;
+    const int fast = QuantileSketch::bucket(v), slow = QuantileSketch::bucket_by_log(v);
+    if (fast != slow && differ++ < 5) CHECK_MESSAGE(fast == slow, v << " (bits " << to_bits(v) << ")");
+  };
+  // Every boundary from 1e-12 (smaller values are counted as zeros) to 1e12 s, then every
+  // 7th up to the largest double and down to the smallest normal: 16 doubles either side.
+  const int lo = QuantileSketch::bucket_by_log(1e-12), hi = QuantileSketch::bucket_by_log(1e12);
+  const int bottom = QuantileSketch::bucket_by_log(std::numeric_limits<double>::min()) + 1;
+  const int top = QuantileSketch::bucket_by_log(std::numeric_limits<double>::max());
+  std::vector<int> boundaries;
+  for (int i = lo; i <= hi; ++i) boundaries.push_back(i);
+  for (int i = hi + 7; i <= top; i += 7) boundaries.push_back(i);
+  for (int i = lo - 7; i >= bottom; i -= 7) boundaries.push_back(i);
+  for (int i : boundaries) {
+    const std::uint64_t b = first_of_bucket(i);
+    REQUIRE(QuantileSketch::bucket_by_log(from_bits(b)) >= i);
+    for (std::uint64_t d = b - 16; d <= b + 16; ++d) check(from_bits(d));
+  }
+  // Random positive normal doubles: any exponent, and latency-like ones (1 µs .. 1e5 s).
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (int k = 0; k < 2'000'000; ++k) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const double any = from_bits((x >> 1) % to_bits(std::numeric_limits<double>::max()));
+    if (any >= std::numeric_limits<double>::min()) check(any);
+    check(std::ldexp(1.0 + static_cast<double>(x >> 12) / 4503599627370496.0, -20 + static_cast<int>(x % 37)));
+  }
+  // Non-finite values and the edges of the range take bucket_by_log's path.
+  check(std::numeric_limits<double>::max());
+  check(std::numeric_limits<double>::min());
+  check(std::numeric_limits<double>::infinity());
+  check(1e-12);
+  check(std::nextafter(1e-12, 1.0));
+  CHECK(checked > 3'000'000);
+  CHECK(differ == 0);
+}
+
+TEST_CASE("a spilled sketch's quantiles come from bucket_by_log's buckets") {
+  // Values placed on bucket boundaries and between them: every answer is the value of
+  // the bucket that ceil(log(v) / log(gamma)) names, clamped to [min, max].
+  QuantileSketch s;
+  std::vector<double> v;
+  for (int i = -2000; i < 6000; ++i) {
+    const double b = from_bits(first_of_bucket(i));
+    v.push_back(b);
+    v.push_back(std::nextafter(b, 0.0));
+  }
+  for (double d : v) s.add(d);
+  std::sort(v.begin(), v.end());
+  for (double q : kQs) {
+    INFO("q = " << q);
+    const auto rank = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
+    const int bucket = QuantileSketch::bucket_by_log(v[rank]);
+    const double gamma = (1 + QuantileSketch::kAlpha) / (1 - QuantileSketch::kAlpha);
+    const double want = std::clamp(2 * std::pow(gamma, bucket) / (gamma + 1), v.front(), v.back());
+    CHECK(s.quantile(q) == want);
+  }
 }
