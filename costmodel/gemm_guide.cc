@@ -123,25 +123,40 @@ GemmGuideSelection select_gemm_guide(const GemmPoints& points, int sms) {
     return out;
   };
 
+  // Per shape with at least 3 points: its points and what leaving each held-out point
+  // out does to the fit (the guide does not enter it), once for every candidate.
+  // At most kMaxHeldOut interior points per shape, evenly spaced: every LOO refit is
+  // O(points), so a densely measured shape (imported tables: ~130 M values) costs
+  // O(points) refits instead of O(points²) work; sparser shapes hold out every point.
+  constexpr std::size_t kMaxHeldOut = 64;
+  struct Shape {
+    std::pair<std::int64_t, std::int64_t> key;
+    std::vector<double> xs, ys;
+    std::size_t step;
+    std::vector<std::pair<double, double>> neighbours;
+  };
+  std::vector<Shape> shapes;
+  std::vector<double> measured;  // the held-out points' times, in the order of the predictions
+  for (const auto& [key, by_m] : points) {
+    if (by_m.size() < 3) continue;
+    Shape& sh = shapes.emplace_back();
+    sh.key = key;
+    for (const auto& [m, t] : by_m) sh.xs.push_back(static_cast<double>(m)), sh.ys.push_back(t);
+    sh.step = (sh.xs.size() - 2 + kMaxHeldOut - 1) / kMaxHeldOut;
+    sh.neighbours = monotone_loo_neighbours(sh.ys, sh.step);
+    for (std::size_t i = 1; i + 1 < sh.xs.size(); i += sh.step) measured.push_back(sh.ys[i]);
+  }
   for (auto& c : cands) {
     const auto guides = guides_for(c);
-    std::vector<double> predicted, measured;
-    for (const auto& [key, by_m] : points) {
-      if (by_m.size() < 3) continue;
-      std::vector<double> xs, ys, gx;
-      for (const auto& [m, t] : by_m) xs.push_back(static_cast<double>(m)), ys.push_back(t);
+    std::vector<double> predicted, gx;
+    for (const Shape& sh : shapes) {
+      gx.clear();
       if (!c.linear) {
-        const GemmGuide& g = guides.at(key);
-        for (double x : xs) gx.push_back(g(x));
+        const GemmGuide& g = guides.at(sh.key);
+        for (double x : sh.xs) gx.push_back(g(x));
       }
-      // At most kMaxHeldOut interior points per shape, evenly spaced: every LOO refit is
-      // O(points), so a densely measured shape (imported tables: ~130 M values) costs
-      // O(points) refits instead of O(points²) work; sparser shapes hold out every point.
-      constexpr std::size_t kMaxHeldOut = 64;
-      const std::size_t step = (xs.size() - 2 + kMaxHeldOut - 1) / kMaxHeldOut;
-      const std::vector<double> loo = monotone_loo_predictions(xs, ys, gx, step);
+      const std::vector<double> loo = monotone_loo_predictions(sh.xs, sh.neighbours, gx, sh.step);
       predicted.insert(predicted.end(), loo.begin(), loo.end());
-      for (std::size_t i = 1; i + 1 < xs.size(); i += step) measured.push_back(ys[i]);
     }
     c.loo = relative_error(predicted, measured);
   }

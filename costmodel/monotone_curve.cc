@@ -45,26 +45,28 @@ std::vector<double> isotonic_non_decreasing(const std::vector<double>& ys) {
   return out;
 }
 
-std::vector<double> monotone_loo_predictions(const std::vector<double>& xs, const std::vector<double>& ys,
-                                             const std::vector<double>& gx, std::size_t step) {
-  const std::size_t n = xs.size();
-  SIM_CHECK(n >= 3 && ys.size() == n && step >= 1 && (gx.empty() || gx.size() == n),
-            "monotone_loo_predictions: {} xs, {} ys, {} guide values, step {}", n, ys.size(), gx.size(), step);
-  for (std::size_t i = 1; i < n; ++i) SIM_CHECK(xs[i] > xs[i - 1], "curve xs not increasing at {}", i);
-  for (std::size_t i = 0; i < gx.size(); ++i)
-    SIM_CHECK(gx[i] > 0 && (i == 0 || gx[i] >= gx[i - 1]), "curve guide not positive and non-decreasing at x={}", xs[i]);
-  std::vector<double> out;
-  Pools pools;
+std::vector<std::pair<double, double>> monotone_loo_neighbours(const std::vector<double>& ys, std::size_t step) {
+  const std::size_t n = ys.size();
+  SIM_CHECK(n >= 3 && step >= 1, "monotone_loo_neighbours: {} ys, step {}", n, step);
+  std::vector<std::pair<double, double>> out;
+  // Pool adjacent violators over ys without point i pushes ys[0..i) first: the
+  // same merges, in the same order, as for the prefix alone. So each held-out
+  // point starts from a copy of the prefix's pools (grown once, left to right)
+  // and pushes the points after it: the same merges, in the same order, as
+  // isotonic_non_decreasing on the reduced vector.
+  Pools prefix, pools;
+  prefix.mean.reserve(n);
+  prefix.count.reserve(n);
   pools.mean.reserve(n);
   pools.count.reserve(n);
   const std::vector<double>& mean = pools.mean;
   const std::vector<std::size_t>& count = pools.count;
+  std::size_t pushed = 0;  // ys[0..pushed) are in prefix
   for (std::size_t i = 1; i + 1 < n; i += step) {
-    // Pool adjacent violators over ys without point i: the same merges, in the
-    // same order, as isotonic_non_decreasing on the reduced vector.
-    pools.clear();
-    for (std::size_t j = 0; j < n; ++j)
-      if (j != i) pools.push(ys[j]);
+    for (; pushed < i; ++pushed) prefix.push(ys[pushed]);
+    pools.mean.assign(prefix.mean.begin(), prefix.mean.end());
+    pools.count.assign(prefix.count.begin(), prefix.count.end());
+    for (std::size_t j = i + 1; j < n; ++j) pools.push(ys[j]);
     // The fitted values at reduced positions i - 1 and i (the held-out point's neighbours).
     double y_lo = 0, y_hi = 0;
     for (std::size_t b = 0, start = 0; b < mean.size(); start += count[b], ++b) {
@@ -74,6 +76,25 @@ std::vector<double> monotone_loo_predictions(const std::vector<double>& xs, cons
         break;
       }
     }
+    out.emplace_back(y_lo, y_hi);
+  }
+  return out;
+}
+
+std::vector<double> monotone_loo_predictions(const std::vector<double>& xs,
+                                             const std::vector<std::pair<double, double>>& neighbours,
+                                             const std::vector<double>& gx, std::size_t step) {
+  const std::size_t n = xs.size();
+  SIM_CHECK(n >= 3 && step >= 1 && (gx.empty() || gx.size() == n) && neighbours.size() == (n - 2 + step - 1) / step,
+            "monotone_loo_predictions: {} xs, {} neighbour pairs, {} guide values, step {}", n, neighbours.size(),
+            gx.size(), step);
+  for (std::size_t i = 1; i < n; ++i) SIM_CHECK(xs[i] > xs[i - 1], "curve xs not increasing at {}", i);
+  for (std::size_t i = 0; i < gx.size(); ++i)
+    SIM_CHECK(gx[i] > 0 && (i == 0 || gx[i] >= gx[i - 1]), "curve guide not positive and non-decreasing at x={}", xs[i]);
+  std::vector<double> out;
+  out.reserve(neighbours.size());
+  for (std::size_t i = 1, k = 0; i + 1 < n; i += step, ++k) {
+    const auto [y_lo, y_hi] = neighbours[k];
     // MonotoneCurve::operator() at xs[i], strictly between its neighbours.
     const double x = xs[i];
     double f = (x - xs[i - 1]) / (xs[i + 1] - xs[i - 1]);
@@ -81,6 +102,12 @@ std::vector<double> monotone_loo_predictions(const std::vector<double>& xs, cons
     out.push_back(y_lo + f * (y_hi - y_lo));
   }
   return out;
+}
+
+std::vector<double> monotone_loo_predictions(const std::vector<double>& xs, const std::vector<double>& ys,
+                                             const std::vector<double>& gx, std::size_t step) {
+  SIM_CHECK(ys.size() == xs.size(), "monotone_loo_predictions: {} xs, {} ys", xs.size(), ys.size());
+  return monotone_loo_predictions(xs, monotone_loo_neighbours(ys, step), gx, step);
 }
 
 MonotoneCurve::MonotoneCurve(std::vector<double> xs, std::vector<double> ys, Guide guide)

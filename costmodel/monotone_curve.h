@@ -15,6 +15,7 @@
 // piece is non-decreasing, so the curve is monotone everywhere.
 #pragma once
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace servesim {
@@ -52,6 +53,15 @@ std::vector<double> isotonic_non_decreasing(const std::vector<double>& ys);
 // REQUIRES: as MonotoneCurve's constructor; xs.size() >= 3; step >= 1;
 // gx empty or gx.size() == xs.size().
 std::vector<double> monotone_loo_predictions(const std::vector<double>& xs, const std::vector<double>& ys,
+                                             const std::vector<double>& gx, std::size_t step);
+// The same in two steps: the part that depends on ys only (for each held-out
+// point, the fit without it at its two neighbours' positions), then the
+// predictions from it, so several guides over the same points (GEMM guide
+// selection) pool the points once. monotone_loo_predictions(xs, ys, gx, step)
+// is monotone_loo_predictions(xs, monotone_loo_neighbours(ys, step), gx, step).
+std::vector<std::pair<double, double>> monotone_loo_neighbours(const std::vector<double>& ys, std::size_t step);
+std::vector<double> monotone_loo_predictions(const std::vector<double>& xs,
+                                             const std::vector<std::pair<double, double>>& neighbours,
                                              const std::vector<double>& gx, std::size_t step);
 
 }  // namespace servesim

@@ -1,6 +1,7 @@
 // Profile CSV reading; see profile_table.h and docs/kernels.md.
 #include "costmodel/profile_table.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -117,9 +118,24 @@ double ProfilePoint::param_number(const std::string& key, double def, const std:
 ProfileTable ProfileTable::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open kernel profile", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  // One read into a buffer of the file's size (a stringstream copies the text twice).
+  std::string text;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size > 0) {
+    text.resize(static_cast<std::size_t>(size));
+    in.read(text.data(), size);
+    text.resize(static_cast<std::size_t>(in.gcount()));
+  }
+  if (size < 0 || in.bad() || in.peek() != std::char_traits<char>::eof()) {  // not seekable, or still growing
+    in.clear();
+    in.seekg(0, std::ios::beg);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  return parse(text, path);
 }
 
 ProfileTable ProfileTable::parse(const std::string& text, const std::string& name) {
@@ -132,6 +148,7 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
   std::set<std::int64_t> sources;  // N of every `# source.N=` line
   std::vector<std::string_view> cells;
   long line_no = 0;
+  t.points_.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
   for (std::size_t pos = 0; pos < text.size();) {
     // One line (as std::getline: the last may lack its newline).
     const std::size_t nl = text.find('\n', pos);
