@@ -19,15 +19,26 @@ RelativeError relative_error(std::span<const double> predicted, std::span<const 
   for (std::size_t i = 0; i < predicted.size(); ++i) r.push_back(std::abs(predicted[i] - measured[i]) / measured[i]);
   e.points = r.size();
   if (r.empty()) return e;
-  std::sort(r.begin(), r.end());
   // Nearest-rank quantiles: the value below which the share q of points lie.
-  auto q = [&](double share) {
+  auto rank = [&](double share) {
     auto idx = static_cast<std::size_t>(std::ceil(share * static_cast<double>(r.size()))) - 1;
-    return r[std::min(idx, r.size() - 1)];
+    return std::min(idx, r.size() - 1);
   };
-  e.median = q(0.5);
-  e.p90 = q(0.9);
-  e.max = r.back();
+  const std::size_t mid = rank(0.5), p90 = rank(0.9);  // mid <= p90
+  if (std::any_of(r.begin(), r.end(), [](double x) { return std::isnan(x); })) {
+    std::sort(r.begin(), r.end());  // NaN: no strict weak order; keep what sorting gave
+    e.median = r[mid];
+    e.p90 = r[p90];
+    e.max = r.back();
+    return e;
+  }
+  // The same order statistics as after a full sort (values are unique as numbers),
+  // by selection: p90 over all, the median among the values below it, the maximum.
+  e.max = *std::max_element(r.begin(), r.end());
+  std::nth_element(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(p90), r.end());
+  e.p90 = r[p90];
+  std::nth_element(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(mid), r.begin() + static_cast<std::ptrdiff_t>(p90));
+  e.median = mid == p90 ? e.p90 : r[mid];
   return e;
 }
 
