@@ -25,17 +25,20 @@ enum class Phase : std::uint8_t {
   kFinished,
 };
 
-struct alignas(64) LiveRequest {
-  // The first cache line (the struct is aligned to one) holds every field the
-  // per-request passes of an iteration read or write (sim/worker.cc: batch
-  // building, prefill chunks, applying the iteration), so each pass touches one
-  // line per request; live_request_test.cc checks the offsets. Order and
-  // alignment only affect speed.
+// The fields the per-request passes of an iteration read or write (sim/worker.cc:
+// batch building, prefill chunks, applying the iteration), in one cache line.
+// While a request runs on a worker (phases kPrefill and kDecode), the worker's
+// copy of these fields, in a contiguous array beside its running set, is the
+// authoritative one and its LiveRequest's copy is stale: the worker writes it
+// back before anything else reads the request (KvManager calls, preemption,
+// finish, hand-off, streaming, Worker::write_back at the horizon) and copies it
+// in when the request starts running (admission, accepted hand-off).
+// live_request_test.cc checks the size and alignment.
+struct alignas(64) RequestHot {
   Phase phase = Phase::kPending;
   bool kv_loading = false;  // admitted; its KV from the cluster store is on its way (computes nothing yet)
-  bool routed = false;
   // Copies of spec.client and spec.output_tokens (set by RequestTable::add;
-  // the spec does not change while the request lives), kept in the first line.
+  // the spec does not change while the request lives).
   ClientId client = 0;
   std::int64_t prefill_target = 0;  // tokens to compute before the next token
   std::int64_t computed = 0;        // of prefill_target, including cached tokens
@@ -46,7 +49,12 @@ struct alignas(64) LiveRequest {
   std::int64_t compressed = 0;
   std::int64_t shared_tokens = 0;   // tokens of its KV held by the cache path it locks
   std::int64_t output_tokens = 0;   // spec.output_tokens (above)
-  // End of the first line.
+};
+
+// The hot fields come first (RequestHot, one aligned line); the rest is read
+// once or a few times per request. Order and alignment only affect speed.
+struct alignas(64) LiveRequest : RequestHot {
+  bool routed = false;
   WorkerId worker = 0;
   // PD disaggregation (docs/simulation.md, "Prefill/decode disaggregation"):
   // the worker the global policy routed the prefill to and the worker that

@@ -1,6 +1,6 @@
 // LiveRequest's layout (a speed contract, sim/live_request.h): aligned to a
 // cache line, with every field the per-request passes of an iteration use in
-// the first line; its copies of the spec's client and output length match the
+// its first line (RequestHot, the element of a worker's hot array); its copies of the spec's client and output length match the
 // spec. RequestTable hands out aligned slots.
 #include <doctest/doctest.h>
 
@@ -18,9 +18,13 @@ std::size_t end_of(const LiveRequest& r, const M& m) {
 }
 }  // namespace
 
-TEST_CASE("LiveRequest keeps the iteration passes' fields in its first cache line") {
+TEST_CASE("RequestHot is one cache line and comes first in LiveRequest") {
+  // Workers keep running requests' RequestHot in a contiguous array (sim/worker.h):
+  // one line per element, and the LiveRequest's copy is its first line.
+  static_assert(sizeof(RequestHot) == 64 && alignof(RequestHot) == 64);
   static_assert(alignof(LiveRequest) == 64);
   LiveRequest r;
+  CHECK(static_cast<const void*>(&static_cast<const RequestHot&>(r)) == static_cast<const void*>(&r));
   for (std::size_t end : {end_of(r, r.phase), end_of(r, r.kv_loading), end_of(r, r.client),
                           end_of(r, r.prefill_target), end_of(r, r.computed), end_of(r, r.generated),
                           end_of(r, r.kv_pages), end_of(r, r.compressed), end_of(r, r.shared_tokens),

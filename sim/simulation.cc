@@ -489,6 +489,8 @@ void Simulation::sample_until(Time t) {
 bool Simulation::work_left() const { return !source_done_ || lookahead_.has_value() || table_.live() > 0; }
 
 void Simulation::drain_at_horizon() {
+  // Running requests' hot state lives in their workers until written back (sim/worker.h).
+  for (auto& w : workers_) w->write_back();
   // In-flight requests, in slot order (deterministic).
   for (RequestHandle h = 0; h < table_.slots(); ++h) {
     LiveRequest& r = table_[h];

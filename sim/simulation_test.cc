@@ -115,6 +115,23 @@ TEST_CASE("a horizon reports in-flight requests as unfinished and later ones as 
   CHECK(tot.not_arrived == 49);  // arrivals at 51..99 ms
 }
 
+TEST_CASE("a request in flight at the horizon reports the tokens it generated there") {
+  // Its generated count lives in the worker's hot array while it runs (sim/worker.h)
+  // and must reach the report. 1 ms per iteration: the prefill ends at 1 ms with the
+  // first token, then one token per ms; the iteration ending at 11 ms is past the horizon.
+  TinyCluster c;
+  c.horizon = seconds_to_time(0.0105);
+  VectorSource src({req(0, 0, 16, 100), req(1, 0.0035, 16, 100)});
+  CollectingObserver obs;
+  SimulationTotals tot = Simulation(make_setup(c), src, obs).run();
+  CHECK(tot.unfinished == 2);
+  CHECK(obs.by_id[0].status == RequestStatus::kUnfinished);
+  CHECK(obs.by_id[0].generated == 10);
+  CHECK(obs.by_id[0].first_token == kNsPerMs);
+  CHECK(obs.by_id[1].generated > 0);
+  CHECK(obs.by_id[1].generated < 10);
+}
+
 TEST_CASE("a dependent request is released when its parent finishes plus think time") {
   TinyCluster c;
   RequestSpec parent = req(0, 0, 16, 5);

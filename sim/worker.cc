@@ -42,12 +42,12 @@ void Worker::enqueue(RequestHandle h, Time now) {
 
 // Private KV tokens a request holds once this step's token is written:
 // its computed context (minus the shared cached prefix) plus generated tokens.
-std::int64_t Worker::private_tokens_after_step(const LiveRequest& r) const {
+std::int64_t Worker::private_tokens_after_step(const RequestHot& r) {
   if (r.compressed > 0) return r.compressed + r.generated;  // the compacted copy holds the whole context
   return r.prefill_target - r.shared_tokens + r.generated;
 }
 
-std::int64_t Worker::kv_tokens(const LiveRequest& r) const {
+std::int64_t Worker::kv_tokens(const RequestHot& r) {
   return (r.compressed > 0 ? r.compressed : r.computed) + r.generated;
 }
 
@@ -69,16 +69,20 @@ std::int64_t Worker::cached_tokens(const QueuedRequest& q) const { return kvm_.m
 
 std::uint64_t Worker::uncached_prefix_key(const QueuedRequest& q) const { return kvm_.uncached_prefix_key(q.handle); }
 
-void Worker::preempt_now(RequestHandle h) {
-  LiveRequest& r = table_[h];
+void Worker::preempt_now(std::size_t i) {
+  const RequestHandle h = running_[i];
+  LiveRequest& r = sync_out(i);
   release_private(r);
   context_tokens_ -= kv_tokens(r);
   if (r.phase == Phase::kPrefill) --prefilling_;
   r.kv_loading = false;  // a store load in flight is forgotten
   r.compressed = 0;  // recomputation prefills (and compresses) the whole context again
-  auto it = std::find(running_.begin(), running_.end(), h);
-  SIM_CHECK(it != running_.end(), "preempted request {} is not running", r.spec.id);
-  running_.erase(it);
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
+  hot_.erase(hot_.begin() + static_cast<std::ptrdiff_t>(i));
+  for (Item& it : items_) {  // later requests moved down by one (i itself has no item: dropped or never added)
+    SIM_CHECK(it.i != i, "worker {}: preempted request {} still has an item in the batch", id_, r.spec.id);
+    if (it.i > i) --it.i;
+  }
   pending_prefill_tokens_ -= r.prefill_target - r.computed;
   // Recomputation: the prompt and every generated token are prefilled again
   // (minus whatever the prefix cache still holds at re-admission); the
@@ -95,10 +99,10 @@ void Worker::preempt_now(RequestHandle h) {
   policy_->enqueue(QueuedRequest{h, &r.spec, now_, r.prefill_target, true});
 }
 
-void Worker::drop_from_batch(RequestHandle h) {
+void Worker::drop_from_batch(std::size_t k) {
   std::size_t same_kind = 0;
   for (std::size_t i = 0; i < items_.size(); ++i) {
-    if (items_[i].h != h) continue;
+    if (items_[i].i != k) continue;
     const Item it = items_[i];
     for (std::size_t j = 0; j < i; ++j) same_kind += items_[j].prefill == it.prefill ? 1 : 0;
     if (it.prefill)
@@ -113,20 +117,31 @@ void Worker::drop_from_batch(RequestHandle h) {
 
 void Worker::running_requests(std::vector<RunningRequest>& out) const {
   out.clear();
-  for (RequestHandle h : running_) out.push_back(RunningRequest{h, &table_[h].spec, table_[h].generated});
+  for (std::size_t i = 0; i < running_.size(); ++i)
+    out.push_back(RunningRequest{running_[i], &table_[running_[i]].spec, hot_[i].generated});
+}
+
+std::size_t Worker::index_of(RequestHandle h) const {
+  return static_cast<std::size_t>(std::find(running_.begin(), running_.end(), h) - running_.begin());
+}
+
+void Worker::push_running(RequestHandle h, const LiveRequest& r) {
+  running_.push_back(h);
+  hot_.push_back(static_cast<const RequestHot&>(r));
+  stats_.peak_running = std::max<std::int64_t>(stats_.peak_running, static_cast<std::int64_t>(running_.size()));
+}
+
+void Worker::write_back() {
+  for (std::size_t i = 0; i < running_.size(); ++i) sync_out(i);
 }
 
 bool Worker::preempt(RequestHandle h) {
-  if (std::find(running_.begin(), running_.end(), h) == running_.end()) return false;
-  drop_from_batch(h);
-  preempt_now(h);
+  const std::size_t i = index_of(h);
+  if (i == running_.size()) return false;
+  drop_from_batch(i);
+  preempt_now(i);
   return true;
 }
-
-// The per-request passes of an iteration touch one LiveRequest per running
-// request (a cache miss each when other workers ran in between): fetch a few
-// ahead so the misses overlap. Its first line holds the fields they use.
-void Worker::prefetch(RequestHandle h) const { __builtin_prefetch(&table_[h]); }
 
 void Worker::schedule_decodes() {
   // A step needs a page only when its tokens outgrow the pages held: checked by
@@ -134,9 +149,7 @@ void Worker::schedule_decodes() {
   const std::int64_t page_size = kv().page_size();
   const std::int64_t max_exact = std::numeric_limits<std::int64_t>::max() / page_size;
   for (std::size_t i = 0; i < running_.size() && budget_ > 0; ++i) {
-    if (i + kPrefetchAhead < running_.size()) prefetch(running_[i + kPrefetchAhead]);
-    RequestHandle h = running_[i];
-    LiveRequest& r = table_[h];
+    RequestHot& r = hot_[i];  // stays valid: preemption below only erases from the back
     if (r.phase != Phase::kDecode) continue;
     const std::int64_t tokens = private_tokens_after_step(r);
     // need <= 0 does nothing below, so 0 stands for it.
@@ -145,37 +158,37 @@ void Worker::schedule_decodes() {
                             : kvm_.pages_for(tokens) - r.kv_pages;
     bool self_preempted = false;
     while (need > 0 && !kvm_.alloc(need)) {
-      RequestHandle victim = running_.back();
+      const std::size_t victim = running_.size() - 1;
       preempt_now(victim);
-      if (victim == h) {
+      if (victim == i) {
         self_preempted = true;
         break;
       }
     }
-    if (self_preempted) break;  // h was the last running request
+    if (self_preempted) break;  // it was the last running request
     r.kv_pages += std::max<std::int64_t>(need, 0);
-    items_.push_back({1, h, false});
+    items_.push_back({1, static_cast<std::uint32_t>(i), false});
     shape_.decode_contexts.push_back(kv_tokens(r) - 1);  // the compacted context when evicted
     --budget_;
   }
 }
 
-void Worker::add_prefill_chunk(RequestHandle h) {
-  LiveRequest& r = table_[h];
+void Worker::add_prefill_chunk(std::size_t i) {
+  const RequestHot& r = hot_[i];
   std::int64_t n = std::min({r.prefill_target - r.computed, opt_.chunk_size, budget_});
   if (n <= 0) return;
-  items_.push_back({n, h, true});
+  items_.push_back({n, static_cast<std::uint32_t>(i), true});
   shape_.prefills.push_back(PrefillChunk{n, r.computed, r.computed + n == r.prefill_target});
   budget_ -= n;
 }
 
 void Worker::schedule_prefill_chunks() {
   std::int64_t left = prefilling_;  // stop once every prefilling request had its turn
-  for (RequestHandle h : running_) {
+  for (std::size_t i = 0; i < running_.size(); ++i) {
     if (budget_ <= 0 || left == 0) return;
-    if (table_[h].phase == Phase::kPrefill) {
+    if (hot_[i].phase == Phase::kPrefill) {
       --left;
-      if (!table_[h].kv_loading) add_prefill_chunk(h);
+      if (!hot_[i].kv_loading) add_prefill_chunk(i);
     }
   }
 }
@@ -214,16 +227,17 @@ AdmitResult Worker::try_admit(const QueuedRequest& q) {
   }
   if (observer_) observer_->on_admitted(r.spec, now_, cached, first);
   --waiting_;
-  running_.push_back(q.handle);
-  stats_.peak_running = std::max<std::int64_t>(stats_.peak_running, static_cast<std::int64_t>(running_.size()));
-  if (!r.kv_loading) add_prefill_chunk(q.handle);
+  push_running(q.handle, r);
+  if (!r.kv_loading) add_prefill_chunk(running_.size() - 1);
   return AdmitResult::kAdmitted;
 }
 
 void Worker::store_loaded(RequestHandle h, std::uint32_t serial, Time now) {
-  LiveRequest& r = table_[h];
-  if (!r.kv_loading || r.load_serial != serial || r.worker != id_) return;  // preempted since
-  r.kv_loading = false;
+  const LiveRequest& r = table_[h];
+  if (r.load_serial != serial || r.worker != id_) return;  // preempted (and admitted again) since
+  const std::size_t i = index_of(h);
+  if (i == running_.size() || !hot_[i].kv_loading) return;  // preempted since
+  hot_[i].kv_loading = false;
   stats_.store_load_ns += now - r.load_start;
 }
 
@@ -272,11 +286,9 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
   busy_ = false;
   now_ = now;
   kvm_.set_now(now);
-  gone_.clear();
-  for (std::size_t i = 0; i < items_.size(); ++i) {
-    if (i + kPrefetchAhead < items_.size()) prefetch(items_[i + kPrefetchAhead].h);
-    const Item& it = items_[i];
-    LiveRequest& r = table_[it.h];
+  bool gone = false;  // a request finished or was handed off (its hot phase says which)
+  for (const Item& it : items_) {
+    RequestHot& r = hot_[it.i];
     if (it.prefill) {
       r.computed += it.tokens;
       context_tokens_ += it.tokens;
@@ -285,37 +297,42 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
       if (r.computed < r.prefill_target) continue;
       r.phase = Phase::kDecode;
       --prefilling_;
-      kvm_.cache_prompt(r);
-      if (eviction_) evict_after_prefill(r);
+      LiveRequest& lr = sync_out(it.i);  // the KvManager reads and writes the LiveRequest
+      kvm_.cache_prompt(lr);
+      if (eviction_) evict_after_prefill(lr);
+      copy_in(it.i, lr);
     } else {
       stats_.decode_tokens += 1;
     }
     // The iteration that completes a prefill, and every decode step, yields one token.
-    // (r.client and r.output_tokens: the spec's, in the LiveRequest's first line.)
+    // (r.client and r.output_tokens: the spec's, in the hot line.)
     r.generated += 1;
     context_tokens_ += 1;
     policy_->on_decode_tokens(r.client, 1);
     if (observer_) count_output_token(r.client);
-    // Only this line adds to generated, so its first token is the one that makes it 1
-    // (the same test as !r.first_token, without reading first_token's line).
-    if (r.generated == 1) r.first_token = now;
+    // Only this line adds to generated, so its first token is the one that makes it 1.
+    if (r.generated == 1) table_[running_[it.i]].first_token = now;
     if (r.generated >= r.output_tokens) {
       r.phase = Phase::kFinished;
-      release_private(r);
-      context_tokens_ -= kv_tokens(r);
+      const RequestHandle h = running_[it.i];
+      LiveRequest& lr = sync_out(it.i);  // it leaves the running set: the LiveRequest is current from here
+      release_private(lr);
+      context_tokens_ -= kv_tokens(lr);
       stats_.finished++;
-      policy_->on_finish(r.spec);
-      done.push_back(it.h);
-      gone_.push_back(it.h);
-    } else if (it.prefill && r.decode_worker != id_) {
+      policy_->on_finish(lr.spec);
+      done.push_back(h);
+      gone = true;
+    } else if (it.prefill && table_[running_[it.i]].decode_worker != id_) {
       // PD hand-off: the KV stays here (held) until its transfer ends.
       r.phase = Phase::kHandoff;
-      r.prefill_end = now;
-      context_tokens_ -= kv_tokens(r);
-      kvm_.hold(it.h, r);
+      const RequestHandle h = running_[it.i];
+      LiveRequest& lr = sync_out(it.i);
+      lr.prefill_end = now;
+      context_tokens_ -= kv_tokens(lr);
+      kvm_.hold(h, lr);
       stats_.handoffs++;
-      handoffs_.push_back(it.h);
-      gone_.push_back(it.h);
+      handoffs_.push_back(h);
+      gone = true;
     }
   }
   // The observer hears the iteration's tokens once per client (first-seen order).
@@ -325,8 +342,19 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
   }
   client_tokens_.clear();
   // Finished and handed-off requests leave the running set (order kept).
-  if (!gone_.empty())
-    std::erase_if(running_, [this](RequestHandle h) { return std::find(gone_.begin(), gone_.end(), h) != gone_.end(); });
+  if (gone) {
+    std::size_t j = 0;
+    for (std::size_t i = 0; i < running_.size(); ++i) {
+      if (hot_[i].phase == Phase::kFinished || hot_[i].phase == Phase::kHandoff) continue;
+      if (j != i) {
+        running_[j] = running_[i];
+        hot_[j] = hot_[i];
+      }
+      ++j;
+    }
+    running_.resize(j);
+    hot_.resize(j);
+  }
 }
 
 void Worker::release_handoff(RequestHandle h, Time now) {
@@ -357,17 +385,18 @@ void Worker::accept_incoming(RequestHandle h, Time now) {
   kvm_.set_now(now);
   if (r.compressed == 0) kvm_.cache_prompt(r);  // the prompt blocks join this worker's cache
   stats_.received++;
-  running_.push_back(h);
-  stats_.peak_running = std::max<std::int64_t>(stats_.peak_running, static_cast<std::int64_t>(running_.size()));
+  push_running(h, r);
 }
 
-void Worker::final_chunks(std::vector<std::pair<RequestHandle, std::int64_t>>& out) const {
+void Worker::final_chunks(std::vector<std::pair<RequestHandle, std::int64_t>>& out) {
   if (eviction_) return;
   for (const Item& it : items_) {
-    const LiveRequest& r = table_[it.h];
-    if (it.prefill && r.computed + it.tokens >= r.prefill_target && r.decode_worker != id_ &&
-        r.generated + 1 < r.spec.output_tokens)
-      out.emplace_back(it.h, it.tokens);
+    const RequestHot& r = hot_[it.i];
+    if (it.prefill && r.computed + it.tokens >= r.prefill_target && r.generated + 1 < r.output_tokens &&
+        table_[running_[it.i]].decode_worker != id_) {
+      sync_out(it.i);  // its decode worker reserves now, reading the request's placement here
+      out.emplace_back(running_[it.i], it.tokens);
+    }
   }
 }
 

@@ -52,6 +52,14 @@
 // each lower tier's use <= its capacity.
 // Where KV lives (pool, cache, tiers, hand-off pages) is the KvManager's
 // (sim/kv_manager.h): the worker asks it and applies its answers.
+// Hot state (a speed contract, sim/live_request.h): the running set is two
+// parallel arrays, the handles and their RequestHot lines, and the iteration
+// passes read and write only those (contiguous memory, no LiveRequest line per
+// request). While a request runs here its RequestHot in hot_ is authoritative;
+// the worker writes it back to the LiveRequest before the KvManager, a policy's
+// preemption, the engine (finish, hand-off, layer-wise streaming: final_chunks)
+// or anything else reads it, and write_back() does so for every running request
+// (the engine calls it before reporting in-flight requests at a horizon).
 // Cluster KV store (optional, set_store; sim/kv_store.h, docs/kv.md): the
 // admission match continues into the store after the worker's own tiers; a
 // request with store tokens is admitted (its pages allocated, the store tokens
@@ -150,18 +158,22 @@ class Worker final : private AdmissionContext {
   // request still runs on its prefill worker; the reservation is kept here
   // (counted like one in transit) and moved into the request at its hand-off
   // (adopt_early; REQUIRES: reserve_early succeeded for h).
-  void final_chunks(std::vector<std::pair<RequestHandle, std::int64_t>>& out) const;
+  // final_chunks writes the listed requests' hot state back (the decode worker reads it).
+  void final_chunks(std::vector<std::pair<RequestHandle, std::int64_t>>& out);
   bool reserve_early(RequestHandle h, Time now);
   void adopt_early(RequestHandle h);
   // Requests held for hand-off plus requests whose KV is on its way here.
   std::int64_t parked() const { return kvm_.held() + incoming_; }
   // Prompt tokens of `spec` this worker's prefix cache holds now (PD decider).
   std::int64_t cached_prefix(const RequestSpec& spec) const { return kvm_.cached_prefix(spec); }
+  // Writes every running request's hot state back to its LiveRequest (see the
+  // header comment); the engine calls it before reading running requests.
+  void write_back();
 
  private:
-  struct Item {  // 16 bytes: tokens first, so the handle and the flag share the second word
+  struct Item {  // 16 bytes: tokens first, so the index and the flag share the second word
     std::int64_t tokens;
-    RequestHandle h;
+    std::uint32_t i;  // index in running_ / hot_ (kept in step when a request leaves them)
     bool prefill;
   };
   // AdmissionContext
@@ -176,11 +188,21 @@ class Worker final : private AdmissionContext {
   bool preempt(RequestHandle h) override;
 
   void release_private(LiveRequest& r) { kvm_.release_private(r); }
-  void drop_from_batch(RequestHandle h);   // undoes h's item in the batch being built
+  void drop_from_batch(std::size_t i);   // undoes running_[i]'s item in the batch being built
   void schedule_decodes();
   void schedule_prefill_chunks();
-  void add_prefill_chunk(RequestHandle h);
-  void preempt_now(RequestHandle h);
+  void add_prefill_chunk(std::size_t i);
+  void preempt_now(std::size_t i);
+  // Hot state (header comment): running_[i]'s LiveRequest, made current from hot_[i];
+  // copy_in puts the LiveRequest's hot state into hot_[i] again after it changed there.
+  LiveRequest& sync_out(std::size_t i) {
+    LiveRequest& r = table_[running_[i]];
+    static_cast<RequestHot&>(r) = hot_[i];
+    return r;
+  }
+  void copy_in(std::size_t i, const LiveRequest& r) { hot_[i] = static_cast<const RequestHot&>(r); }
+  void push_running(RequestHandle h, const LiveRequest& r);  // joins the running set (r's state current)
+  std::size_t index_of(RequestHandle h) const;                // in running_; running_.size() when absent
   // One output token of client c in this iteration (inline: called per token).
   void count_output_token(ClientId c) {
     if (c >= client_slot_.size()) client_slot_.resize(c + 1, 0);
@@ -191,10 +213,8 @@ class Worker final : private AdmissionContext {
     }
     client_tokens_[slot - 1].second += 1;
   }
-  static constexpr std::size_t kPrefetchAhead = 4;
-  void prefetch(RequestHandle h) const;  // the first (hot) line of h's LiveRequest (worker.cc)
-  std::int64_t private_tokens_after_step(const LiveRequest& r) const;
-  std::int64_t kv_tokens(const LiveRequest& r) const;  // context held: computed (or compressed) + generated
+  static std::int64_t private_tokens_after_step(const RequestHot& r);
+  static std::int64_t kv_tokens(const RequestHot& r);  // context held: computed (or compressed) + generated
   void evict_after_prefill(LiveRequest& r);             // KV eviction at prefill completion
   void check_invariants() const;
   // Every running slot is taken; requests whose KV is on its way here (PD) hold one already.
@@ -208,6 +228,7 @@ class Worker final : private AdmissionContext {
   std::shared_ptr<const KvEviction> eviction_;  // KV eviction after prefill, or null
 
   std::vector<RequestHandle> running_;  // admission order (the back is preempted first)
+  std::vector<RequestHot> hot_;         // hot_[i]: running_[i]'s hot state, authoritative (header comment)
   std::int64_t waiting_ = 0;
   std::int64_t pending_prefill_tokens_ = 0;
   std::int64_t context_tokens_ = 0;
@@ -217,9 +238,8 @@ class Worker final : private AdmissionContext {
   std::vector<Item> items_;
   BatchShape shape_;
   std::int64_t prefilling_ = 0;  // running requests in phase kPrefill (skips the chunk pass when 0)
-  // finish_iteration scratch, reused: requests that left the running set, and the
-  // output tokens of the iteration per client (first-seen order; slot+1 by client id).
-  std::vector<RequestHandle> gone_;
+  // finish_iteration scratch, reused: the output tokens of the iteration per
+  // client (first-seen order; slot+1 by client id).
   std::vector<std::pair<ClientId, std::int64_t>> client_tokens_;
   std::vector<std::uint32_t> client_slot_;
   WorkerStats stats_;
