@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdint>
 #include <cmath>
+#include <limits>
 
 namespace servesim {
 namespace {
@@ -44,7 +45,12 @@ void QuantileSketch::add(double v) {
   ++counts_[static_cast<std::size_t>(i - offset_)];
 }
 
-int QuantileSketch::bucket_by_log(double v) { return static_cast<int>(std::ceil(std::log(v) / kLogGamma)); }
+int QuantileSketch::bucket_by_log(double v) {
+  // Infinity and NaN count in the largest double's bucket: converting an
+  // infinite quotient to int would be undefined behaviour (UBSan).
+  if (!std::isfinite(v)) v = std::numeric_limits<double>::max();
+  return static_cast<int>(std::ceil(std::log(v) / kLogGamma));
+}
 
 // bucket_by_log without libm's log for (nearly) every value. For a normal
 // v = 2^e * m, m in [1, 2): ln v = e ln 2 + ln c_j + ln(m / c_j), c_j the

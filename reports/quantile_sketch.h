@@ -26,7 +26,8 @@ class QuantileSketch {
   // The bucket of a value > 1e-12 once spilled: ceil(log(v) / log(gamma)),
   // evaluated exactly so (bucket_by_log) only where the quotient lies within
   // 1e-6 of an integer, elsewhere from a cheaper logarithm whose error bound
-  // puts it in the same bucket (quantile_sketch.cc). Public for the tests.
+  // puts it in the same bucket (quantile_sketch.cc); infinity and NaN count as
+  // the largest double. Public for the tests.
   static int bucket(double v);
   static int bucket_by_log(double v);
 
