@@ -190,18 +190,22 @@ CrossvalResult crossval_profile(const ProfileTable& t) {
     }
     auto is_held = [&](const ProfilePoint& p) { return held.count({param_or(p, "gpus"), p.bytes}) > 0; };
     const KernelFits fits = KernelFits::fit(t, [&](const ProfilePoint& p) { return p.kernel == "allreduce" && !is_held(p); });
-    std::map<std::pair<std::string, double>, std::map<std::string, double>> measured;  // (gpus, size) → variant → µs
-    std::map<std::pair<std::string, double>, const ProfilePoint*> example;
+    struct HeldSize {
+      const ProfilePoint* first = nullptr;      // the row whose prediction stands for the size
+      std::map<std::string, double> by_variant;  // each implementation's first row, µs
+    };
+    std::map<std::pair<std::string, double>, HeldSize> measured;  // (gpus, size)
     for (const auto& p : t.points())
       if (priced(p) && is_held(p)) {
-        measured[{param_or(p, "gpus"), p.bytes}].emplace(p.variant, p.median_us);  // first row per implementation
-        example.emplace(std::make_pair(param_or(p, "gpus"), p.bytes), &p);
+        HeldSize& h = measured[{param_or(p, "gpus"), p.bytes}];
+        if (!h.first) h.first = &p;
+        h.by_variant.emplace(p.variant, p.median_us);
       }
     std::map<std::string, Pairs> pooled;
-    for (const auto& [key, by_variant] : measured) {
+    for (const auto& [key, h] : measured) {
       double envelope = std::numeric_limits<double>::infinity();
-      for (const auto& [variant, us] : by_variant) envelope = std::min(envelope, us);
-      if (const auto pred = fits.predict(*example.at(key))) pooled["allreduce/" + key.first + "gpu"].add(*pred, envelope);
+      for (const auto& [variant, us] : h.by_variant) envelope = std::min(envelope, us);
+      if (const auto pred = fits.predict(*h.first)) pooled["allreduce/" + key.first + "gpu"].add(*pred, envelope);
     }
     add_rows(out, "size-out", pooled);
   }
