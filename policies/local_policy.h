@@ -99,6 +99,10 @@ class LocalPolicy {
   // tokens are charged by the policy itself when try_admit succeeds (it can
   // ask cached_tokens() first to charge extend tokens only).
   virtual void on_decode_tokens(ClientId client, std::int64_t tokens) {}
+  // True when on_decode_tokens does something. The worker calls on_decode_tokens
+  // (once per token) only for a policy that says so, so a policy that overrides
+  // it must override this too (policy_conformance_test checks the ones shipped).
+  virtual bool counts_decode_tokens() const { return false; }
   // A request finished: on the worker where it finished and, after a PD hand-off, also
   // on the worker whose policy scheduled its prefill (each hears it once).
   virtual void on_finish(const RequestSpec& spec) {}

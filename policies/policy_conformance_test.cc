@@ -709,3 +709,16 @@ TEST_CASE("LTR orders promoted (starving) requests by score in vLLM-LTR's mode a
     CHECK(ctx.admitted == std::vector<RequestHandle>{by_score ? RequestHandle{2} : RequestHandle{1}});
   }
 }
+
+TEST_CASE("exactly the policies that count decode tokens say so (the worker calls them only then)") {
+  // Worker::finish_iteration calls on_decode_tokens once per token only for a
+  // policy whose counts_decode_tokens() is true (local_policy.h): DLPM's
+  // deficits and VTC's counters. Every other registered policy ignores them.
+  const std::set<std::string> counting = {"dlpm", "vtc"};
+  for (const auto& t : local_policy_types()) {
+    YamlMap m(YAML::Load("local: " + t.name), "<case>");
+    const ParsedPolicy<LocalPolicy> p = parse_local_policy(m, "local", "fcfs");
+    const std::unique_ptr<LocalPolicy> policy = p.make(PolicyContext{2, 1});
+    CHECK_MESSAGE(policy->counts_decode_tokens() == (counting.count(t.name) == 1), t.name);
+  }
+}

@@ -80,6 +80,7 @@ class VtcPolicy final : public LocalPolicy {
     grow(c);
     charge(c, o_.w_out * static_cast<double>(tokens));
   }
+  bool counts_decode_tokens() const override { return true; }
 
   double counter(ClientId c) const { return c < counter_.size() ? counter_[c] : 0.0; }
 

@@ -7,7 +7,10 @@
 namespace servesim {
 
 FairnessTracker::FairnessTracker(double w_in, double w_out, Time sample_interval)
-    : w_in_(w_in), w_out_(w_out), interval_(std::max<Time>(1, sample_interval)) {}
+    : w_in_(w_in),
+      w_out_(w_out),
+      w_out_integral_(std::isfinite(w_out) && w_out == std::trunc(w_out) && std::fabs(w_out) < kExactWeight),
+      interval_(std::max<Time>(1, sample_interval)) {}
 
 void FairnessTracker::grow(ClientId c) {
   if (c < s_.size()) return;
@@ -148,12 +151,21 @@ void FairnessTracker::on_admitted(const RequestSpec& spec, Time t, std::int64_t 
 void FairnessTracker::on_output_tokens(ClientId c, Time t, std::int64_t n) {
   grow(c);
   if (t > now_) advance(t);
-  // One token at a time: the engine reports an iteration's tokens per client in
-  // one call, and the sums must equal those of n calls of one token bit for bit.
+  // The engine reports an iteration's tokens per client in one call, and the
+  // sums must equal those of n calls of one token bit for bit. With an integral
+  // weight and integral sums below 2^53 every partial sum is an exact integer, so
+  // one multiply-add gives the same bits; otherwise one token at a time.
   double s = s_[c], e = e_[c];
-  for (std::int64_t i = 0; i < n; ++i) {
-    s += w_out_;
-    e += w_out_;
+  const double add = w_out_ * static_cast<double>(n);
+  if (w_out_integral_ && n > 0 && n <= kExactTokens && s == std::trunc(s) && e == std::trunc(e) &&
+      std::max(std::fabs(s), std::fabs(e)) + std::fabs(add) < kExactLimit) {
+    s += add;
+    e += add;
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) {
+      s += w_out_;
+      e += w_out_;
+    }
   }
   s_[c] = s;
   e_[c] = e;

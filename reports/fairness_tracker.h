@@ -113,6 +113,12 @@ class FairnessTracker {
   void set_backlogged(ClientId c, bool on, Time t);
 
   double w_in_, w_out_;
+  // on_output_tokens' exact shortcut (fairness_tracker.cc): an integral w_out below
+  // 2^20, at most 2^30 tokens per call, sums below 2^53 (every integer exact).
+  static constexpr double kExactWeight = 1048576.0;      // 2^20
+  static constexpr std::int64_t kExactTokens = 1 << 30;  // 2^30
+  static constexpr double kExactLimit = 9007199254740992.0;  // 2^53
+  bool w_out_integral_;
   Time interval_;
   Time next_tick_ = 0;
   bool dirty_ = false;  // service changed since the last tick

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "reports/fairness_tracker.h"
 
@@ -200,4 +202,40 @@ TEST_CASE("the window history stays bounded on a long run (cool-down by time and
     CHECK(win->m.jain > 0.999);
     CHECK(win->m.diff_max <= 2.0);
   }
+}
+
+TEST_CASE("n tokens in one call give the same bits as n calls of one token, for every kind of weight") {
+  // on_output_tokens takes one multiply-add where that is exact (integral
+  // weight and sums) and adds token by token otherwise; both must give the
+  // sums of n single-token calls bit for bit. Weights: integral, fractional
+  // with and without an exact binary value, and integral but with a
+  // fractional service from a fractional input weight.
+  const std::vector<std::pair<double, double>> weights = {{1, 2}, {1, 1}, {3, 7}, {0.5, 0.5}, {1, 0.1}, {0.3, 2}};
+  const std::vector<std::int64_t> counts = {1, 2, 3, 17, 250, 1000};
+  for (const auto& w : weights) {
+    FairnessTracker one(w.first, w.second, kNsPerSec), many(w.first, w.second, kNsPerSec);
+    Time t = 0;
+    std::int64_t prompt = 7;
+    for (std::int64_t n : counts) {
+      t += kNsPerSec / 3;
+      one.on_admitted(request(0, prompt), t, 3, true);
+      many.on_admitted(request(0, prompt), t, 3, true);
+      for (std::int64_t i = 0; i < n; ++i) one.on_output_tokens(0, t, 1);
+      many.on_output_tokens(0, t, n);
+      prompt = prompt * 5 + 1;
+      CHECK(one.service(0) == many.service(0));
+      CHECK(one.extend_service(0) == many.extend_service(0));
+    }
+    CHECK(std::signbit(one.service(0)) == std::signbit(many.service(0)));
+  }
+  // Near 2^53 the integral shortcut must not be taken: there token-by-token
+  // sums round differently from one addition.
+  FairnessTracker one(1, 1, kNsPerSec), many(1, 1, kNsPerSec);
+  const std::int64_t big = (std::int64_t{1} << 53) - 2;
+  one.on_admitted(request(0, big), 1, 0, true);
+  many.on_admitted(request(0, big), 1, 0, true);
+  for (int i = 0; i < 5; ++i) one.on_output_tokens(0, 2, 1);
+  many.on_output_tokens(0, 2, 5);
+  CHECK(one.service(0) == many.service(0));
+  CHECK(one.service(0) == 9007199254740992.0);  // 2^53 - 2 + 1 + 1, then 2^53 + 1 rounds to 2^53 each time
 }

@@ -10,7 +10,10 @@ namespace servesim {
 Worker::Worker(WorkerId id, std::unique_ptr<LocalPolicy> policy, std::shared_ptr<const CostModel> cost,
                BatchingOptions opt, std::int64_t kv_capacity_pages, std::int64_t page_size, RequestTable& table,
                RunObserver* observer, std::shared_ptr<const KvEviction> kv_eviction)
-    : id_(id), policy_(std::move(policy)), cost_(std::move(cost)), opt_(opt), table_(table), observer_(observer),
+    : id_(id),
+      policy_(std::move(policy)),
+      counts_tokens_(policy_->counts_decode_tokens()),
+      cost_(std::move(cost)), opt_(opt), table_(table), observer_(observer),
       eviction_(std::move(kv_eviction)), kvm_(id, kv_capacity_pages, page_size, table, stats_) {
   stats_.kv_capacity_pages = kv_capacity_pages;
 }
@@ -128,6 +131,7 @@ std::size_t Worker::index_of(RequestHandle h) const {
 void Worker::push_running(RequestHandle h, const LiveRequest& r) {
   running_.push_back(h);
   hot_.push_back(static_cast<const RequestHot&>(r));
+  if (r.client >= client_slot_.size()) client_slot_.resize(r.client + 1, 0);  // count_output_token's room
   stats_.peak_running = std::max<std::int64_t>(stats_.peak_running, static_cast<std::int64_t>(running_.size()));
 }
 
@@ -146,31 +150,38 @@ bool Worker::preempt(RequestHandle h) {
 void Worker::schedule_decodes() {
   // A step needs a page only when its tokens outgrow the pages held: checked by
   // a multiplication (exact below max_exact pages), the division only then.
+  // The budget and the running count live in locals (the pushes below could
+  // alias the members, which would make the compiler reload them each time).
   const std::int64_t page_size = kv().page_size();
   const std::int64_t max_exact = std::numeric_limits<std::int64_t>::max() / page_size;
-  for (std::size_t i = 0; i < running_.size() && budget_ > 0; ++i) {
+  std::size_t n = running_.size();
+  std::int64_t budget = budget_;
+  items_.reserve(items_.size() + n);  // the pushes below never reallocate
+  shape_.decode_contexts.reserve(shape_.decode_contexts.size() + n);
+  for (std::size_t i = 0; i < n && budget > 0; ++i) {
     RequestHot& r = hot_[i];  // stays valid: preemption below only erases from the back
     if (r.phase != Phase::kDecode) continue;
     const std::int64_t tokens = private_tokens_after_step(r);
-    // need <= 0 does nothing below, so 0 stands for it.
-    std::int64_t need = r.kv_pages >= 0 && r.kv_pages <= max_exact && tokens <= r.kv_pages * page_size
-                            ? 0
-                            : kvm_.pages_for(tokens) - r.kv_pages;
-    bool self_preempted = false;
-    while (need > 0 && !kvm_.alloc(need)) {
-      const std::size_t victim = running_.size() - 1;
-      preempt_now(victim);
-      if (victim == i) {
-        self_preempted = true;
-        break;
+    if (!(r.kv_pages >= 0 && r.kv_pages <= max_exact && tokens <= r.kv_pages * page_size)) {
+      const std::int64_t need = kvm_.pages_for(tokens) - r.kv_pages;
+      bool self_preempted = false;
+      while (need > 0 && !kvm_.alloc(need)) {
+        const std::size_t victim = running_.size() - 1;
+        preempt_now(victim);  // has no item yet (victim > i) or is this request
+        if (victim == i) {
+          self_preempted = true;
+          break;
+        }
       }
+      if (self_preempted) break;  // it was the last running request
+      n = running_.size();
+      r.kv_pages += std::max<std::int64_t>(need, 0);
     }
-    if (self_preempted) break;  // it was the last running request
-    r.kv_pages += std::max<std::int64_t>(need, 0);
     items_.push_back({1, static_cast<std::uint32_t>(i), false});
     shape_.decode_contexts.push_back(kv_tokens(r) - 1);  // the compacted context when evicted
-    --budget_;
+    --budget;
   }
+  budget_ = budget;
 }
 
 void Worker::add_prefill_chunk(std::size_t i) {
@@ -281,13 +292,45 @@ Time Worker::start_iteration(Time now) {
   return t;
 }
 
+// running_[i] produced its last token: it leaves the running set (compacted
+// away by finish_iteration) and frees its private KV.
+void Worker::finish_here(std::size_t i, std::vector<RequestHandle>& done) {
+  hot_[i].phase = Phase::kFinished;
+  LiveRequest& lr = sync_out(i);  // it leaves the running set: the LiveRequest is current from here
+  release_private(lr);
+  context_tokens_ -= kv_tokens(lr);
+  stats_.finished++;
+  policy_->on_finish(lr.spec);
+  done.push_back(running_[i]);
+}
+
 void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
   SIM_CHECK(busy_, "worker {} finished an iteration it did not start", id_);
   busy_ = false;
   now_ = now;
   kvm_.set_now(now);
   bool gone = false;  // a request finished or was handed off (its hot phase says which)
-  for (const Item& it : items_) {
+  // Decode items come first in every batch (schedule_decodes runs before the
+  // prefill passes, or alone): this pass takes them, the general one below the
+  // rest (decodes included, so the order is only a matter of speed).
+  const std::size_t n_items = items_.size();
+  std::size_t k = 0;
+  for (; k < n_items && !items_[k].prefill; ++k) {
+    const std::uint32_t i = items_[k].i;
+    RequestHot& r = hot_[i];
+    // A decode step's request produced its first token already: no first_token here.
+    r.generated += 1;
+    if (counts_tokens_) policy_->on_decode_tokens(r.client, 1);
+    if (observer_) count_output_token(r.client);
+    if (r.generated >= r.output_tokens) {
+      finish_here(i, done);
+      gone = true;
+    }
+  }
+  stats_.decode_tokens += static_cast<std::int64_t>(k);
+  context_tokens_ += static_cast<std::int64_t>(k);
+  for (std::size_t m = k; m < n_items; ++m) {
+    const Item& it = items_[m];
     RequestHot& r = hot_[it.i];
     if (it.prefill) {
       r.computed += it.tokens;
@@ -308,19 +351,12 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
     // (r.client and r.output_tokens: the spec's, in the hot line.)
     r.generated += 1;
     context_tokens_ += 1;
-    policy_->on_decode_tokens(r.client, 1);
+    if (counts_tokens_) policy_->on_decode_tokens(r.client, 1);
     if (observer_) count_output_token(r.client);
-    // Only this line adds to generated, so its first token is the one that makes it 1.
+    // Only these lines add to generated, so its first token is the one that makes it 1.
     if (r.generated == 1) table_[running_[it.i]].first_token = now;
     if (r.generated >= r.output_tokens) {
-      r.phase = Phase::kFinished;
-      const RequestHandle h = running_[it.i];
-      LiveRequest& lr = sync_out(it.i);  // it leaves the running set: the LiveRequest is current from here
-      release_private(lr);
-      context_tokens_ -= kv_tokens(lr);
-      stats_.finished++;
-      policy_->on_finish(lr.spec);
-      done.push_back(h);
+      finish_here(it.i, done);
       gone = true;
     } else if (it.prefill && table_[running_[it.i]].decode_worker != id_) {
       // PD hand-off: the KV stays here (held) until its transfer ends.

@@ -193,6 +193,7 @@ class Worker final : private AdmissionContext {
   void schedule_prefill_chunks();
   void add_prefill_chunk(std::size_t i);
   void preempt_now(std::size_t i);
+  void finish_here(std::size_t i, std::vector<RequestHandle>& done);  // running_[i] produced its last token
   // Hot state (header comment): running_[i]'s LiveRequest, made current from hot_[i];
   // copy_in puts the LiveRequest's hot state into hot_[i] again after it changed there.
   LiveRequest& sync_out(std::size_t i) {
@@ -204,8 +205,8 @@ class Worker final : private AdmissionContext {
   void push_running(RequestHandle h, const LiveRequest& r);  // joins the running set (r's state current)
   std::size_t index_of(RequestHandle h) const;                // in running_; running_.size() when absent
   // One output token of client c in this iteration (inline: called per token).
-  void count_output_token(ClientId c) {
-    if (c >= client_slot_.size()) client_slot_.resize(c + 1, 0);
+  // REQUIRES: c < client_slot_.size() (push_running sizes it for every running client).
+  [[gnu::always_inline]] void count_output_token(ClientId c) {
     std::uint32_t& slot = client_slot_[c];
     if (slot == 0) {
       client_tokens_.emplace_back(c, 0);
@@ -221,6 +222,7 @@ class Worker final : private AdmissionContext {
   bool slots_full() const { return static_cast<std::int64_t>(running_.size()) + incoming_ >= opt_.max_running; }
   WorkerId id_;
   std::unique_ptr<LocalPolicy> policy_;
+  bool counts_tokens_;  // policy_->counts_decode_tokens(), asked once
   std::shared_ptr<const CostModel> cost_;
   BatchingOptions opt_;
   RequestTable& table_;
