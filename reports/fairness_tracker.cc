@@ -157,8 +157,12 @@ void FairnessTracker::on_output_tokens(ClientId c, Time t, std::int64_t n) {
   // one multiply-add gives the same bits; otherwise one token at a time.
   double s = s_[c], e = e_[c];
   const double add = w_out_ * static_cast<double>(n);
-  if (w_out_integral_ && n > 0 && n <= kExactTokens && s == std::trunc(s) && e == std::trunc(e) &&
-      std::max(std::fabs(s), std::fabs(e)) + std::fabs(add) < kExactLimit) {
+  // (The magnitudes are checked first: NaN fails them, and the integer casts
+  // are then defined. A cast, not std::trunc, which is a libm call here.)
+  const double m = std::fabs(add);
+  if (w_out_integral_ && n > 0 && n <= kExactTokens && std::fabs(s) + m < kExactLimit &&
+      std::fabs(e) + m < kExactLimit && s == static_cast<double>(static_cast<std::int64_t>(s)) &&
+      e == static_cast<double>(static_cast<std::int64_t>(e))) {
     s += add;
     e += add;
   } else {
