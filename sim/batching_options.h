@@ -26,6 +26,10 @@ struct BatchingOptions {
   // preemptions, fewer concurrent requests.
   double reservation_ratio = 0.02;
   BatchMode mode = BatchMode::kMixed;
+  // Speed only, not a scenario key: pure decode steps go through the worker's
+  // decode lane (sim/worker.h). false runs the step-by-step passes, which give
+  // the same outputs bit for bit (configs/decode_lane_test.cc compares them).
+  bool decode_lane = true;
   bool operator==(const BatchingOptions&) const = default;
 };
 

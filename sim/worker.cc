@@ -16,6 +16,7 @@ Worker::Worker(WorkerId id, std::unique_ptr<LocalPolicy> policy, std::shared_ptr
       cost_(std::move(cost)), opt_(opt), table_(table), observer_(observer),
       eviction_(std::move(kv_eviction)), kvm_(id, kv_capacity_pages, page_size, table, stats_) {
   stats_.kv_capacity_pages = kv_capacity_pages;
+  lane_allowed_ = opt_.mode == BatchMode::kMixed && opt_.decode_lane;
 }
 
 void Worker::set_kv_tiers(const KvTiersConfig& c, double kv_bytes_per_token, double default_host_gbps) {
@@ -119,6 +120,13 @@ void Worker::drop_from_batch(std::size_t k) {
 }
 
 void Worker::running_requests(std::vector<RunningRequest>& out) const {
+  // The policy reads generated counts: the lane's deferred steps are written back,
+  // and a policy that reads the running set keeps the lane off on this worker.
+  // Logically const (the deferred counts become explicit; nothing observable
+  // changes), and no Worker is ever a const object, so the cast is defined.
+  auto* self = const_cast<Worker*>(this);
+  self->lane_flush();
+  self->lane_allowed_ = false;
   out.clear();
   for (std::size_t i = 0; i < running_.size(); ++i)
     out.push_back(RunningRequest{running_[i], &table_[running_[i]].spec, hot_[i].generated});
@@ -136,10 +144,13 @@ void Worker::push_running(RequestHandle h, const LiveRequest& r) {
 }
 
 void Worker::write_back() {
+  lane_flush();
   for (std::size_t i = 0; i < running_.size(); ++i) sync_out(i);
 }
 
 bool Worker::preempt(RequestHandle h) {
+  lane_flush();  // preemption reads and moves running requests (the lane stays off here)
+  lane_allowed_ = false;
   const std::size_t i = index_of(h);
   if (i == running_.size()) return false;
   drop_from_batch(i);
@@ -261,7 +272,7 @@ Time Worker::start_iteration(Time now) {
   kvm_.set_now(now);
   kvm_.begin_iteration();
   if (opt_.mode == BatchMode::kMixed) {
-    schedule_decodes();
+    if (!(lane_allowed_ && (lane_on_ || lane_build()) && lane_schedule())) schedule_decodes();
     schedule_prefill_chunks();
     policy_->schedule(*this);
   } else {
@@ -315,6 +326,11 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
   // rest (decodes included, so the order is only a matter of speed).
   const std::size_t n_items = items_.size();
   std::size_t k = 0;
+  const bool laned = lane_scheduled_;
+  if (laned) {  // the lane's items (the batch's first ones): applied by the lane
+    k = ln_i_.size();
+    lane_finish(done, gone);
+  }
   for (; k < n_items && !items_[k].prefill; ++k) {
     const std::uint32_t i = items_[k].i;
     RequestHot& r = hot_[i];
@@ -327,8 +343,10 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
       gone = true;
     }
   }
-  stats_.decode_tokens += static_cast<std::int64_t>(k);
-  context_tokens_ += static_cast<std::int64_t>(k);
+  if (!laned) {  // the step-by-step pass above counted them (the lane counts its own)
+    stats_.decode_tokens += static_cast<std::int64_t>(k);
+    context_tokens_ += static_cast<std::int64_t>(k);
+  }
   for (std::size_t m = k; m < n_items; ++m) {
     const Item& it = items_[m];
     RequestHot& r = hot_[it.i];
@@ -369,6 +387,8 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
       stats_.handoffs++;
       handoffs_.push_back(h);
       gone = true;
+    } else if (it.prefill && lane_on_) {
+      lane_joins_.push_back(it.i);  // its prefill completed here and it decodes here: it joins the lane below
     }
   }
   // The observer hears the iteration's tokens once per client (first-seen order).
@@ -378,10 +398,13 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
   }
   client_tokens_.clear();
   // Finished and handed-off requests leave the running set (order kept).
+  // The lane's members and joiners follow their requests to the new indices.
   if (gone) {
+    if (lane_on_) lane_to_.resize(running_.size());
     std::size_t j = 0;
     for (std::size_t i = 0; i < running_.size(); ++i) {
       if (hot_[i].phase == Phase::kFinished || hot_[i].phase == Phase::kHandoff) continue;
+      if (lane_on_) lane_to_[i] = static_cast<std::uint32_t>(j);
       if (j != i) {
         running_[j] = running_[i];
         hot_[j] = hot_[i];
@@ -390,6 +413,11 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
     }
     running_.resize(j);
     hot_.resize(j);
+    if (lane_on_) lane_remap(lane_to_);
+  }
+  if (lane_on_ && !lane_joins_.empty()) {
+    lane_join(lane_joins_);
+    lane_joins_.clear();
   }
 }
 
@@ -422,6 +450,7 @@ void Worker::accept_incoming(RequestHandle h, Time now) {
   if (r.compressed == 0) kvm_.cache_prompt(r);  // the prompt blocks join this worker's cache
   stats_.received++;
   push_running(h, r);
+  if (lane_on_) lane_accepted_.push_back(h);  // it joins the lane at the next iteration
 }
 
 void Worker::final_chunks(std::vector<std::pair<RequestHandle, std::int64_t>>& out) {

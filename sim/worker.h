@@ -60,6 +60,20 @@
 // preemption, the engine (finish, hand-off, layer-wise streaming: final_chunks)
 // or anything else reads it, and write_back() does so for every running request
 // (the engine calls it before reporting in-flight requests at a horizon).
+// Decode lane (a speed contract; mixed mode only): while no request joins or
+// leaves the decode set, iterations are pure decode steps for every decoding
+// request plus whatever the prefill passes add. The lane holds the decoding
+// requests' step-dependent values as integers over a step counter (steps_), so
+// such an iteration neither reads nor writes their RequestHot lines: the decode
+// items are copied, contexts are base + steps_, a page is allocated when steps_
+// reaches the request's page step, and `generated` is deferred (a member's true
+// count is hot_[i].generated + steps_). The lane is flushed (every member's
+// generated written to hot_) and dropped before anything else reads or changes a
+// member: an iteration in which a member finishes, a request joins the decode
+// set, a hand-off leaves, KV runs out (preemption), a policy reads the running
+// set or preempts (the lane then stays off on this worker), write_back(). The
+// next iteration rebuilds it from hot_. Outputs are those of the step-by-step
+// passes bit for bit (tools/scenario_hashes.sh; worker_lane_test.cc).
 // Cluster KV store (optional, set_store; sim/kv_store.h, docs/kv.md): the
 // admission match continues into the store after the worker's own tiers; a
 // request with store tokens is admitted (its pages allocated, the store tokens
@@ -190,6 +204,22 @@ class Worker final : private AdmissionContext {
   void release_private(LiveRequest& r) { kvm_.release_private(r); }
   void drop_from_batch(std::size_t i);   // undoes running_[i]'s item in the batch being built
   void schedule_decodes();
+  // Decode lane (header comment). lane_build: from hot_, when every decoding request
+  // can be a member (false: not built). lane_schedule: the decode items of this
+  // iteration from the lane (false: it was flushed, the caller runs schedule_decodes).
+  // lane_finish: applies the lane's decode items (false: flushed, nothing applied).
+  // worker_lane.cc; lane_add: running_[i] (decoding, hot state current) joins at
+  // position pos as of steps_ = b (false: it cannot be a member); lane_finish
+  // applies the lane's items (finishes go to `done`, `gone` set as the step pass does).
+  bool lane_build();
+  bool lane_schedule();
+  void lane_finish(std::vector<RequestHandle>& done, bool& gone);
+  void lane_flush();
+  bool lane_add(std::size_t pos, std::uint32_t i, std::int64_t b);
+  void lane_refresh();
+  bool lane_join(const std::vector<std::uint32_t>& indices);
+  bool lane_take_accepted();
+  void lane_remap(const std::vector<std::uint32_t>& to);
   void schedule_prefill_chunks();
   void add_prefill_chunk(std::size_t i);
   void preempt_now(std::size_t i);
@@ -250,6 +280,25 @@ class Worker final : private AdmissionContext {
   std::int64_t incoming_ = 0;         // requests with pages reserved here, KV in transit
   std::vector<StoreLoad> store_loads_;
   std::uint32_t load_serial_ = 0;     // store loads started here
+  // Decode lane (header comment): members in running order, one entry each.
+  bool lane_allowed_;            // mixed mode, and no policy has read the running set
+  bool lane_on_ = false;         // the lane is built and members' generated is deferred
+  bool lane_scheduled_ = false;  // this iteration's decode items came from the lane
+  std::int64_t steps_ = 0;       // decode steps applied since the lane was built
+  std::int64_t lane_min_fin_ = 0;  // smallest ln_fin_: the step count at which a member finishes
+  std::vector<std::uint32_t> ln_i_;    // running index
+  std::vector<std::int64_t> ln_b_;     // steps_ when it joined (its generated is hot_ + steps_ - ln_b_)
+  std::vector<std::int64_t> ln_fin_;   // steps_ once its last token is produced
+  std::vector<std::int64_t> ln_pg_;    // steps_ at which its next step needs a page
+  std::vector<std::int64_t> ln_cb_;    // context of its step = ln_cb_ + steps_
+  std::vector<std::int64_t> ln_tb_;    // private tokens after its step = ln_tb_ + steps_
+  std::vector<ClientId> ln_client_;
+  std::vector<Item> lane_items_;                             // the members' decode items
+  std::vector<std::pair<ClientId, std::int64_t>> lane_clients_;  // members per client, first-seen order
+  std::vector<std::uint32_t> lane_joins_;     // finish_iteration: completed prefills that decode on here
+  std::vector<RequestHandle> lane_accepted_;  // hand-offs accepted since the last iteration (join then)
+  std::vector<std::uint32_t> lane_to_;        // finish_iteration scratch: old running index -> new
+  std::vector<std::uint32_t> lane_slot_;      // lane_refresh scratch: client -> entry + 1
 };
 
 }  // namespace servesim

@@ -1,0 +1,97 @@
+// The worker's decode lane (sim/worker.h, "Decode lane") is a speed path only:
+// every output file of a run must be byte-identical with it on and off (the
+// step-by-step passes). Cases cover what changes the lane: preemption under KV
+// pressure, finishes and joins in the same iteration, the policies that count
+// decode tokens (DLPM, VTC) or read the running set (LTR: lane off after its
+// first look), prefix caching, KV eviction (AnDPro), lower KV tiers, PD
+// hand-offs (accepted requests join the lane) and prefill-first mode (no lane).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "configs/run_builder.h"
+#include "policies/testing/policy_runs.h"
+
+using namespace servesim;
+using namespace servesim::testing;
+
+namespace {
+
+// ~10K tokens of KV per worker: preemptions and cache evictions; three clients.
+const char* kLaneWorkload = R"(name: decode_lane
+seed: 5
+model: llama-3-8b
+hardware: h100-sxm
+cluster: {workers: 2}
+batching: {memory_utilization: 0.25, max_running: 40, chunk_size: 1024}
+policy: {local: fcfs, global: least_outstanding}
+workload:
+  type: templates
+  requests: 300
+  block_size: 16
+  pools:
+    - {name: docs, count: 5, zipf: 0.9, tokens: {dist: uniform, min: 200, max: 2500}}
+  clients:
+    - {name: a, rate: 30, pool: docs, prompt: {dist: lognormal, median: 200, sigma: 1.0, max: 3000},
+       output: {dist: lognormal, median: 60, sigma: 1.2, max: 1200}}
+    - {name: b, rate: 20, pool: docs, template_share: 0.5, prompt: {dist: uniform, min: 10, max: 800},
+       output: {dist: uniform, min: 1, max: 300}}
+    - {name: c, rate: 10, prompt: {dist: uniform, min: 100, max: 2000}, output: {dist: lognormal, median: 40, sigma: 1.0, max: 700}}
+report: {requests_csv: true}
+)";
+
+// Runs the scenario with the lane on or off; returns every output file's bytes by name.
+std::vector<std::pair<std::string, std::string>> outputs(const std::vector<std::string>& sets, bool lane,
+                                                         const std::string& name) {
+  YAML::Node root = YAML::Load(kLaneWorkload);
+  for (const auto& s : sets) apply_override(root, s);
+  ScenarioConfig c = parse_scenario(root, "<" + name + ">");
+  c.batching.decode_lane = lane;
+  for (PoolConfig& p : c.pools) p.batching.decode_lane = lane;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "servesim_decode_lane_test" / (name + (lane ? "_on" : "_off"));
+  std::filesystem::remove_all(dir);
+  execute_run(c, RunOptions{dir.string(), false});
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.is_regular_file()) files.emplace_back(e.path().filename().string(), slurp(e.path()));
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+TEST_CASE("every output file is the same with the decode lane on and off") {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"fcfs", {}},
+      {"dlpm", {"policy.local=dlpm"}},
+      {"vtc", {"policy.local=vtc"}},
+      {"ltr", {"policy.local=ltr"}},
+      {"lpm_small_batch", {"policy.local=lpm", "batching.max_batch_tokens=16"}},
+      {"andpro", {"attention.kv=andpro", "attention.andpro.budget=256"}},
+      {"host_tier", {"kv_cache.host.capacity_gb=1"}},
+      {"prefill_first", {"batching.mode=prefill_first"}},
+      {"pd",
+       {"cluster={pools: [{name: p, role: prefill, workers: 1}, {name: d, role: decode, workers: 1}], pd: {link: "
+        "rdma, decider: always}}"}},
+      // More decoding requests than the budget (hand-offs need none to join): the
+      // lane gives way to the step-by-step pass, which leaves some out.
+      {"pd_small_batch",
+       {"cluster={pools: [{name: p, role: prefill, workers: 1}, {name: d, role: decode, workers: 1, batching: "
+        "{max_batch_tokens: 6}}], pd: {link: rdma, decider: always}}"}},
+  };
+  for (const auto& [name, sets] : cases) {
+    CAPTURE(name);
+    const auto on = outputs(sets, true, name);
+    const auto off = outputs(sets, false, name);
+    REQUIRE(on.size() == off.size());
+    CHECK(on.size() >= 5);
+    for (std::size_t i = 0; i < on.size(); ++i) {
+      CAPTURE(on[i].first);
+      CHECK(on[i].first == off[i].first);
+      CHECK(on[i].second == off[i].second);
+    }
+  }
+}

@@ -1,0 +1,228 @@
+// The decode lane of a Worker (worker.h, "Decode lane"): its members' values
+// are affine in the worker's step counter steps_, so a pure decode step is a
+// pass over a few integer arrays instead of one RequestHot line per request.
+// A member that joined at steps_ = b with its hot state current has, at
+// steps_ = s: generated = hot.generated + (s - b) (deferred; lane_flush writes
+// it back), the context of its next step ln_cb_ + s, the private tokens after
+// that step ln_tb_ + s (a page is needed once s >= ln_pg_), and it finishes
+// with the step that makes steps_ == ln_fin_.
+// Every function keeps schedule_decodes' and finish_iteration's order of KV
+// allocations, policy calls and finishes (member order = running order).
+#include <algorithm>
+#include <limits>
+
+#include "sim/worker.h"
+
+namespace servesim {
+
+bool Worker::lane_add(std::size_t pos, std::uint32_t i, std::int64_t b) {
+  const RequestHot& r = hot_[i];
+  const std::int64_t page_size = kv().page_size();
+  // The page test multiplies pages by the page size (schedule_decodes' bound).
+  if (r.kv_pages < 0 || r.kv_pages > std::numeric_limits<std::int64_t>::max() / page_size) return false;
+  const std::int64_t tb = private_tokens_after_step(r) - b;
+  const auto at = [pos](auto& v) { return v.begin() + static_cast<std::ptrdiff_t>(pos); };
+  ln_i_.insert(at(ln_i_), i);
+  ln_b_.insert(at(ln_b_), b);
+  ln_fin_.insert(at(ln_fin_), b + r.output_tokens - r.generated);
+  ln_pg_.insert(at(ln_pg_), r.kv_pages * page_size - tb + 1);
+  ln_cb_.insert(at(ln_cb_), kv_tokens(r) - 1 - b);
+  ln_tb_.insert(at(ln_tb_), tb);
+  ln_client_.insert(at(ln_client_), r.client);
+  lane_items_.insert(at(lane_items_), Item{1, i, false});
+  return true;
+}
+
+// The smallest finishing step and the members per client in first-seen order.
+// (lane_slot_: client -> entry + 1, all 0 between calls; sized like client_slot_,
+// which push_running sizes for every running client.)
+void Worker::lane_refresh() {
+  if (lane_slot_.size() < client_slot_.size()) lane_slot_.resize(client_slot_.size(), 0);
+  std::int64_t m = std::numeric_limits<std::int64_t>::max();
+  for (std::int64_t f : ln_fin_) m = std::min(m, f);
+  lane_min_fin_ = m;
+  lane_clients_.clear();
+  for (ClientId c : ln_client_) {
+    std::uint32_t& slot = lane_slot_[c];
+    if (slot == 0) {
+      lane_clients_.emplace_back(c, 0);
+      slot = static_cast<std::uint32_t>(lane_clients_.size());
+    }
+    ++lane_clients_[slot - 1].second;
+  }
+  for (const auto& e : lane_clients_) lane_slot_[e.first] = 0;
+}
+
+bool Worker::lane_build() {
+  ln_i_.clear();
+  ln_b_.clear();
+  ln_fin_.clear();
+  ln_pg_.clear();
+  ln_cb_.clear();
+  ln_tb_.clear();
+  ln_client_.clear();
+  lane_items_.clear();
+  lane_joins_.clear();
+  steps_ = 0;
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    if (hot_[i].phase != Phase::kDecode) continue;
+    if (!lane_add(ln_i_.size(), static_cast<std::uint32_t>(i), 0)) return false;
+  }
+  lane_refresh();
+  lane_on_ = true;
+  return true;
+}
+
+void Worker::lane_flush() {
+  if (!lane_on_) return;
+  for (std::size_t j = 0; j < ln_i_.size(); ++j) hot_[ln_i_[j]].generated += steps_ - ln_b_[j];
+  lane_on_ = false;
+  lane_scheduled_ = false;
+  lane_joins_.clear();
+  lane_accepted_.clear();
+}
+
+// Running requests that became decoding since the lane was built join it, in
+// running order, as of steps_ now (their hot state is current).
+bool Worker::lane_join(const std::vector<std::uint32_t>& indices) {
+  for (std::uint32_t i : indices) {
+    const auto pos = static_cast<std::size_t>(std::upper_bound(ln_i_.begin(), ln_i_.end(), i) - ln_i_.begin());
+    if (!lane_add(pos, i, steps_)) {
+      lane_flush();
+      return false;
+    }
+  }
+  lane_refresh();
+  return true;
+}
+
+// Hand-offs accepted since the last iteration (at the back of the running set,
+// found by handle: the running set may have been compacted since).
+bool Worker::lane_take_accepted() {
+  if (lane_accepted_.empty()) return true;
+  std::vector<std::uint32_t> idx;
+  for (RequestHandle h : lane_accepted_) {
+    const std::size_t i = index_of(h);
+    SIM_CHECK(i < running_.size() && hot_[i].phase == Phase::kDecode,
+              "worker {}: an accepted hand-off left the running set before joining the decode lane", id_);
+    idx.push_back(static_cast<std::uint32_t>(i));
+  }
+  lane_accepted_.clear();
+  std::sort(idx.begin(), idx.end());
+  return lane_join(idx);
+}
+
+// This iteration's decode items from the lane: every member, in running order,
+// as schedule_decodes adds them. A member whose step needs pages gets them
+// here, in member order (schedule_decodes' order); if the pool cannot give
+// them, the lane is flushed and schedule_decodes redoes the pass from the start
+// (the pages given so far are held, so it allocates nothing twice, and a failed
+// allocation left nothing evictable: the same outcome).
+bool Worker::lane_schedule() {
+  if (!lane_take_accepted()) return false;
+  const std::size_t n = ln_i_.size();
+  if (static_cast<std::int64_t>(n) > budget_) {
+    lane_flush();
+    return false;
+  }
+  const std::int64_t s = steps_;
+  const std::int64_t page_size = kv().page_size();
+  const std::int64_t max_exact = std::numeric_limits<std::int64_t>::max() / page_size;
+  std::int64_t* pg = ln_pg_.data();  // (locals: the stores below cannot alias them)
+  const std::int64_t* tb = ln_tb_.data();
+  for (std::size_t j = 0; j < n; ++j) {
+    if (s < pg[j]) continue;
+    RequestHot& r = hot_[ln_i_[j]];
+    const std::int64_t need = kvm_.pages_for(tb[j] + s) - r.kv_pages;
+    if (need > 0) {
+      if (!kvm_.alloc(need)) {
+        lane_flush();
+        return false;
+      }
+      r.kv_pages += need;
+    }
+    if (r.kv_pages > max_exact) {  // (not reachable with a real pool; keeps the multiplication exact)
+      lane_flush();
+      return false;
+    }
+    pg[j] = r.kv_pages * page_size - tb[j] + 1;
+  }
+  items_.insert(items_.end(), lane_items_.begin(), lane_items_.end());
+  std::vector<std::int64_t>& ctx = shape_.decode_contexts;
+  const std::size_t c0 = ctx.size();
+  ctx.resize(c0 + n);
+  std::int64_t* out = ctx.data() + c0;
+  const std::int64_t* cb = ln_cb_.data();
+  for (std::size_t j = 0; j < n; ++j) out[j] = cb[j] + s;
+  budget_ -= static_cast<std::int64_t>(n);
+  lane_scheduled_ = true;
+  return true;
+}
+
+// Applies the lane's decode items (the batch's first items): one step each.
+// Members that finish with it get their count written back and finish as in
+// the step-by-step pass, in the same order relative to the policy's token calls.
+void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
+  lane_scheduled_ = false;
+  const std::int64_t s1 = steps_ + 1;
+  const std::size_t n = ln_i_.size();
+  if (observer_) {
+    for (const auto& e : lane_clients_) {  // as count_output_token, once per member
+      std::uint32_t& slot = client_slot_[e.first];
+      if (slot == 0) {
+        client_tokens_.emplace_back(e.first, 0);
+        slot = static_cast<std::uint32_t>(client_tokens_.size());
+      }
+      client_tokens_[slot - 1].second += e.second;
+    }
+  }
+  if (s1 < lane_min_fin_) {
+    if (counts_tokens_)
+      for (ClientId c : ln_client_) policy_->on_decode_tokens(c, 1);
+  } else {
+    std::size_t kept = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (counts_tokens_) policy_->on_decode_tokens(ln_client_[j], 1);
+      if (ln_fin_[j] == s1) {
+        hot_[ln_i_[j]].generated += s1 - ln_b_[j];
+        finish_here(ln_i_[j], done);
+        gone = true;
+        continue;
+      }
+      if (kept != j) {
+        ln_i_[kept] = ln_i_[j];
+        ln_b_[kept] = ln_b_[j];
+        ln_fin_[kept] = ln_fin_[j];
+        ln_pg_[kept] = ln_pg_[j];
+        ln_cb_[kept] = ln_cb_[j];
+        ln_tb_[kept] = ln_tb_[j];
+        ln_client_[kept] = ln_client_[j];
+        lane_items_[kept] = lane_items_[j];
+      }
+      ++kept;
+    }
+    ln_i_.resize(kept);
+    ln_b_.resize(kept);
+    ln_fin_.resize(kept);
+    ln_pg_.resize(kept);
+    ln_cb_.resize(kept);
+    ln_tb_.resize(kept);
+    ln_client_.resize(kept);
+    lane_items_.resize(kept);
+    lane_refresh();
+  }
+  steps_ = s1;
+  stats_.decode_tokens += static_cast<std::int64_t>(n);
+  context_tokens_ += static_cast<std::int64_t>(n);
+}
+
+// The running set was compacted: old index -> new index (kRemoved: it left).
+void Worker::lane_remap(const std::vector<std::uint32_t>& to) {
+  for (std::size_t j = 0; j < ln_i_.size(); ++j) {
+    ln_i_[j] = to[ln_i_[j]];
+    lane_items_[j].i = ln_i_[j];
+  }
+  for (std::uint32_t& i : lane_joins_) i = to[i];
+}
+
+}  // namespace servesim
