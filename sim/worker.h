@@ -286,6 +286,7 @@ class Worker final : private AdmissionContext {
   bool lane_scheduled_ = false;  // this iteration's decode items came from the lane
   std::int64_t steps_ = 0;       // decode steps applied since the lane was built
   std::int64_t lane_min_fin_ = 0;  // smallest ln_fin_: the step count at which a member finishes
+  bool lane_stale_ = false;        // members changed: lane_min_fin_ and lane_clients_ are recomputed
   std::vector<std::uint32_t> ln_i_;    // running index
   std::vector<std::int64_t> ln_b_;     // steps_ when it joined (its generated is hot_ + steps_ - ln_b_)
   std::vector<std::int64_t> ln_fin_;   // steps_ once its last token is produced

@@ -33,10 +33,12 @@ bool Worker::lane_add(std::size_t pos, std::uint32_t i, std::int64_t b) {
   return true;
 }
 
-// The smallest finishing step and the members per client in first-seen order.
+// The smallest finishing step and the members per client in first-seen order
+// (recomputed lazily: lane_finish, the only reader, asks when members changed).
 // (lane_slot_: client -> entry + 1, all 0 between calls; sized like client_slot_,
 // which push_running sizes for every running client.)
 void Worker::lane_refresh() {
+  lane_stale_ = false;
   if (lane_slot_.size() < client_slot_.size()) lane_slot_.resize(client_slot_.size(), 0);
   std::int64_t m = std::numeric_limits<std::int64_t>::max();
   for (std::int64_t f : ln_fin_) m = std::min(m, f);
@@ -68,7 +70,7 @@ bool Worker::lane_build() {
     if (hot_[i].phase != Phase::kDecode) continue;
     if (!lane_add(ln_i_.size(), static_cast<std::uint32_t>(i), 0)) return false;
   }
-  lane_refresh();
+  lane_stale_ = true;
   lane_on_ = true;
   return true;
 }
@@ -92,7 +94,7 @@ bool Worker::lane_join(const std::vector<std::uint32_t>& indices) {
       return false;
     }
   }
-  lane_refresh();
+  lane_stale_ = true;
   return true;
 }
 
@@ -164,6 +166,7 @@ bool Worker::lane_schedule() {
 // the step-by-step pass, in the same order relative to the policy's token calls.
 void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
   lane_scheduled_ = false;
+  if (lane_stale_) lane_refresh();  // members joined or left since the last step
   const std::int64_t s1 = steps_ + 1;
   const std::size_t n = ln_i_.size();
   if (observer_) {
@@ -209,7 +212,7 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
     ln_tb_.resize(kept);
     ln_client_.resize(kept);
     lane_items_.resize(kept);
-    lane_refresh();
+    lane_stale_ = true;
   }
   steps_ = s1;
   stats_.decode_tokens += static_cast<std::int64_t>(n);
