@@ -33,33 +33,20 @@ class DenseDecode final : public AttentionPricer {
     // DecodeWork::add per request, in integers (the engine's hottest loop: one
     // pass per iteration over every decode). Exact: the sums are integers far
     // below 2^53, and ceil(n / 256) == (n + 255) / 256 for n >= 1.
-    // Contexts are token counts (>= 0), so the division is an unsigned shift; four independent
-    // sums per pass (the same integer totals in any order).
+    // Contexts are token counts (>= 0): unsigned sums and a shift, which the
+    // compiler vectorizes (GCC builds this file with -ftree-vectorize: CMakeLists.txt).
     constexpr auto split = static_cast<std::uint64_t>(kDecodeSplitTokens);
     static_assert((split & (split - 1)) == 0, "kDecodeSplitTokens is a power of two");
     const std::int64_t* c = b.decode_contexts.data();
     const std::size_t n = b.decode_contexts.size();
-    std::uint64_t k0 = 0, k1 = 0, k2 = 0, k3 = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    std::size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-      const auto a0 = static_cast<std::uint64_t>(c[i]), a1 = static_cast<std::uint64_t>(c[i + 1]);
-      const auto a2 = static_cast<std::uint64_t>(c[i + 2]), a3 = static_cast<std::uint64_t>(c[i + 3]);
-      k0 += a0;
-      k1 += a1;
-      k2 += a2;
-      k3 += a3;
-      s0 += (a0 + split) / split;
-      s1 += (a1 + split) / split;
-      s2 += (a2 + split) / split;
-      s3 += (a3 + split) / split;
-    }
-    for (; i < n; ++i) {
+    std::uint64_t sum = 0, split_sum = 0;
+    for (std::size_t i = 0; i < n; ++i) {
       const auto a = static_cast<std::uint64_t>(c[i]);
-      k0 += a;
-      s0 += (a + split) / split;
+      sum += a;
+      split_sum += (a + split) / split;
     }
-    const auto kv = static_cast<std::int64_t>(k0 + k1 + k2 + k3 + n);  // + 1 per request: its new token
-    const auto splits = static_cast<std::int64_t>(s0 + s1 + s2 + s3);
+    const auto kv = static_cast<std::int64_t>(sum + n);  // + 1 per request: its new token
+    const auto splits = static_cast<std::int64_t>(split_sum);
     DecodeWork w;
     w.seqs = static_cast<double>(b.decode_contexts.size());
     w.kv_tokens = static_cast<double>(kv);
