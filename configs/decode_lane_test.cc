@@ -82,7 +82,9 @@ TEST_CASE("every output file is the same with the decode lane on and off") {
        {"cluster={pools: [{name: p, role: prefill, workers: 1}, {name: d, role: decode, workers: 1, batching: "
         "{max_batch_tokens: 6}}], pd: {link: rdma, decider: always}}"}},
   };
-  for (const auto& [name, sets] : cases) {
+  for (const auto& c : cases) {
+    const std::string& name = c.first;  // (no structured binding: CAPTURE's lambda cannot capture one under clang)
+    const std::vector<std::string>& sets = c.second;
     CAPTURE(name);
     const auto on = outputs(sets, true, name);
     const auto off = outputs(sets, false, name);
