@@ -19,33 +19,11 @@ using namespace servesim::testing;
 
 namespace {
 
-// ~10K tokens of KV per worker: preemptions and cache evictions; three clients.
-const char* kLaneWorkload = R"(name: decode_lane
-seed: 5
-model: llama-3-8b
-hardware: h100-sxm
-cluster: {workers: 2}
-batching: {memory_utilization: 0.25, max_running: 40, chunk_size: 1024}
-policy: {local: fcfs, global: least_outstanding}
-workload:
-  type: templates
-  requests: 300
-  block_size: 16
-  pools:
-    - {name: docs, count: 5, zipf: 0.9, tokens: {dist: uniform, min: 200, max: 2500}}
-  clients:
-    - {name: a, rate: 30, pool: docs, prompt: {dist: lognormal, median: 200, sigma: 1.0, max: 3000},
-       output: {dist: lognormal, median: 60, sigma: 1.2, max: 1200}}
-    - {name: b, rate: 20, pool: docs, template_share: 0.5, prompt: {dist: uniform, min: 10, max: 800},
-       output: {dist: uniform, min: 1, max: 300}}
-    - {name: c, rate: 10, prompt: {dist: uniform, min: 100, max: 2000}, output: {dist: lognormal, median: 40, sigma: 1.0, max: 700}}
-report: {requests_csv: true}
-)";
 
 // Runs the scenario with the lane on or off; returns every output file's bytes by name.
 std::vector<std::pair<std::string, std::string>> outputs(const std::vector<std::string>& sets, bool lane,
                                                          const std::string& name) {
-  YAML::Node root = YAML::Load(kLaneWorkload);
+  YAML::Node root = YAML::Load(kMemoryTightWorkload);  // policies/testing/policy_runs.h
   for (const auto& s : sets) apply_override(root, s);
   ScenarioConfig c = parse_scenario(root, "<" + name + ">");
   c.batching.decode_lane = lane;

@@ -29,29 +29,6 @@ using namespace servesim::testing;
 
 namespace {
 
-// ~10K tokens of KV per worker: prompts up to ~6K tokens plus outputs force
-// cache eviction and preemptions; three clients, one with on/off phases.
-const char* kWorkload = R"(name: conformance
-seed: 21
-model: llama-3-8b
-hardware: h100-sxm
-cluster: {workers: 3}
-batching: {memory_utilization: 0.25, max_running: 24, chunk_size: 2048}
-policy: {local: fcfs, global: round_robin}
-workload:
-  type: templates
-  requests: 360
-  block_size: 16
-  pools:
-    - {name: docs, count: 6, zipf: 0.8, tokens: {dist: uniform, min: 300, max: 3000}}
-  clients:
-    - {name: a, rate: 40, pool: docs, prompt: {dist: lognormal, median: 200, sigma: 1.0, max: 3000},
-       output: {dist: lognormal, median: 80, sigma: 1.2, max: 1500}}
-    - {name: b, rate: 25, pool: docs, template_share: 0.5, on_s: 1, off_s: 2, prompt: {dist: uniform, min: 10, max: 800},
-       output: {dist: uniform, min: 1, max: 300}}
-    - {name: c, rate: 10, prompt: {dist: uniform, min: 100, max: 2500}, output: {dist: lognormal, median: 40, sigma: 1.0, max: 900}}
-report: {requests_csv: true}
-)";
 
 struct Case {
   std::string local, global, mode = "mixed";
@@ -110,8 +87,8 @@ TEST_CASE("every registered policy loses no request and stays within KV capacity
     CAPTURE(c.global);
     CAPTURE(c.mode);
     const std::string name = fmt::format("conformance_{}", n++);
-    RunResult a = run_yaml(kWorkload, sets, name + "_a");
-    RunResult b = run_yaml(kWorkload, sets, name + "_b");
+    RunResult a = run_yaml(kMemoryTightWorkload, sets, name + "_a");
+    RunResult b = run_yaml(kMemoryTightWorkload, sets, name + "_b");
     // No request lost: every one reported, and (no horizon, all fit) finished.
     CHECK(a.out.totals.requests == 360);
     CHECK(a.out.totals.finished == 360);
@@ -145,7 +122,7 @@ TEST_CASE("every registered policy loses no request and stays within KV capacity
 // lost across the hand-off, prefill-role workers never decode, and the runs
 // are byte-identical.
 TEST_CASE("every global policy loses no request across the PD hand-off and is deterministic") {
-  std::string pd = kWorkload;
+  std::string pd = kMemoryTightWorkload;
   pd.replace(pd.find("cluster: {workers: 3}"), 21,
              "cluster:\n  pools:\n    - {name: p, role: prefill, workers: 2}\n    - {name: d, role: decode}\n"
              "    - {name: m, role: mixed}\n  pd: {link: rdma}\nhardware: {name: slow_nic, interconnect: "
@@ -199,7 +176,7 @@ TEST_CASE("every global policy loses no request across the PD hand-off and is de
 }
 
 TEST_CASE("a global policy that needs a local policy rejects any other") {
-  YAML::Node root = YAML::Load(kWorkload);
+  YAML::Node root = YAML::Load(kMemoryTightWorkload);
   apply_override(root, "policy.global=d2lpm");
   apply_override(root, "policy.local=lpm");
   CHECK_THROWS_WITH_AS(parse_scenario(root, "x.yaml"), doctest::Contains("set local: dlpm"), InputError);

@@ -13,6 +13,32 @@
 
 namespace servesim::testing {
 
+// A memory-tight, multi-client, shared-prefix workload (policy_conformance_test,
+// decode_lane_test): ~10K tokens of KV per worker, so prompts up to ~6K tokens
+// plus outputs force cache eviction and preemptions; three clients, one with
+// on/off phases.
+inline const char* const kMemoryTightWorkload = R"(name: conformance
+seed: 21
+model: llama-3-8b
+hardware: h100-sxm
+cluster: {workers: 3}
+batching: {memory_utilization: 0.25, max_running: 24, chunk_size: 2048}
+policy: {local: fcfs, global: round_robin}
+workload:
+  type: templates
+  requests: 360
+  block_size: 16
+  pools:
+    - {name: docs, count: 6, zipf: 0.8, tokens: {dist: uniform, min: 300, max: 3000}}
+  clients:
+    - {name: a, rate: 40, pool: docs, prompt: {dist: lognormal, median: 200, sigma: 1.0, max: 3000},
+       output: {dist: lognormal, median: 80, sigma: 1.2, max: 1500}}
+    - {name: b, rate: 25, pool: docs, template_share: 0.5, on_s: 1, off_s: 2, prompt: {dist: uniform, min: 10, max: 800},
+       output: {dist: uniform, min: 1, max: 300}}
+    - {name: c, rate: 10, prompt: {dist: uniform, min: 100, max: 2500}, output: {dist: lognormal, median: 40, sigma: 1.0, max: 900}}
+report: {requests_csv: true}
+)";
+
 struct RunResult {
   RunOutput out;
   std::map<std::string, std::string> summary;
