@@ -19,7 +19,6 @@ using namespace servesim::testing;
 
 namespace {
 
-
 // Runs the scenario with the lane on or off; returns every output file's bytes by name.
 std::vector<std::pair<std::string, std::string>> outputs(const std::vector<std::string>& sets, bool lane,
                                                          const std::string& name) {
