@@ -2,6 +2,7 @@
 // The engine fills one per iteration (vectors are reused, not reallocated).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace servesim {
@@ -12,14 +13,30 @@ struct PrefillChunk {
   bool completes = false;       // this chunk finishes the prompt (produces logits for a token)
 };
 
+// The split-KV granularity of dense decode, in tokens (kernel_features.h's
+// kDecodeSplitTokens as an integer; dense_pricer.cc checks they agree).
+inline constexpr std::int64_t kDecodeSplitTokenCount = 256;
+
 struct BatchShape {
   std::vector<PrefillChunk> prefills;
   // Context length (tokens already in KV, attended by the new token) of each decode request.
   std::vector<std::int64_t> decode_contexts;
+  // Optional sums over decode_contexts, for pricers that need only these (the
+  // dense decode pricer): kv = Σ (context + 1) (KV tokens read, each new token's
+  // included) and splits = Σ ceil((context + 1) / kDecodeSplitTokenCount). Set
+  // by whoever fills the contexts and can keep the sums cheaply (the engine's
+  // decode lane, sim/worker_lane.cc); unset, a pricer sums the contexts itself.
+  // Whatever changes decode_contexts afterwards must reset them (clear() does).
+  struct DecodeSums {
+    std::int64_t kv = 0;
+    std::int64_t splits = 0;
+  };
+  std::optional<DecodeSums> decode_sums;
 
   void clear() {
     prefills.clear();
     decode_contexts.clear();
+    decode_sums.reset();
   }
   bool empty() const { return prefills.empty() && decode_contexts.empty(); }
   std::int64_t prefill_tokens() const {

@@ -25,6 +25,10 @@ class DensePrefill final : public AttentionPricer {
   std::int64_t layers_;
 };
 
+static_assert(static_cast<double>(kDecodeSplitTokenCount) == kDecodeSplitTokens,
+              "batch_shape.h's split granularity must be kernel_features.h's");
+static_assert((kDecodeSplitTokenCount & (kDecodeSplitTokenCount - 1)) == 0, "a power of two (a shift)");
+
 class DenseDecode final : public AttentionPricer {
  public:
   explicit DenseDecode(const AttentionPricingContext& ctx) : dense_(ctx.dense), layers_(ctx.layers) {}
@@ -33,20 +37,25 @@ class DenseDecode final : public AttentionPricer {
     // DecodeWork::add per request, in integers (the engine's hottest loop: one
     // pass per iteration over every decode). Exact: the sums are integers far
     // below 2^53, and ceil(n / 256) == (n + 255) / 256 for n >= 1.
-    // Contexts are token counts (>= 0): unsigned sums and a shift, which the
-    // compiler vectorizes (GCC builds this file with -ftree-vectorize: CMakeLists.txt).
-    constexpr auto split = static_cast<std::uint64_t>(kDecodeSplitTokens);
-    static_assert((split & (split - 1)) == 0, "kDecodeSplitTokens is a power of two");
-    const std::int64_t* c = b.decode_contexts.data();
-    const std::size_t n = b.decode_contexts.size();
-    std::uint64_t sum = 0, split_sum = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto a = static_cast<std::uint64_t>(c[i]);
-      sum += a;
-      split_sum += (a + split) / split;
+    std::int64_t kv = 0, splits = 0;
+    if (b.decode_sums) {  // kept by the engine (batch_shape.h): no pass over the contexts
+      kv = b.decode_sums->kv;
+      splits = b.decode_sums->splits;
+    } else {
+      // Contexts are token counts (>= 0): unsigned sums and a shift, which the
+      // compiler vectorizes (GCC builds this file with -ftree-vectorize: CMakeLists.txt).
+      constexpr auto split = static_cast<std::uint64_t>(kDecodeSplitTokenCount);
+      const std::int64_t* c = b.decode_contexts.data();
+      const std::size_t n = b.decode_contexts.size();
+      std::uint64_t sum = 0, split_sum = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto a = static_cast<std::uint64_t>(c[i]);
+        sum += a;
+        split_sum += (a + split) / split;
+      }
+      kv = static_cast<std::int64_t>(sum + n);  // + 1 per request: its new token
+      splits = static_cast<std::int64_t>(split_sum);
     }
-    const auto kv = static_cast<std::int64_t>(sum + n);  // + 1 per request: its new token
-    const auto splits = static_cast<std::int64_t>(split_sum);
     DecodeWork w;
     w.seqs = static_cast<double>(b.decode_contexts.size());
     w.kv_tokens = static_cast<double>(kv);

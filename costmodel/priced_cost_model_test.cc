@@ -97,3 +97,36 @@ TEST_CASE("priced cost model: bit-identical to the calibrated backend (own and i
       }
   }
 }
+
+TEST_CASE("decode sums handed over with a batch price it exactly as the pricer's own pass does") {
+  // batch_shape.h: the engine's decode lane hands the dense decode pricer
+  // Σ (context + 1) and Σ ceil((context + 1) / 256); the price must be the same
+  // bits as when the pricer sums the contexts itself (roofline, calibrated; plain
+  // and table-priced). Contexts include the split boundaries 255, 256, 511, 512.
+  ModelSpec m;
+  m.name = "Llama-3-8B";
+  HardwareSpec hw;
+  hw.name = "H100-SXM";
+  std::vector<std::shared_ptr<const CostModel>> models;
+  auto roofline = std::make_shared<RooflineCostModel>(m, hw, RooflineOptions{});
+  models.push_back(roofline);
+  models.push_back(priced(roofline));
+  auto fits = std::make_shared<const KernelFits>(
+      KernelFits::fit(ProfileTable::load(SERVESIM_SOURCE_DIR "/costmodel/profiles/h100-sxm/profile.csv")));
+  auto calibrated = std::make_shared<CalibratedCostModel>(fits, m, hw, AttentionMethods{}, CalibratedOptions{});
+  models.push_back(calibrated);
+  models.push_back(priced(calibrated));
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 400; ++i) {
+    BatchShape b = random_batch(rng);
+    if (i % 4 == 0) b.decode_contexts.insert(b.decode_contexts.end(), {0, 255, 256, 511, 512});
+    BatchShape::DecodeSums sums;  // ceil((c + 1) / 256) written independently of the pricer's shift
+    for (std::int64_t c : b.decode_contexts) {
+      sums.kv += c + 1;
+      sums.splits += (c + 1 + 255) / 256;
+    }
+    BatchShape with = b;
+    with.decode_sums = sums;
+    for (const auto& cm : models) CHECK(cm->iteration_time(with) == cm->iteration_time(b));
+  }
+}

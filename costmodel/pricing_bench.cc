@@ -5,7 +5,8 @@
 // prefill chunks (up to 2,048 tokens, up to 4,000 cached) beside the decodes.
 //   servesim_pricing_bench [--benchmark_filter=...] [--benchmark_min_time=...]
 // The calibrated backend uses costmodel/profiles/h100-sxm/profile.csv (skipped
-// with an error line when it cannot be loaded).
+// with an error line when it cannot be loaded). *_sums: the same batches with
+// the decode sums the engine's decode lane hands over (batch_shape.h).
 #include <benchmark/benchmark.h>
 
 #include <memory>
@@ -42,6 +43,24 @@ const std::vector<BatchShape>& batches() {
   return all;
 }
 
+// The same batches carrying the decode sums the engine's decode lane keeps
+// (batch_shape.h), as the engine prices them in mixed mode.
+const std::vector<BatchShape>& batches_with_sums() {
+  static const std::vector<BatchShape> all = [] {
+    std::vector<BatchShape> v = batches();
+    for (BatchShape& b : v) {
+      BatchShape::DecodeSums sums;
+      for (std::int64_t c : b.decode_contexts) {
+        sums.kv += c + 1;
+        sums.splits += (c + kDecodeSplitTokenCount) / kDecodeSplitTokenCount;
+      }
+      b.decode_sums = sums;
+    }
+    return v;
+  }();
+  return all;
+}
+
 ModelSpec llama3_8b() {
   ModelSpec m;
   m.name = "Llama-3-8B";
@@ -53,8 +72,8 @@ HardwareSpec h100() {
   return h;
 }
 
-void run(benchmark::State& state, const CostModel& cost) {
-  const auto& v = batches();
+void run(benchmark::State& state, const CostModel& cost, bool sums = false) {
+  const auto& v = sums ? batches_with_sums() : batches();
   std::size_t i = 0;
   Time sum = 0;
   for (auto _ : state) {
@@ -68,6 +87,9 @@ void run(benchmark::State& state, const CostModel& cost) {
 void BM_roofline(benchmark::State& s) { run(s, RooflineCostModel(llama3_8b(), h100(), RooflineOptions{})); }
 void BM_roofline_priced(benchmark::State& s) {
   run(s, *priced(std::make_shared<RooflineCostModel>(llama3_8b(), h100(), RooflineOptions{})));
+}
+void BM_roofline_priced_sums(benchmark::State& s) {
+  run(s, *priced(std::make_shared<RooflineCostModel>(llama3_8b(), h100(), RooflineOptions{})), true);
 }
 void BM_roofline_flat(benchmark::State& s) {
   RooflineOptions o;
@@ -104,13 +126,23 @@ void BM_calibrated_priced(benchmark::State& s) {
   }
   run(s, *priced(m));  // CalibratedCostModel implements TablePricedBackend
 }
+void BM_calibrated_priced_sums(benchmark::State& s) {
+  auto m = calibrated_model();
+  if (!m) {
+    s.SkipWithError("costmodel/profiles/h100-sxm/profile.csv could not be loaded and fitted");
+    return;
+  }
+  run(s, *priced(m), true);
+}
 
 }  // namespace
 
 BENCHMARK(BM_roofline);
 BENCHMARK(BM_roofline_priced);
+BENCHMARK(BM_roofline_priced_sums);
 BENCHMARK(BM_roofline_flat);
 BENCHMARK(BM_calibrated);
 BENCHMARK(BM_calibrated_priced);
+BENCHMARK(BM_calibrated_priced_sums);
 BENCHMARK(BM_fixed);
 BENCHMARK_MAIN();

@@ -111,8 +111,10 @@ void Worker::drop_from_batch(std::size_t k) {
     for (std::size_t j = 0; j < i; ++j) same_kind += items_[j].prefill == it.prefill ? 1 : 0;
     if (it.prefill)
       shape_.prefills.erase(shape_.prefills.begin() + static_cast<std::ptrdiff_t>(same_kind));
-    else
+    else {
       shape_.decode_contexts.erase(shape_.decode_contexts.begin() + static_cast<std::ptrdiff_t>(same_kind));
+      shape_.decode_sums.reset();  // (the lane's sums included the dropped context)
+    }
     budget_ += it.tokens;
     items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(i));
     return;

@@ -155,7 +155,17 @@ bool Worker::lane_schedule() {
   ctx.resize(c0 + n);
   std::int64_t* out = ctx.data() + c0;
   const std::int64_t* cb = ln_cb_.data();
-  for (std::size_t j = 0; j < n; ++j) out[j] = cb[j] + s;
+  // The dense decode pricer's sums (batch_shape.h), in the same pass.
+  constexpr auto split = static_cast<std::uint64_t>(kDecodeSplitTokenCount);
+  std::uint64_t kv = 0, splits = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::int64_t v = cb[j] + s;
+    out[j] = v;
+    kv += static_cast<std::uint64_t>(v);
+    splits += (static_cast<std::uint64_t>(v) + split) / split;
+  }
+  if (c0 == 0)  // the lane's contexts are all of them (the first pass of the iteration)
+    shape_.decode_sums = BatchShape::DecodeSums{static_cast<std::int64_t>(kv + n), static_cast<std::int64_t>(splits)};
   budget_ -= static_cast<std::int64_t>(n);
   lane_scheduled_ = true;
   return true;
