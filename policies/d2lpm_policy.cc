@@ -17,10 +17,12 @@ std::vector<double>& D2lpmPolicy::counters(ClientId c) {
 void D2lpmPolicy::apply_due(Time now) {
   while (!pending_.empty() && pending_.front().at <= now) {
     Update& u = pending_.front();
-    view_.record(u.prompt, u.worker);
+    view_.record(u.prompt, u.worker, &u.path);
     counters(u.client)[u.worker] -= o_.w_out * static_cast<double>(u.output_tokens);
     Active& a = active_[u.worker];
     if (--a.outstanding[u.client] == 0) a.list.erase(std::find(a.list.begin(), a.list.end(), u.client));
+    u.path.clear();
+    spare_paths_.push_back(std::move(u.path));
     pending_.pop_front();
   }
 }
@@ -79,7 +81,13 @@ WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
   if (!found)
     for (WorkerId w = 0; w < n; ++w) consider(w);
   q[best] -= o_.w_in * static_cast<double>(r.prompt_tokens - (o_.charge_extend ? per_worker_[best] : 0));
-  view_.record(r, best);
+  Routed& routed = routed_[r.id];
+  if (routed.path.capacity() == 0 && !spare_paths_.empty()) {
+    routed.path = std::move(spare_paths_.back());
+    spare_paths_.pop_back();
+  }
+  routed.path.clear();
+  view_.record(r, best, ++routed.in_flight == 1 ? &routed.path : nullptr);
   Active& a = active_[best];
   if (a.outstanding.size() <= r.client) a.outstanding.resize(r.client + 1, 0);
   if (a.outstanding[r.client]++ == 0) a.list.push_back(r.client);
@@ -87,10 +95,15 @@ WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
 }
 
 void D2lpmPolicy::on_finish(const RequestSpec& r, WorkerId w, Time now) {
-  Update u{now + o_.update_delay, w, r.client, r.output_tokens, RequestSpec{}};
+  Update u{now + o_.update_delay, w, r.client, r.output_tokens, RequestSpec{}, {}};
   u.prompt.prompt_tokens = r.prompt_tokens;
   u.prompt.prefix_block_size = r.prefix_block_size;
   u.prompt.prefix_blocks = r.prefix_blocks;
+  // The path routing recorded for this request, unless another one with its id was routed meanwhile.
+  if (auto it = routed_.find(r.id); it != routed_.end() && --it->second.in_flight == 0) {
+    u.path = std::move(it->second.path);
+    routed_.erase(it);
+  }
   pending_.push_back(std::move(u));
   apply_due(now);
 }

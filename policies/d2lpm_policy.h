@@ -12,7 +12,9 @@
 // whole round without locality: measured on hot_templates, hit 0.76 vs 0.96).
 // A routed prompt is recorded for its worker at once (as SGLang's router and
 // Preble's global tree do: the worker will hold it as soon as it prefills);
-// finishes are applied `update_delay_s` late (asynchronous updates).
+// finishes are applied `update_delay_s` late (asynchronous updates); the
+// late record() reuses the path routing remembered for the request (same
+// effect, no second walk from the root).
 //
 // On arrival of a request of client i:
 //   1. refill (seed 004's DLPM rule, per worker): on each worker w, when every
@@ -32,6 +34,7 @@
 // (ClusterView::locality: HBM + host + SSD + store), instead of the view.
 #pragma once
 #include <deque>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/core/option_table.h"
@@ -70,6 +73,7 @@ class D2lpmPolicy final : public GlobalPolicy {
     ClientId client;
     std::int64_t output_tokens;
     RequestSpec prompt;  // prompt length and prefix blocks only
+    GlobalPrefixIndex::RecordedPath path;  // what routing recorded: lets the update skip the walk
   };
   struct Active {  // clients with requests outstanding on one worker
     std::vector<std::int64_t> outstanding;  // per client
@@ -84,6 +88,12 @@ class D2lpmPolicy final : public GlobalPolicy {
   std::vector<Active> active_;
   std::vector<std::vector<double>> q_;
   std::deque<Update> pending_;  // in finish order = apply order
+  struct Routed {  // a request routed and not finished yet
+    GlobalPrefixIndex::RecordedPath path;
+    std::uint32_t in_flight = 0;  // > 1: its id is shared by requests in flight, so the path is not used
+  };
+  std::unordered_map<RequestId, Routed> routed_;  // lookups only
+  std::vector<GlobalPrefixIndex::RecordedPath> spare_paths_;  // emptied ones, reused for their capacity
   std::vector<std::int64_t> per_worker_;
   std::int64_t refills_ = 0;
   bool sized_ = false;

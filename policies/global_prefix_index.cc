@@ -9,7 +9,7 @@
 namespace servesim {
 
 GlobalPrefixIndex::GlobalPrefixIndex(std::size_t workers)
-    : head_(workers, kNil), tail_(workers, kNil), held_(workers, 0),
+    : head_(workers, kNil), tail_(workers, kNil), top_head_(workers, kNil), held_(workers, 0),
       capacity_(workers, std::numeric_limits<std::int64_t>::max()) {
   nodes_.emplace_back();
   nodes_[0].alive = true;
@@ -18,8 +18,8 @@ GlobalPrefixIndex::GlobalPrefixIndex(std::size_t workers)
 IndexNodeId GlobalPrefixIndex::child(IndexNodeId parent, BlockHash h) const { return children_.find(parent, h); }
 
 std::uint32_t GlobalPrefixIndex::find_own(IndexNodeId n, WorkerId w) const {
-  for (std::uint32_t o : nodes_[n].owned_by)
-    if (owns_[o].worker == w) return o;
+  for (const Holder& h : nodes_[n].owned_by)
+    if (h.worker == w) return h.own;
   return kNil;
 }
 
@@ -36,8 +36,8 @@ GlobalPrefixIndex::Match GlobalPrefixIndex::match(const RequestSpec& spec, std::
     const IndexNodeId c = child(n, spec.prefix_blocks[i]);
     if (c == 0 || nodes_[c].tokens != t) break;
     bool held = false;
-    for (std::uint32_t o : nodes_[c].owned_by) {
-      std::int64_t& mine = per_worker[owns_[o].worker];
+    for (const Holder& h : nodes_[c].owned_by) {
+      std::int64_t& mine = per_worker[h.worker];
       if (mine == nodes_[n].path_tokens) {  // w holds the whole prefix down to here
         mine = nodes_[c].path_tokens;
         held = true;
@@ -80,6 +80,12 @@ void GlobalPrefixIndex::unlink(std::uint32_t o) {
   (e.prev == kNil ? head_[e.worker] : owns_[e.prev].next) = e.next;
   (e.next == kNil ? tail_[e.worker] : owns_[e.next].prev) = e.prev;
   e.prev = e.next = kNil;
+  if (e.top) {
+    Link& l = top_links_[o];
+    (l.prev == kNil ? top_head_[e.worker] : top_links_[l.prev].next) = l.next;
+    if (l.next != kNil) top_links_[l.next].prev = l.prev;
+    l = Link{};
+  }
 }
 
 void GlobalPrefixIndex::push_front(std::uint32_t o) {
@@ -89,14 +95,43 @@ void GlobalPrefixIndex::push_front(std::uint32_t o) {
   if (e.next != kNil) owns_[e.next].prev = o;
   head_[e.worker] = o;
   if (tail_[e.worker] == kNil) tail_[e.worker] = o;
+  if (e.top) {  // the same move in the tops list keeps it in the LRU list's order
+    Link& l = top_links_[o];
+    l.prev = kNil;
+    l.next = top_head_[e.worker];
+    if (l.next != kNil) top_links_[l.next].prev = o;
+    top_head_[e.worker] = o;
+  }
+}
+
+std::uint32_t GlobalPrefixIndex::new_own(IndexNodeId n, WorkerId w) {
+  std::uint32_t o;
+  if (!free_owns_.empty()) {
+    o = free_owns_.back();
+    free_owns_.pop_back();
+  } else {
+    o = static_cast<std::uint32_t>(owns_.size());
+    owns_.emplace_back();
+    top_links_.emplace_back();
+  }
+  Node& x = nodes_[n];
+  owns_[o] = Own{n, w, kNil, kNil, x.generation, static_cast<std::int32_t>(x.tokens), x.parent == 0};
+  x.owned_by.push_back(Holder{o, w});
+  held_[w] += x.tokens;
+  return o;
+}
+
+void GlobalPrefixIndex::free_own(std::uint32_t o) {
+  owns_[o].node = 0;  // so a remembered path step can tell it is gone
+  free_owns_.push_back(o);
 }
 
 void GlobalPrefixIndex::drop(std::uint32_t o) {
   unlink(o);
   const IndexNodeId n = owns_[o].node;
   held_[owns_[o].worker] -= nodes_[n].tokens;
-  std::erase(nodes_[n].owned_by, o);
-  free_owns_.push_back(o);
+  std::erase_if(nodes_[n].owned_by, [o](const Holder& h) { return h.own == o; });
+  free_own(o);
   // Delete nodes nobody holds and nothing hangs from, up the path.
   for (IndexNodeId x = n; x != 0 && nodes_[x].owned_by.empty() && nodes_[x].children == 0;) {
     Node& d = nodes_[x];
@@ -110,37 +145,63 @@ void GlobalPrefixIndex::drop(std::uint32_t o) {
   }
 }
 
-void GlobalPrefixIndex::record(const RequestSpec& spec, WorkerId w) {
-  if (spec.prefix_block_size <= 0 || spec.prefix_blocks.empty()) return;
+std::size_t GlobalPrefixIndex::take_hint(const RecordedPath& hint, WorkerId w) {
+  std::size_t i = 0;
+  for (; i < hint.size(); ++i) {
+    const PathStep& st = hint[i];
+    std::uint32_t mine = kNil;
+    const Own& e = owns_[st.own];
+    if (e.node == st.node && e.generation == st.generation) {  // a live holding of this very node
+      if (e.worker == w) mine = st.own;
+    } else if (!nodes_[st.node].alive || nodes_[st.node].generation != st.generation) {
+      break;  // deleted (and maybe reused): walk from its parent again
+    }
+    // The node lives, so it is still the child of the previous step for this block.
+    path_.push_back(st.node);
+    path_owns_.push_back(mine);
+  }
+  return i;
+}
+
+void GlobalPrefixIndex::record(const RequestSpec& spec, WorkerId w, RecordedPath* path) {
+  if (spec.prefix_block_size <= 0 || spec.prefix_blocks.empty()) {
+    if (path) path->clear();
+    return;
+  }
   path_.clear();
-  IndexNodeId n = 0;
-  for (std::size_t i = 0; i < spec.prefix_blocks.size(); ++i) {
+  path_owns_.clear();
+  std::size_t i = path && !path->empty() && path->size() <= spec.prefix_blocks.size() ? take_hint(*path, w) : 0;
+  IndexNodeId n = path_.empty() ? 0 : path_.back();
+  bool fresh = false;  // n was created by this call, so it has no children to look up
+  for (; i < spec.prefix_blocks.size(); ++i) {
     const std::int64_t t = prompt_block_tokens(spec, i);
     if (t <= 0) break;
-    IndexNodeId c = child(n, spec.prefix_blocks[i]);
+    IndexNodeId c = fresh ? 0 : child(n, spec.prefix_blocks[i]);
     if (c != 0 && nodes_[c].tokens != t) break;  // same id, other length: not the same content
-    if (c == 0) c = add_node(n, spec.prefix_blocks[i], t);
+    if (c == 0) {
+      c = add_node(n, spec.prefix_blocks[i], t);
+      fresh = true;
+    }
     path_.push_back(c);
+    path_owns_.push_back(kNil);
     n = c;
   }
   // Deepest first, so ancestors end up more recent than descendants.
-  for (auto it = path_.rbegin(); it != path_.rend(); ++it) {
-    std::uint32_t o = find_own(*it, w);
+  for (std::size_t j = path_.size(); j-- > 0;) {
+    std::uint32_t o = path_owns_[j];
+    if (o == kNil) o = find_own(path_[j], w);
     if (o != kNil) {
       unlink(o);
     } else {
-      if (!free_owns_.empty()) {
-        o = free_owns_.back();
-        free_owns_.pop_back();
-      } else {
-        o = static_cast<std::uint32_t>(owns_.size());
-        owns_.emplace_back();
-      }
-      owns_[o] = Own{*it, w, kNil, kNil};
-      nodes_[*it].owned_by.push_back(o);
-      held_[w] += nodes_[*it].tokens;
+      o = new_own(path_[j], w);
     }
     push_front(o);
+    path_owns_[j] = o;
+  }
+  if (path) {
+    path->resize(path_.size());
+    for (std::size_t j = 0; j < path_.size(); ++j)
+      (*path)[j] = PathStep{path_[j], path_owns_[j], owns_[path_owns_[j]].generation};
   }
   while (held_[w] > capacity_[w] && tail_[w] != kNil) drop(tail_[w]);
 }
@@ -165,14 +226,16 @@ std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, Worke
       push_front(theirs);
       unlink(o);
       held_[from] -= t;
-      std::erase(nodes_[x].owned_by, o);
-      free_owns_.push_back(o);
+      std::erase_if(nodes_[x].owned_by, [o](const Holder& h) { return h.own == o; });
+      free_own(o);
       continue;
     }
     unlink(o);
     held_[from] -= t;
     held_[to] += t;
     owns_[o].worker = to;
+    for (Holder& h : nodes_[x].owned_by)
+      if (h.own == o) h.worker = to;
     push_front(o);
   }
   while (held_[to] > capacity_[to] && tail_[to] != kNil) drop(tail_[to]);
@@ -184,12 +247,21 @@ void GlobalPrefixIndex::check_invariants() const {
   for (WorkerId w = 0; w < capacity_.size(); ++w) {
     for (std::uint32_t o = head_[w]; o != kNil; o = owns_[o].next) {
       const Own& e = owns_[o];
-      SIM_CHECK(e.worker == w && nodes_[e.node].alive, "holding {} of worker {} is corrupt", o, w);
+      SIM_CHECK(e.worker == w && nodes_[e.node].alive && e.tokens == nodes_[e.node].tokens &&
+                    e.generation == nodes_[e.node].generation && find_own(e.node, w) == o,
+                "holding {} of worker {} is corrupt", o, w);
       held[w] += nodes_[e.node].tokens;
       const IndexNodeId p = nodes_[e.node].parent;
       SIM_CHECK(p == 0 || owns(p, w), "worker {} holds node {} but not its parent {}", w, e.node, p);
     }
     SIM_CHECK(held[w] == held_[w], "worker {} holds {} tokens, tracked {}", w, held[w], held_[w]);
+    std::uint32_t t = top_head_[w];  // the tops list: w's top-level holdings in LRU order
+    for (std::uint32_t o = head_[w]; o != kNil; o = owns_[o].next) {
+      if (nodes_[owns_[o].node].parent != 0) continue;
+      SIM_CHECK(t == o && owns_[o].top, "worker {}'s tops list disagrees with its LRU list at {}", w, o);
+      t = top_links_[t].next;
+    }
+    SIM_CHECK(t == kNil, "worker {}'s tops list is longer than its top-level holdings", w);
   }
   std::size_t live = 0;
   for (IndexNodeId n = 1; n < nodes_.size(); ++n) live += nodes_[n].alive ? 1 : 0;

@@ -43,9 +43,25 @@ class GlobalPrefixIndex {
   Match match(const RequestSpec& spec, std::vector<std::int64_t>& per_worker) const;
   bool owns(IndexNodeId n, WorkerId w) const;
 
+  // What one record() call walked: per prompt block, root side first, the node,
+  // the holding made or touched, and the node's generation. A later record()
+  // of the same prompt takes the steps still valid instead of walking the tree
+  // again (a step is valid while its node lives; its holding, while not dropped
+  // or moved): it skips one child lookup per block, and the holding search too.
+  struct PathStep {
+    IndexNodeId node = 0;
+    std::uint32_t own = 0;
+    std::uint32_t generation = 0;
+  };
+  using RecordedPath = std::vector<PathStep>;
+
   // From now on worker w holds spec's prompt blocks (nodes created as needed,
   // w's LRU touched), then w's least recent nodes beyond its capacity are dropped.
-  void record(const RequestSpec& spec, WorkerId w);
+  // With `path`: if not empty it must be what an earlier record() of this same
+  // prompt (same prompt tokens, block size and blocks; any worker) left in it;
+  // it is then overwritten with this call's steps. The effect on the index is
+  // exactly that of record(spec, w) either way.
+  void record(const RequestSpec& spec, WorkerId w, RecordedPath* path = nullptr);
   // Moves worker `from`'s holding of node n and everything below it to worker
   // `to` (Preble's rebalancing moves whole prefix subtrees): `to` holds them
   // afterwards (their LRU order kept, as most recent), `from` no longer does.
@@ -56,11 +72,11 @@ class GlobalPrefixIndex {
     while (n != 0 && nodes_[n].parent != 0) n = nodes_[n].parent;
     return n;
   }
-  // Visits w's top-level nodes (children of the root it holds), most recent first.
+  // Visits w's top-level nodes (children of the root it holds), most recent
+  // first (their order in w's LRU list; kept in a list of their own).
   template <class F>
   void visit_tops(WorkerId w, F&& f) const {
-    for (std::uint32_t o = head_[w]; o != kNil; o = owns_[o].next)
-      if (nodes_[owns_[o].node].parent == 0) f(owns_[o].node);
+    for (std::uint32_t o = top_head_[w]; o != kNil; o = top_links_[o].next) f(owns_[o].node);
   }
   // The nodes of the prompt the last record() call walked, root side first.
   // Valid until the next record(); entries may have been dropped by it.
@@ -68,14 +84,15 @@ class GlobalPrefixIndex {
   bool alive(IndexNodeId n) const { return nodes_[n].alive; }
 
   // Visits w's nodes from the least recently recorded while the tokens visited
-  // so far are < `tokens`: f(node id, node tokens).
+  // so far are < `tokens`: f(node id, node tokens, node generation). Reads the
+  // holdings only, not the nodes.
   template <class F>
   void visit_lru(WorkerId w, std::int64_t tokens, F&& f) const {
     std::int64_t seen = 0;
     for (std::uint32_t o = tail_[w]; o != kNil && seen < tokens; o = owns_[o].prev) {
-      const Node& x = nodes_[owns_[o].node];
-      f(owns_[o].node, x.tokens);
-      seen += x.tokens;
+      const Own& e = owns_[o];
+      f(e.node, static_cast<std::int64_t>(e.tokens), e.generation);
+      seen += e.tokens;
     }
   }
 
@@ -88,6 +105,10 @@ class GlobalPrefixIndex {
 
  private:
   static constexpr std::uint32_t kNil = 0xFFFFFFFFu;
+  struct Holder {
+    std::uint32_t own = 0;  // its entry in owns_
+    WorkerId worker = 0;    // == owns_[own].worker, here so lookups need not read owns_
+  };
   struct Node {
     IndexNodeId parent = 0;
     BlockHash hash = 0;
@@ -96,11 +117,17 @@ class GlobalPrefixIndex {
     std::int32_t children = 0;
     std::uint32_t generation = 0;
     bool alive = false;
-    std::vector<std::uint32_t> owned_by;  // entries in owns_ (one per holding worker)
+    std::vector<Holder> owned_by;  // one per holding worker
   };
   struct Own {  // one (node, worker) holding, linked in the worker's LRU list
-    IndexNodeId node = 0;
+    IndexNodeId node = 0;  // 0 (the root, never held): a free entry
     WorkerId worker = 0;
+    std::uint32_t prev = kNil, next = kNil;
+    std::uint32_t generation = 0;  // the node's, when the holding was made
+    std::int32_t tokens = 0;       // the node's
+    bool top = false;              // the node is a child of the root: also in the worker's tops list
+  };
+  struct Link {
     std::uint32_t prev = kNil, next = kNil;
   };
   IndexNodeId child(IndexNodeId parent, BlockHash h) const;
@@ -109,15 +136,22 @@ class GlobalPrefixIndex {
   void unlink(std::uint32_t o);
   void push_front(std::uint32_t o);
   void drop(std::uint32_t o);  // removes a holding; deletes nodes left empty
+  std::uint32_t new_own(IndexNodeId n, WorkerId w);
+  void free_own(std::uint32_t o);
+  // Takes the valid prefix of `hint` into path_ / path_owns_; returns the steps taken.
+  std::size_t take_hint(const RecordedPath& hint, WorkerId w);
 
   std::vector<Node> nodes_;  // [0] is the root
   std::vector<IndexNodeId> free_nodes_;
   std::vector<Own> owns_;
   std::vector<std::uint32_t> free_owns_;
   ChildIndex children_;
+  std::vector<Link> top_links_;  // per holding, for top-level ones: the worker's tops list
   std::vector<std::uint32_t> head_, tail_;  // per worker: most / least recent holding
+  std::vector<std::uint32_t> top_head_;     // per worker: most recent top-level holding
   std::vector<std::int64_t> held_, capacity_;
   std::vector<IndexNodeId> path_;
+  std::vector<std::uint32_t> path_owns_;  // per path_ entry: w's holding if known, else kNil
   std::size_t live_ = 0;
 };
 

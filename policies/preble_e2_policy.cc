@@ -21,6 +21,13 @@ PrebleE2Policy::NodeStats& PrebleE2Policy::stats(IndexNodeId n) {
   return s;
 }
 
+PrebleE2Policy::NodeHits& PrebleE2Policy::hits(IndexNodeId n, std::uint32_t generation) {
+  if (n >= node_hits_.size()) node_hits_.resize(view_.slots());
+  NodeHits& h = node_hits_[n];
+  if (h.generation != generation) h = NodeHits{generation};
+  return h;
+}
+
 void PrebleE2Policy::expire(Time now) {
   while (!history_.empty() && history_.front().at + o_.window <= now) {
     load_[history_.front().worker] -= history_.front().load_s;
@@ -40,10 +47,10 @@ WorkerId PrebleE2Policy::explore(const RequestSpec& r, const ClusterView& c, Ind
     double m = 0;
     const std::int64_t overflow = view_.held_tokens(w) + missed - view_.capacity(w);
     if (overflow > 0) {
-      view_.visit_lru(w, overflow, [&](IndexNodeId n, std::int64_t tokens) {
-        const NodeStats& s = stats(n);
-        const double hits = now - s.hits_since < o_.window ? static_cast<double>(s.hits) : 0.0;
-        m += prefill_rate_[w] * static_cast<double>(tokens) * hits;
+      view_.visit_lru(w, overflow, [&](IndexNodeId n, std::int64_t tokens, std::uint32_t generation) {
+        const NodeHits& h = hits(n, generation);
+        const double recent = now - h.hits_since < o_.window ? static_cast<double>(h.hits) : 0.0;
+        m += prefill_rate_[w] * static_cast<double>(tokens) * recent;
       });
     }
     const double cost = load_[w] + m + p;
@@ -119,12 +126,12 @@ WorkerId PrebleE2Policy::route(const RequestSpec& r, const ClusterView& c) {
   routed_[r.id] = Routed{pick, history_base_ + history_.size() - 1, tok_s, out_.mean(), top, gen};
   for (IndexNodeId x : view_.last_path()) {
     if (!view_.alive(x)) continue;
-    NodeStats& s = stats(x);
-    if (now - s.hits_since >= o_.window) {
-      s.hits = 0;
-      s.hits_since = now;
+    NodeHits& h = hits(x, view_.generation(x));
+    if (now - h.hits_since >= o_.window) {
+      h.hits = 0;
+      h.hits_since = now;
     }
-    s.hits++;
+    h.hits++;
   }
   return pick;
 }

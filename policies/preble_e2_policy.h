@@ -81,10 +81,15 @@ class PrebleE2Policy final : public GlobalPolicy {
   const GlobalPrefixIndex& view() const { return view_; }
 
  private:
-  struct NodeStats {
+  // Per node, reset when its slot holds a new node (generation). Two arrays:
+  // the hit counts, read for every node explore() prices, stay small.
+  struct NodeHits {  // requests routed through the node in the current window
     std::uint32_t generation = 0;
     std::uint32_t hits = 0;
     Time hits_since = 0;
+  };
+  struct NodeStats {  // the overload detector, for top-level nodes
+    std::uint32_t generation = 0;
     double ttft_sum = 0;      // TTFT of its subtree's requests finished since the last check
     std::uint32_t samples = 0;
     double lowest = 0;        // lowest per-check mean TTFT in the window (0: none yet)
@@ -109,6 +114,7 @@ class PrebleE2Policy final : public GlobalPolicy {
 
   WorkerId explore(const RequestSpec& r, const ClusterView& c, IndexNodeId exclude_holders_of);
   NodeStats& stats(IndexNodeId n);
+  NodeHits& hits(IndexNodeId n, std::uint32_t generation);  // REQUIRES: generation == view_.generation(n)
   void expire(Time now);
   void check(Time now);
 
@@ -121,6 +127,7 @@ class PrebleE2Policy final : public GlobalPolicy {
   std::deque<WindowEntry> history_;
   std::uint64_t history_base_ = 0;       // index of history_.front()
   std::unordered_map<RequestId, Routed> routed_;  // lookups only
+  std::vector<NodeHits> node_hits_;
   std::vector<NodeStats> node_stats_;
   std::vector<std::int64_t> per_worker_;
   Counts counts_;

@@ -1,0 +1,87 @@
+// GlobalPrefixIndex: a record() given the path an earlier record() of the same
+// prompt remembered must leave the index exactly as a plain record() does,
+// whatever happened in between (evictions, node reuse, subtree moves), and
+// the tops list must follow each worker's LRU order.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "policies/global_prefix_index.h"
+#include "sim/core/rng.h"
+
+using namespace servesim;
+
+namespace {
+
+// Prompts over 6 templates of 1-8 blocks, with own tails of 0-6 blocks; a few
+// reuse a template block id with another length (a partial last block).
+RequestSpec random_prompt(Rng& rng, RequestId id) {
+  RequestSpec s;
+  s.id = id;
+  s.prefix_block_size = 16;
+  const std::uint64_t t = rng.below(6);
+  const std::size_t shared = 1 + rng.below(8), own = rng.below(7);
+  for (std::size_t i = 0; i < shared; ++i) s.prefix_blocks.push_back(t * 100 + i + 1);
+  for (std::size_t i = 0; i < own; ++i) s.prefix_blocks.push_back(1'000'000 + id * 10 + i);
+  const std::int64_t blocks = static_cast<std::int64_t>(s.prefix_blocks.size());
+  s.prompt_tokens = 16 * blocks - (rng.below(4) == 0 ? static_cast<std::int64_t>(rng.below(15)) : 0);
+  return s;
+}
+
+// Everything the index lets one observe, per worker, for the prompts seen.
+std::vector<std::int64_t> observe(const GlobalPrefixIndex& v, const std::vector<RequestSpec>& prompts) {
+  std::vector<std::int64_t> out, per;
+  for (WorkerId w = 0; w < v.workers(); ++w) {
+    out.push_back(v.held_tokens(w));
+    v.visit_tops(w, [&](IndexNodeId t) { out.push_back(t); });
+    v.visit_lru(w, 1 << 30, [&](IndexNodeId n, std::int64_t tokens, std::uint32_t generation) {
+      out.insert(out.end(), {n, tokens, generation});
+    });
+  }
+  for (const RequestSpec& s : prompts) {
+    const GlobalPrefixIndex::Match m = v.match(s, per);
+    out.insert(out.end(), {m.node, m.tokens});
+    out.insert(out.end(), per.begin(), per.end());
+  }
+  out.push_back(static_cast<std::int64_t>(v.nodes()));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a record() with a remembered path equals a plain one, and the tops list keeps LRU order") {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    CAPTURE(seed);
+    Rng rng(seed);
+    GlobalPrefixIndex plain(4), hinted(4);
+    for (WorkerId w = 0; w < 4; ++w) {
+      plain.set_capacity(w, 200 + 100 * w);
+      hinted.set_capacity(w, 200 + 100 * w);
+    }
+    std::vector<RequestSpec> prompts;
+    std::vector<GlobalPrefixIndex::RecordedPath> paths;
+    for (int step = 0; step < 400; ++step) {
+      const std::uint64_t op = rng.below(10);
+      const WorkerId w = static_cast<WorkerId>(rng.below(4));
+      if (op < 5 || prompts.empty()) {  // a new prompt
+        prompts.push_back(random_prompt(rng, prompts.size()));
+        paths.emplace_back();
+        plain.record(prompts.back(), w);
+        hinted.record(prompts.back(), w, &paths.back());
+      } else if (op < 9) {  // an earlier prompt again, anywhere, with its remembered path
+        const std::size_t i = rng.below(prompts.size());
+        plain.record(prompts[i], w);
+        hinted.record(prompts[i], w, &paths[i]);
+      } else {  // a subtree moves
+        std::vector<std::int64_t> per;
+        const RequestSpec& s = prompts[rng.below(prompts.size())];
+        const IndexNodeId t = plain.top_of(plain.match(s, per).node);
+        const WorkerId to = static_cast<WorkerId>(rng.below(4));
+        if (t != 0 && plain.owns(t, w)) CHECK(plain.move_subtree(t, w, to) == hinted.move_subtree(t, w, to));
+      }
+      REQUIRE(plain.last_path() == hinted.last_path());
+      REQUIRE(observe(plain, prompts) == observe(hinted, prompts));
+      hinted.check_invariants();
+    }
+  }
+}
