@@ -166,7 +166,7 @@ void Worker::schedule_decodes() {
   // The budget and the running count live in locals (the pushes below could
   // alias the members, which would make the compiler reload them each time).
   const std::int64_t page_size = kv().page_size();
-  const std::int64_t max_exact = std::numeric_limits<std::int64_t>::max() / page_size;
+  const std::int64_t max_exact = max_exact_pages();
   std::size_t n = running_.size();
   std::int64_t budget = budget_;
   items_.reserve(items_.size() + n);  // the pushes below never reallocate
@@ -330,7 +330,7 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
   std::size_t k = 0;
   const bool laned = lane_scheduled_;
   if (laned) {  // the lane's items (the batch's first ones): applied by the lane
-    k = ln_i_.size();
+    k = lane_items_.size();
     lane_finish(done, gone);
   }
   for (; k < n_items && !items_[k].prefill; ++k) {

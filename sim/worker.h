@@ -60,20 +60,23 @@
 // preemption, the engine (finish, hand-off, layer-wise streaming: final_chunks)
 // or anything else reads it, and write_back() does so for every running request
 // (the engine calls it before reporting in-flight requests at a horizon).
-// Decode lane (a speed contract; mixed mode only): while no request joins or
-// leaves the decode set, iterations are pure decode steps for every decoding
-// request plus whatever the prefill passes add. The lane holds the decoding
-// requests' step-dependent values as integers over a step counter (steps_), so
-// such an iteration neither reads nor writes their RequestHot lines: the decode
-// items are copied, contexts are base + steps_, a page is allocated when steps_
+// Decode lane (a speed contract; mixed mode only; sim/worker_lane.cc): the
+// decoding requests' step-dependent values are kept as integers over a step
+// counter (steps_), so a decode step neither reads nor writes their RequestHot
+// lines: the decode items are copied, contexts are base + steps_ (with their
+// sums for the pricer, BatchShape::decode_sums), a page is allocated when steps_
 // reaches the request's page step, and `generated` is deferred (a member's true
-// count is hot_[i].generated + steps_). The lane is flushed (every member's
-// generated written to hot_) and dropped before anything else reads or changes a
-// member: an iteration in which a member finishes, a request joins the decode
-// set, a hand-off leaves, KV runs out (preemption), a policy reads the running
-// set or preempts (the lane then stays off on this worker), write_back(). The
-// next iteration rebuilds it from hot_. Outputs are those of the step-by-step
-// passes bit for bit (tools/scenario_hashes.sh; worker_lane_test.cc).
+// count is hot_[i].generated + steps_ - the steps_ at which it joined).
+// Completed prefills and accepted hand-offs join, finishes leave, in running
+// order, with the step-by-step order of KV allocations, policy calls and
+// finishes. The lane is flushed (every member's generated written to hot_) and
+// dropped when KV runs out (the step-by-step pass redoes the iteration), when
+// a member cannot be one (a page count past the exact multiplication bound),
+// when more requests decode than the token budget holds, and before anything
+// else reads a member: a policy that reads the running set or preempts (the
+// lane then stays off on this worker) and write_back(). The next iteration
+// rebuilds it from hot_. Outputs are those of the step-by-step passes bit for
+// bit (tools/scenario_hashes.sh; configs/decode_lane_test.cc).
 // Cluster KV store (optional, set_store; sim/kv_store.h, docs/kv.md): the
 // admission match continues into the store after the worker's own tiers; a
 // request with store tokens is admitted (its pages allocated, the store tokens
@@ -82,6 +85,7 @@
 // start_iteration and moves the bytes over the transfer network. A preempted
 // request's load is forgotten (its completion is ignored: load_serial).
 #pragma once
+#include <limits>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -204,13 +208,12 @@ class Worker final : private AdmissionContext {
   void release_private(LiveRequest& r) { kvm_.release_private(r); }
   void drop_from_batch(std::size_t i);   // undoes running_[i]'s item in the batch being built
   void schedule_decodes();
-  // Decode lane (header comment). lane_build: from hot_, when every decoding request
-  // can be a member (false: not built). lane_schedule: the decode items of this
-  // iteration from the lane (false: it was flushed, the caller runs schedule_decodes).
-  // lane_finish: applies the lane's decode items (false: flushed, nothing applied).
-  // worker_lane.cc; lane_add: running_[i] (decoding, hot state current) joins at
-  // position pos as of steps_ = b (false: it cannot be a member); lane_finish
-  // applies the lane's items (finishes go to `done`, `gone` set as the step pass does).
+  // Decode lane (header comment; worker_lane.cc). lane_build: from hot_, when every
+  // decoding request can be a member (false: not built). lane_schedule: this
+  // iteration's decode items from the lane (false: it was flushed, the caller runs
+  // schedule_decodes). lane_finish: applies the lane's items (finishes go to `done`,
+  // `gone` set as the step pass does). lane_add: running_[i] (decoding, hot state
+  // current) joins at position pos as of steps_ = b (false: it cannot be a member).
   bool lane_build();
   bool lane_schedule();
   void lane_finish(std::vector<RequestHandle>& done, bool& gone);
@@ -234,16 +237,18 @@ class Worker final : private AdmissionContext {
   void copy_in(std::size_t i, const LiveRequest& r) { hot_[i] = static_cast<const RequestHot&>(r); }
   void push_running(RequestHandle h, const LiveRequest& r);  // joins the running set (r's state current)
   std::size_t index_of(RequestHandle h) const;                // in running_; running_.size() when absent
-  // One output token of client c in this iteration (inline: called per token).
+  // n output tokens of client c in this iteration (inline: called per token).
   // REQUIRES: c < client_slot_.size() (push_running sizes it for every running client).
-  [[gnu::always_inline]] void count_output_token(ClientId c) {
+  [[gnu::always_inline]] void count_output_token(ClientId c, std::int64_t n = 1) {
     std::uint32_t& slot = client_slot_[c];
     if (slot == 0) {
       client_tokens_.emplace_back(c, 0);
       slot = static_cast<std::uint32_t>(client_tokens_.size());
     }
-    client_tokens_[slot - 1].second += 1;
+    client_tokens_[slot - 1].second += n;
   }
+  // The most pages whose token count (pages x page size) is exact in int64.
+  std::int64_t max_exact_pages() const { return std::numeric_limits<std::int64_t>::max() / kv().page_size(); }
   static std::int64_t private_tokens_after_step(const RequestHot& r);
   static std::int64_t kv_tokens(const RequestHot& r);  // context held: computed (or compressed) + generated
   void evict_after_prefill(LiveRequest& r);             // KV eviction at prefill completion
@@ -287,14 +292,13 @@ class Worker final : private AdmissionContext {
   std::int64_t steps_ = 0;       // decode steps applied since the lane was built
   std::int64_t lane_min_fin_ = 0;  // smallest ln_fin_: the step count at which a member finishes
   bool lane_stale_ = false;        // members changed: lane_min_fin_ and lane_clients_ are recomputed
-  std::vector<std::uint32_t> ln_i_;    // running index
   std::vector<std::int64_t> ln_b_;     // steps_ when it joined (its generated is hot_ + steps_ - ln_b_)
   std::vector<std::int64_t> ln_fin_;   // steps_ once its last token is produced
   std::vector<std::int64_t> ln_pg_;    // steps_ at which its next step needs a page
   std::vector<std::int64_t> ln_cb_;    // context of its step = ln_cb_ + steps_
   std::vector<std::int64_t> ln_tb_;    // private tokens after its step = ln_tb_ + steps_
   std::vector<ClientId> ln_client_;
-  std::vector<Item> lane_items_;                             // the members' decode items
+  std::vector<Item> lane_items_;       // the members' decode items; .i: the running index
   std::vector<std::pair<ClientId, std::int64_t>> lane_clients_;  // members per client, first-seen order
   std::vector<std::uint32_t> lane_joins_;     // finish_iteration: completed prefills that decode on here
   std::vector<RequestHandle> lane_accepted_;  // hand-offs accepted since the last iteration (join then)

@@ -19,10 +19,9 @@ bool Worker::lane_add(std::size_t pos, std::uint32_t i, std::int64_t b) {
   const RequestHot& r = hot_[i];
   const std::int64_t page_size = kv().page_size();
   // The page test multiplies pages by the page size (schedule_decodes' bound).
-  if (r.kv_pages < 0 || r.kv_pages > std::numeric_limits<std::int64_t>::max() / page_size) return false;
+  if (r.kv_pages < 0 || r.kv_pages > max_exact_pages()) return false;
   const std::int64_t tb = private_tokens_after_step(r) - b;
   const auto at = [pos](auto& v) { return v.begin() + static_cast<std::ptrdiff_t>(pos); };
-  ln_i_.insert(at(ln_i_), i);
   ln_b_.insert(at(ln_b_), b);
   ln_fin_.insert(at(ln_fin_), b + r.output_tokens - r.generated);
   ln_pg_.insert(at(ln_pg_), r.kv_pages * page_size - tb + 1);
@@ -56,7 +55,6 @@ void Worker::lane_refresh() {
 }
 
 bool Worker::lane_build() {
-  ln_i_.clear();
   ln_b_.clear();
   ln_fin_.clear();
   ln_pg_.clear();
@@ -68,7 +66,7 @@ bool Worker::lane_build() {
   steps_ = 0;
   for (std::size_t i = 0; i < running_.size(); ++i) {
     if (hot_[i].phase != Phase::kDecode) continue;
-    if (!lane_add(ln_i_.size(), static_cast<std::uint32_t>(i), 0)) return false;
+    if (!lane_add(lane_items_.size(), static_cast<std::uint32_t>(i), 0)) return false;
   }
   lane_stale_ = true;
   lane_on_ = true;
@@ -77,7 +75,7 @@ bool Worker::lane_build() {
 
 void Worker::lane_flush() {
   if (!lane_on_) return;
-  for (std::size_t j = 0; j < ln_i_.size(); ++j) hot_[ln_i_[j]].generated += steps_ - ln_b_[j];
+  for (std::size_t j = 0; j < lane_items_.size(); ++j) hot_[lane_items_[j].i].generated += steps_ - ln_b_[j];
   lane_on_ = false;
   lane_scheduled_ = false;
   lane_joins_.clear();
@@ -88,7 +86,10 @@ void Worker::lane_flush() {
 // running order, as of steps_ now (their hot state is current).
 bool Worker::lane_join(const std::vector<std::uint32_t>& indices) {
   for (std::uint32_t i : indices) {
-    const auto pos = static_cast<std::size_t>(std::upper_bound(ln_i_.begin(), ln_i_.end(), i) - ln_i_.begin());
+    const auto pos = static_cast<std::size_t>(
+        std::upper_bound(lane_items_.begin(), lane_items_.end(), i,
+                         [](std::uint32_t x, const Item& it) { return x < it.i; }) -
+        lane_items_.begin());
     if (!lane_add(pos, i, steps_)) {
       lane_flush();
       return false;
@@ -122,19 +123,19 @@ bool Worker::lane_take_accepted() {
 // allocation left nothing evictable: the same outcome).
 bool Worker::lane_schedule() {
   if (!lane_take_accepted()) return false;
-  const std::size_t n = ln_i_.size();
+  const std::size_t n = lane_items_.size();
   if (static_cast<std::int64_t>(n) > budget_) {
     lane_flush();
     return false;
   }
   const std::int64_t s = steps_;
   const std::int64_t page_size = kv().page_size();
-  const std::int64_t max_exact = std::numeric_limits<std::int64_t>::max() / page_size;
+  const std::int64_t max_exact = max_exact_pages();
   std::int64_t* pg = ln_pg_.data();  // (locals: the stores below cannot alias them)
   const std::int64_t* tb = ln_tb_.data();
   for (std::size_t j = 0; j < n; ++j) {
     if (s < pg[j]) continue;
-    RequestHot& r = hot_[ln_i_[j]];
+    RequestHot& r = hot_[lane_items_[j].i];
     const std::int64_t need = kvm_.pages_for(tb[j] + s) - r.kv_pages;
     if (need > 0) {
       if (!kvm_.alloc(need)) {
@@ -178,17 +179,9 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
   lane_scheduled_ = false;
   if (lane_stale_) lane_refresh();  // members joined or left since the last step
   const std::int64_t s1 = steps_ + 1;
-  const std::size_t n = ln_i_.size();
-  if (observer_) {
-    for (const auto& e : lane_clients_) {  // as count_output_token, once per member
-      std::uint32_t& slot = client_slot_[e.first];
-      if (slot == 0) {
-        client_tokens_.emplace_back(e.first, 0);
-        slot = static_cast<std::uint32_t>(client_tokens_.size());
-      }
-      client_tokens_[slot - 1].second += e.second;
-    }
-  }
+  const std::size_t n = lane_items_.size();
+  if (observer_)  // one token per member, clients in the members' first-seen order
+    for (const auto& e : lane_clients_) count_output_token(e.first, e.second);
   if (s1 < lane_min_fin_) {
     if (counts_tokens_)
       for (ClientId c : ln_client_) policy_->on_decode_tokens(c, 1);
@@ -197,13 +190,13 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
     for (std::size_t j = 0; j < n; ++j) {
       if (counts_tokens_) policy_->on_decode_tokens(ln_client_[j], 1);
       if (ln_fin_[j] == s1) {
-        hot_[ln_i_[j]].generated += s1 - ln_b_[j];
-        finish_here(ln_i_[j], done);
+        const std::uint32_t i = lane_items_[j].i;
+        hot_[i].generated += s1 - ln_b_[j];
+        finish_here(i, done);
         gone = true;
         continue;
       }
       if (kept != j) {
-        ln_i_[kept] = ln_i_[j];
         ln_b_[kept] = ln_b_[j];
         ln_fin_[kept] = ln_fin_[j];
         ln_pg_[kept] = ln_pg_[j];
@@ -214,7 +207,6 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
       }
       ++kept;
     }
-    ln_i_.resize(kept);
     ln_b_.resize(kept);
     ln_fin_.resize(kept);
     ln_pg_.resize(kept);
@@ -229,12 +221,10 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
   context_tokens_ += static_cast<std::int64_t>(n);
 }
 
-// The running set was compacted: old index -> new index (kRemoved: it left).
+// The running set was compacted: `to` maps each kept request's old index to
+// its new one (members and joiners are all kept).
 void Worker::lane_remap(const std::vector<std::uint32_t>& to) {
-  for (std::size_t j = 0; j < ln_i_.size(); ++j) {
-    ln_i_[j] = to[ln_i_[j]];
-    lane_items_[j].i = ln_i_[j];
-  }
+  for (Item& it : lane_items_) it.i = to[it.i];
   for (std::uint32_t& i : lane_joins_) i = to[i];
 }
 
