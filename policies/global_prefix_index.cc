@@ -121,7 +121,9 @@ std::uint32_t GlobalPrefixIndex::new_own(IndexNodeId n, WorkerId w) {
   return o;
 }
 
+// Undoes new_own's entry: the holding leaves its node's holder list and is freed.
 void GlobalPrefixIndex::free_own(std::uint32_t o) {
+  std::erase_if(nodes_[owns_[o].node].owned_by, [o](const Holder& h) { return h.own == o; });
   owns_[o].node = 0;  // so a remembered path step can tell it is gone
   free_owns_.push_back(o);
 }
@@ -130,7 +132,6 @@ void GlobalPrefixIndex::drop(std::uint32_t o) {
   unlink(o);
   const IndexNodeId n = owns_[o].node;
   held_[owns_[o].worker] -= nodes_[n].tokens;
-  std::erase_if(nodes_[n].owned_by, [o](const Holder& h) { return h.own == o; });
   free_own(o);
   // Delete nodes nobody holds and nothing hangs from, up the path.
   for (IndexNodeId x = n; x != 0 && nodes_[x].owned_by.empty() && nodes_[x].children == 0;) {
@@ -226,7 +227,6 @@ std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, Worke
       push_front(theirs);
       unlink(o);
       held_[from] -= t;
-      std::erase_if(nodes_[x].owned_by, [o](const Holder& h) { return h.own == o; });
       free_own(o);
       continue;
     }

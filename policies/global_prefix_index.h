@@ -136,6 +136,8 @@ class GlobalPrefixIndex {
   void unlink(std::uint32_t o);
   void push_front(std::uint32_t o);
   void drop(std::uint32_t o);  // removes a holding; deletes nodes left empty
+  // A holding of n by w: made (in n's holder list, counted in w's tokens; not yet
+  // linked in w's LRU list), and freed (out of its node's holder list; unlinked first).
   std::uint32_t new_own(IndexNodeId n, WorkerId w);
   void free_own(std::uint32_t o);
   // Takes the valid prefix of `hint` into path_ / path_owns_; returns the steps taken.
