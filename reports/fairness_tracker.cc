@@ -10,7 +10,22 @@ FairnessTracker::FairnessTracker(double w_in, double w_out, Time sample_interval
     : w_in_(w_in),
       w_out_(w_out),
       w_out_integral_(std::isfinite(w_out) && w_out == std::trunc(w_out) && std::fabs(w_out) < kExactWeight),
+      fast_ok_(w_out_integral_),
       interval_(std::max<Time>(1, sample_interval)) {}
+
+// An input or output credit of add_s to a client's service and add_e to its
+// extend service, both applied: fast_ok_ stays on only while every sum is
+// provably still an exact integer within bound_ < 2^53.
+void FairnessTracker::note_added(double add_s, double add_e) {
+  if (!fast_ok_) return;
+  const double m = std::max(std::fabs(add_s), std::fabs(add_e));  // NaN: fails the test below
+  const auto integral = [](double x) { return x == static_cast<double>(static_cast<std::int64_t>(x)); };
+  if (!(m < kExactLimit) || !integral(add_s) || !integral(add_e) || !(bound_ + m < kExactLimit)) {
+    fast_ok_ = false;
+    return;
+  }
+  bound_ += m;
+}
 
 void FairnessTracker::grow(ClientId c) {
   if (c < s_.size()) return;
@@ -140,15 +155,18 @@ void FairnessTracker::on_admitted(const RequestSpec& spec, Time t, std::int64_t 
   grow(c);
   advance(t);
   if (first) {
-    s_[c] += w_in_ * static_cast<double>(spec.prompt_tokens);
-    e_[c] += w_in_ * static_cast<double>(spec.prompt_tokens - cached);
+    const double add_s = w_in_ * static_cast<double>(spec.prompt_tokens);
+    const double add_e = w_in_ * static_cast<double>(spec.prompt_tokens - cached);
+    s_[c] += add_s;
+    e_[c] += add_e;
+    note_added(add_s, add_e);
     dirty_ = true;
     if (win_on_) mark(c);
   }
   if (--waiting_[c] == 0) set_backlogged(c, false, t);
 }
 
-void FairnessTracker::on_output_tokens(ClientId c, Time t, std::int64_t n) {
+void FairnessTracker::on_output_tokens_checked(ClientId c, Time t, std::int64_t n) {
   grow(c);
   if (t > now_) advance(t);
   // The engine reports an iteration's tokens per client in one call, and the
@@ -165,11 +183,13 @@ void FairnessTracker::on_output_tokens(ClientId c, Time t, std::int64_t n) {
       e == static_cast<double>(static_cast<std::int64_t>(e))) {
     s += add;
     e += add;
+    note_added(add, add);
   } else {
     for (std::int64_t i = 0; i < n; ++i) {
       s += w_out_;
       e += w_out_;
     }
+    if (n > 0) fast_ok_ = false;  // the sums are no longer known to be small integers
   }
   s_[c] = s;
   e_[c] = e;

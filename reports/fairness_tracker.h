@@ -36,6 +36,7 @@
 // arrival + warmup_s, or the arrival of request warmup_requests + 1); the end
 // is read from a bounded history at finish (reports/fairness_window.h).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -58,7 +59,26 @@ class FairnessTracker {
   void on_queued(ClientId c, Time t);
   void on_admitted(const RequestSpec& spec, Time t, std::int64_t cached, bool first);
   // n tokens are added one at a time (same sums as n calls with one token).
-  void on_output_tokens(ClientId c, Time t, std::int64_t n);
+  // Inline: the engine calls it per client per iteration. While every service
+  // sum is an integer below bound_ (fast_ok_, kept by the hooks that add to
+  // them), one multiply-add is exact and gives those bits without testing the
+  // client's sums (fairness_tracker.cc, on_output_tokens_checked).
+  void on_output_tokens(ClientId c, Time t, std::int64_t n) {
+    if (c < s_.size() && fast_ok_ && n > 0 && n <= kExactTokens) {
+      const double add = w_out_ * static_cast<double>(n);
+      const double bound = bound_ + std::fabs(add);
+      if (bound < kExactLimit) {
+        if (t > now_) advance(t);
+        bound_ = bound;
+        s_[c] += add;
+        e_[c] += add;
+        dirty_ = true;
+        if (win_on_) mark(c);
+        return;
+      }
+    }
+    on_output_tokens_checked(c, t, n);
+  }
   // Closes every open interval at `end` (requests still waiting stay backlogged until then).
   void finish(Time end);
 
@@ -100,6 +120,9 @@ class FairnessTracker {
     double wd0 = 0, wd_max = 0, wd_min = 0, we0 = 0, we_max = 0, we_min = 0, wabs = 0, wabs_e = 0;
   };
   void grow(ClientId c);
+  void on_output_tokens_checked(ClientId c, Time t, std::int64_t n);
+  // fast_ok_'s upkeep after adding add_s / add_e to a client's service sums.
+  void note_added(double add_s, double add_e);
   void advance(Time t);                // starts the window when due, then step(t)
   void step(Time t);                   // samples every open pair at ticks up to t
   void start_window(Time t);
@@ -119,6 +142,13 @@ class FairnessTracker {
   static constexpr std::int64_t kExactTokens = 1 << 30;  // 2^30
   static constexpr double kExactLimit = 9007199254740992.0;  // 2^53
   bool w_out_integral_;
+  // Every s_ and e_ is an integer and |each| <= bound_ < 2^53 (an integer too),
+  // so an integral add with bound_ + |add| < 2^53 is exact (the inline fast path).
+  // Starts as w_out_integral_; goes off for good once that can no longer be
+  // told cheaply (a non-integral or huge input weight sum); then every output
+  // call takes the per-client test, as before.
+  bool fast_ok_;
+  double bound_ = 0;
   Time interval_;
   Time next_tick_ = 0;
   bool dirty_ = false;  // service changed since the last tick

@@ -239,3 +239,53 @@ TEST_CASE("n tokens in one call give the same bits as n calls of one token, for 
   CHECK(one.service(0) == many.service(0));
   CHECK(one.service(0) == 9007199254740992.0);  // 2^53 - 2 + 1 + 1, then 2^53 + 1 rounds to 2^53 each time
 }
+
+TEST_CASE("output service equals token-by-token sums across clients, also once the sums leave the fast path") {
+  // on_output_tokens skips the per-client exactness test while every sum is a
+  // small integer (a bound kept over all clients). The sums must be those of
+  // adding the weight once per token, whatever the path: check many clients
+  // with random prompts and token counts, some prompts huge enough to push the
+  // bound past 2^53 while other clients' sums stay small.
+  const std::vector<std::pair<double, double>> weights = {{1, 2}, {2, 1}, {0.5, 3}, {1, 0.25}, {1, 0.1}};
+  for (const auto& w : weights) {
+    for (const bool huge : {false, true}) {
+      FairnessTracker f(w.first, w.second, kNsPerSec);
+      std::vector<double> s(3, 0.0), e(3, 0.0);
+      std::uint64_t x = 88172645463325252ull;
+      auto next = [&x] {  // xorshift64
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+      };
+      Time t = 0;
+      for (int step = 0; step < 400; ++step) {
+        t += 1 + static_cast<Time>(next() % 3);
+        const bool push = huge && step == 200;  // client 0's sums go near 2^53 here
+        const auto c = push ? ClientId{0} : static_cast<ClientId>(next() % 3);
+        if (push || next() % 4 == 0) {
+          std::int64_t prompt = 1 + static_cast<std::int64_t>(next() % 5000);
+          if (push) prompt = (std::int64_t{1} << 53) - 3;
+          const std::int64_t cached = prompt / 3;
+          f.on_queued(c, t);
+          f.on_admitted(request(c, prompt), t, cached, true);
+          s[c] += w.first * static_cast<double>(prompt);
+          e[c] += w.first * static_cast<double>(prompt - cached);
+        } else {
+          const auto n = static_cast<std::int64_t>(next() % 40);
+          f.on_output_tokens(c, t, n);
+          for (std::int64_t i = 0; i < n; ++i) {
+            s[c] += w.second;
+            e[c] += w.second;
+          }
+        }
+        for (ClientId k = 0; k < 3; ++k) {
+          if (k >= f.clients()) continue;
+          INFO("weights " << w.first << "/" << w.second << ", step " << step << ", client " << k);
+          REQUIRE(f.service(k) == s[k]);
+          REQUIRE(f.extend_service(k) == e[k]);
+        }
+      }
+    }
+  }
+}
