@@ -393,7 +393,8 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
       lane_joins_.push_back(it.i);  // its prefill completed here and it decodes here: it joins the lane below
     }
   }
-  // The observer hears the iteration's tokens once per client (first-seen order).
+  // The observer hears the iteration's tokens once per client (the lane's clients in its
+  // lane_clients_ order, then the others in first-seen order).
   for (const auto& [client, n] : client_tokens_) {
     observer_->on_output_tokens(client, now, n);
     client_slot_[client] = 0;

@@ -219,7 +219,7 @@ class Worker final : private AdmissionContext {
   void lane_finish(std::vector<RequestHandle>& done, bool& gone);
   void lane_flush();
   bool lane_add(std::size_t pos, std::uint32_t i, std::int64_t b);
-  void lane_refresh();
+  void lane_client_left(ClientId c);
   bool lane_join(const std::vector<std::uint32_t>& indices);
   bool lane_take_accepted();
   void lane_remap(const std::vector<std::uint32_t>& to);
@@ -290,8 +290,7 @@ class Worker final : private AdmissionContext {
   bool lane_on_ = false;         // the lane is built and members' generated is deferred
   bool lane_scheduled_ = false;  // this iteration's decode items came from the lane
   std::int64_t steps_ = 0;       // decode steps applied since the lane was built
-  std::int64_t lane_min_fin_ = 0;  // smallest ln_fin_: the step count at which a member finishes
-  bool lane_stale_ = false;        // members changed: lane_min_fin_ and lane_clients_ are recomputed
+  std::int64_t lane_min_fin_ = 0;  // smallest ln_fin_ (kept by lane_add and lane_finish)
   std::vector<std::int64_t> ln_b_;     // steps_ when it joined (its generated is hot_ + steps_ - ln_b_)
   std::vector<std::int64_t> ln_fin_;   // steps_ once its last token is produced
   std::vector<std::int64_t> ln_pg_;    // steps_ at which its next step needs a page
@@ -299,11 +298,13 @@ class Worker final : private AdmissionContext {
   std::vector<std::int64_t> ln_tb_;    // private tokens after its step = ln_tb_ + steps_
   std::vector<ClientId> ln_client_;
   std::vector<Item> lane_items_;       // the members' decode items; .i: the running index
-  std::vector<std::pair<ClientId, std::int64_t>> lane_clients_;  // members per client, first-seen order
+  // Members per client, one entry per client with members: appended when its first
+  // member joins, removed (the last entry moved into its place) when its last leaves.
+  std::vector<std::pair<ClientId, std::int64_t>> lane_clients_;
   std::vector<std::uint32_t> lane_joins_;     // finish_iteration: completed prefills that decode on here
   std::vector<RequestHandle> lane_accepted_;  // hand-offs accepted since the last iteration (join then)
   std::vector<std::uint32_t> lane_to_;        // finish_iteration scratch: old running index -> new
-  std::vector<std::uint32_t> lane_slot_;      // lane_refresh scratch: client -> entry + 1
+  std::vector<std::uint32_t> lane_slot_;      // client -> its lane_clients_ entry + 1 (0: none)
 };
 
 }  // namespace servesim

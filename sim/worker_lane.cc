@@ -22,36 +22,35 @@ bool Worker::lane_add(std::size_t pos, std::uint32_t i, std::int64_t b) {
   if (r.kv_pages < 0 || r.kv_pages > max_exact_pages()) return false;
   const std::int64_t tb = private_tokens_after_step(r) - b;
   const auto at = [pos](auto& v) { return v.begin() + static_cast<std::ptrdiff_t>(pos); };
+  const std::int64_t fin = b + r.output_tokens - r.generated;
   ln_b_.insert(at(ln_b_), b);
-  ln_fin_.insert(at(ln_fin_), b + r.output_tokens - r.generated);
+  ln_fin_.insert(at(ln_fin_), fin);
   ln_pg_.insert(at(ln_pg_), r.kv_pages * page_size - tb + 1);
   ln_cb_.insert(at(ln_cb_), kv_tokens(r) - 1 - b);
   ln_tb_.insert(at(ln_tb_), tb);
   ln_client_.insert(at(ln_client_), r.client);
   lane_items_.insert(at(lane_items_), Item{1, i, false});
+  lane_min_fin_ = std::min(lane_min_fin_, fin);
+  if (lane_slot_.size() <= r.client) lane_slot_.resize(r.client + std::size_t{1}, 0);
+  std::uint32_t& slot = lane_slot_[r.client];
+  if (slot == 0) {
+    lane_clients_.emplace_back(r.client, 0);
+    slot = static_cast<std::uint32_t>(lane_clients_.size());
+  }
+  ++lane_clients_[slot - 1].second;
   return true;
 }
 
-// The smallest finishing step and the members per client in first-seen order
-// (recomputed lazily: lane_finish, the only reader, asks when members changed).
-// (lane_slot_: client -> entry + 1, all 0 between calls; sized like client_slot_,
-// which push_running sizes for every running client.)
-void Worker::lane_refresh() {
-  lane_stale_ = false;
-  if (lane_slot_.size() < client_slot_.size()) lane_slot_.resize(client_slot_.size(), 0);
-  std::int64_t m = std::numeric_limits<std::int64_t>::max();
-  for (std::int64_t f : ln_fin_) m = std::min(m, f);
-  lane_min_fin_ = m;
-  lane_clients_.clear();
-  for (ClientId c : ln_client_) {
-    std::uint32_t& slot = lane_slot_[c];
-    if (slot == 0) {
-      lane_clients_.emplace_back(c, 0);
-      slot = static_cast<std::uint32_t>(lane_clients_.size());
-    }
-    ++lane_clients_[slot - 1].second;
-  }
-  for (const auto& e : lane_clients_) lane_slot_[e.first] = 0;
+// A member of client c left: its count drops; a client without members left
+// loses its entry (the last entry takes its place: the order stays deterministic).
+void Worker::lane_client_left(ClientId c) {
+  std::uint32_t& slot = lane_slot_[c];
+  auto& e = lane_clients_[slot - 1];
+  if (--e.second > 0) return;
+  e = lane_clients_.back();
+  lane_slot_[e.first] = slot;
+  slot = 0;
+  lane_clients_.pop_back();
 }
 
 bool Worker::lane_build() {
@@ -63,12 +62,14 @@ bool Worker::lane_build() {
   ln_client_.clear();
   lane_items_.clear();
   lane_joins_.clear();
+  for (const auto& e : lane_clients_) lane_slot_[e.first] = 0;
+  lane_clients_.clear();
+  lane_min_fin_ = std::numeric_limits<std::int64_t>::max();
   steps_ = 0;
   for (std::size_t i = 0; i < running_.size(); ++i) {
     if (hot_[i].phase != Phase::kDecode) continue;
     if (!lane_add(lane_items_.size(), static_cast<std::uint32_t>(i), 0)) return false;
   }
-  lane_stale_ = true;
   lane_on_ = true;
   return true;
 }
@@ -95,7 +96,6 @@ bool Worker::lane_join(const std::vector<std::uint32_t>& indices) {
       return false;
     }
   }
-  lane_stale_ = true;
   return true;
 }
 
@@ -177,25 +177,27 @@ bool Worker::lane_schedule() {
 // the step-by-step pass, in the same order relative to the policy's token calls.
 void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
   lane_scheduled_ = false;
-  if (lane_stale_) lane_refresh();  // members joined or left since the last step
   const std::int64_t s1 = steps_ + 1;
   const std::size_t n = lane_items_.size();
-  if (observer_)  // one token per member, clients in the members' first-seen order
+  if (observer_)  // one token per member, once per client (lane_clients_' order)
     for (const auto& e : lane_clients_) count_output_token(e.first, e.second);
   if (s1 < lane_min_fin_) {
     if (counts_tokens_)
       for (ClientId c : ln_client_) policy_->on_decode_tokens(c, 1);
   } else {
     std::size_t kept = 0;
+    std::int64_t min_fin = std::numeric_limits<std::int64_t>::max();
     for (std::size_t j = 0; j < n; ++j) {
       if (counts_tokens_) policy_->on_decode_tokens(ln_client_[j], 1);
       if (ln_fin_[j] == s1) {
         const std::uint32_t i = lane_items_[j].i;
         hot_[i].generated += s1 - ln_b_[j];
+        lane_client_left(ln_client_[j]);
         finish_here(i, done);
         gone = true;
         continue;
       }
+      min_fin = std::min(min_fin, ln_fin_[j]);
       if (kept != j) {
         ln_b_[kept] = ln_b_[j];
         ln_fin_[kept] = ln_fin_[j];
@@ -214,7 +216,7 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
     ln_tb_.resize(kept);
     ln_client_.resize(kept);
     lane_items_.resize(kept);
-    lane_stale_ = true;
+    lane_min_fin_ = min_fin;
   }
   steps_ = s1;
   stats_.decode_tokens += static_cast<std::int64_t>(n);
