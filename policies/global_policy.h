@@ -41,6 +41,12 @@ class ClusterView {
   virtual Time now() const = 0;
   virtual std::size_t workers() const = 0;
   virtual WorkerLoad load(WorkerId w) const = 0;
+  // load(w).waiting + load(w).running, which views can answer without filling a
+  // whole WorkerLoad (least-outstanding routing asks it of every worker per request).
+  virtual std::int64_t outstanding(WorkerId w) const {
+    const WorkerLoad l = load(w);
+    return l.waiting + l.running;
+  }
   virtual const CostModel& cost_model(WorkerId w) const = 0;
   // The real KV placement of r's prompt for worker w (the engine's view);
   // views that know nothing of KV report nothing.

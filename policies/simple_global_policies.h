@@ -25,10 +25,11 @@ class LeastOutstandingPolicy final : public GlobalPolicy {
   WorkerId route(const RequestSpec&, const ClusterView& c) override {
     WorkerId best = 0;
     std::int64_t best_n = INT64_MAX;
-    for (WorkerId w = 0; w < c.workers(); ++w) {
-      WorkerLoad l = c.load(w);
-      if (l.waiting + l.running < best_n) {
-        best_n = l.waiting + l.running;
+    const std::size_t n = c.workers();
+    for (WorkerId w = 0; w < n; ++w) {
+      const std::int64_t o = c.outstanding(w);
+      if (o < best_n) {
+        best_n = o;
         best = w;
       }
     }

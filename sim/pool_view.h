@@ -21,6 +21,7 @@ class PoolView final : public ClusterView {
   Time now() const override { return all_.now(); }
   std::size_t workers() const override { return members_.size(); }
   WorkerLoad load(WorkerId w) const override { return all_.load(members_[w]); }
+  std::int64_t outstanding(WorkerId w) const override { return all_.outstanding(members_[w]); }
   const CostModel& cost_model(WorkerId w) const override { return all_.cost_model(members_[w]); }
   KvLocality locality(WorkerId w, const RequestSpec& r) const override { return all_.locality(members_[w], r); }
 

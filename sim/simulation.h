@@ -136,6 +136,9 @@ class Simulation final : private ClusterView {
   Time now() const override { return now_; }
   std::size_t workers() const override { return workers_.size(); }
   WorkerLoad load(WorkerId w) const override;
+  std::int64_t outstanding(WorkerId w) const override {  // load(w)'s waiting + running
+    return workers_[w]->waiting() + workers_[w]->running() + (pd_ ? decode_pending_[w] : 0);
+  }
   KvLocality locality(WorkerId w, const RequestSpec& r) const override {
     return workers_[w]->kv_manager().probe(r);
   }
