@@ -268,7 +268,11 @@ void Worker::store_loaded(RequestHandle h, std::uint32_t serial, Time now) {
 Time Worker::start_iteration(Time now) {
   SIM_CHECK(!busy_, "worker {} started an iteration while busy", id_);
   now_ = now;
-  items_.clear();
+  // The lane's members keep their items at the front of items_ (worker_lane.cc).
+  if (lane_on_)
+    items_.resize(lane_size());
+  else
+    items_.clear();
   shape_.clear();
   budget_ = opt_.max_batch_tokens;
   kvm_.set_now(now);
@@ -330,7 +334,7 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
   std::size_t k = 0;
   const bool laned = lane_scheduled_;
   if (laned) {  // the lane's items (the batch's first ones): applied by the lane
-    k = lane_items_.size();
+    k = lane_size();
     lane_finish(done, gone);
   }
   for (; k < n_items && !items_[k].prefill; ++k) {

@@ -63,8 +63,9 @@
 // Decode lane (a speed contract; mixed mode only; sim/worker_lane.cc): the
 // decoding requests' step-dependent values are kept as integers over a step
 // counter (steps_), so a decode step neither reads nor writes their RequestHot
-// lines: the decode items are copied, contexts are base + steps_ (with their
-// sums for the pricer, BatchShape::decode_sums), a page is allocated when steps_
+// lines: the decode items stay at the front of items_ from one iteration to
+// the next, contexts are base + steps_ (with their sums for the pricer,
+// BatchShape::decode_sums), a page is allocated when steps_
 // reaches the request's page step, and `generated` is deferred (a member's true
 // count is hot_[i].generated + steps_ - the steps_ at which it joined).
 // Completed prefills and accepted hand-offs join, finishes leave, in running
@@ -210,7 +211,8 @@ class Worker final : private AdmissionContext {
   void schedule_decodes();
   // Decode lane (header comment; worker_lane.cc). lane_build: from hot_, when every
   // decoding request can be a member (false: not built). lane_schedule: this
-  // iteration's decode items from the lane (false: it was flushed, the caller runs
+  // iteration's decode items from the lane, which are items_' prefix already (false:
+  // it was flushed and its items removed, lane_abandon; the caller runs
   // schedule_decodes). lane_finish: applies the lane's items (finishes go to `done`,
   // `gone` set as the step pass does). lane_add: running_[i] (decoding, hot state
   // current) joins at position pos as of steps_ = b (false: it cannot be a member).
@@ -218,6 +220,10 @@ class Worker final : private AdmissionContext {
   bool lane_schedule();
   void lane_finish(std::vector<RequestHandle>& done, bool& gone);
   void lane_flush();
+  void lane_abandon();
+  // Members; their decode items are items_[0, lane_size()) while the lane is on
+  // (start_iteration keeps that prefix; .i: the running index).
+  std::size_t lane_size() const { return ln_b_.size(); }
   bool lane_add(std::size_t pos, std::uint32_t i, std::int64_t b);
   void lane_client_left(ClientId c);
   bool lane_join(const std::vector<std::uint32_t>& indices);
@@ -297,7 +303,6 @@ class Worker final : private AdmissionContext {
   std::vector<std::int64_t> ln_cb_;    // context of its step = ln_cb_ + steps_
   std::vector<std::int64_t> ln_tb_;    // private tokens after its step = ln_tb_ + steps_
   std::vector<ClientId> ln_client_;
-  std::vector<Item> lane_items_;       // the members' decode items; .i: the running index
   // Members per client, one entry per client with members: appended when its first
   // member joins, removed (the last entry moved into its place) when its last leaves.
   std::vector<std::pair<ClientId, std::int64_t>> lane_clients_;

@@ -29,7 +29,7 @@ bool Worker::lane_add(std::size_t pos, std::uint32_t i, std::int64_t b) {
   ln_cb_.insert(at(ln_cb_), kv_tokens(r) - 1 - b);
   ln_tb_.insert(at(ln_tb_), tb);
   ln_client_.insert(at(ln_client_), r.client);
-  lane_items_.insert(at(lane_items_), Item{1, i, false});
+  items_.insert(at(items_), Item{1, i, false});
   lane_min_fin_ = std::min(lane_min_fin_, fin);
   if (lane_slot_.size() <= r.client) lane_slot_.resize(r.client + std::size_t{1}, 0);
   std::uint32_t& slot = lane_slot_[r.client];
@@ -60,7 +60,7 @@ bool Worker::lane_build() {
   ln_cb_.clear();
   ln_tb_.clear();
   ln_client_.clear();
-  lane_items_.clear();
+  items_.clear();
   lane_joins_.clear();
   for (const auto& e : lane_clients_) lane_slot_[e.first] = 0;
   lane_clients_.clear();
@@ -68,7 +68,7 @@ bool Worker::lane_build() {
   steps_ = 0;
   for (std::size_t i = 0; i < running_.size(); ++i) {
     if (hot_[i].phase != Phase::kDecode) continue;
-    if (!lane_add(lane_items_.size(), static_cast<std::uint32_t>(i), 0)) return false;
+    if (!lane_add(lane_size(), static_cast<std::uint32_t>(i), 0)) return false;
   }
   lane_on_ = true;
   return true;
@@ -76,11 +76,18 @@ bool Worker::lane_build() {
 
 void Worker::lane_flush() {
   if (!lane_on_) return;
-  for (std::size_t j = 0; j < lane_items_.size(); ++j) hot_[lane_items_[j].i].generated += steps_ - ln_b_[j];
+  for (std::size_t j = 0; j < lane_size(); ++j) hot_[items_[j].i].generated += steps_ - ln_b_[j];
   lane_on_ = false;
   lane_scheduled_ = false;
   lane_joins_.clear();
   lane_accepted_.clear();
+}
+
+// lane_schedule gives up: the lane is flushed and its items leave the batch
+// being built (schedule_decodes redoes the decode pass from the start).
+void Worker::lane_abandon() {
+  lane_flush();
+  items_.clear();
 }
 
 // Running requests that became decoding since the lane was built join it, in
@@ -88,9 +95,9 @@ void Worker::lane_flush() {
 bool Worker::lane_join(const std::vector<std::uint32_t>& indices) {
   for (std::uint32_t i : indices) {
     const auto pos = static_cast<std::size_t>(
-        std::upper_bound(lane_items_.begin(), lane_items_.end(), i,
+        std::upper_bound(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(lane_size()), i,
                          [](std::uint32_t x, const Item& it) { return x < it.i; }) -
-        lane_items_.begin());
+        items_.begin());
     if (!lane_add(pos, i, steps_)) {
       lane_flush();
       return false;
@@ -122,10 +129,13 @@ bool Worker::lane_take_accepted() {
 // (the pages given so far are held, so it allocates nothing twice, and a failed
 // allocation left nothing evictable: the same outcome).
 bool Worker::lane_schedule() {
-  if (!lane_take_accepted()) return false;
-  const std::size_t n = lane_items_.size();
+  if (!lane_take_accepted()) {  // (flushed)
+    lane_abandon();
+    return false;
+  }
+  const std::size_t n = lane_size();
   if (static_cast<std::int64_t>(n) > budget_) {
-    lane_flush();
+    lane_abandon();
     return false;
   }
   const std::int64_t s = steps_;
@@ -135,22 +145,21 @@ bool Worker::lane_schedule() {
   const std::int64_t* tb = ln_tb_.data();
   for (std::size_t j = 0; j < n; ++j) {
     if (s < pg[j]) continue;
-    RequestHot& r = hot_[lane_items_[j].i];
+    RequestHot& r = hot_[items_[j].i];
     const std::int64_t need = kvm_.pages_for(tb[j] + s) - r.kv_pages;
     if (need > 0) {
       if (!kvm_.alloc(need)) {
-        lane_flush();
+        lane_abandon();
         return false;
       }
       r.kv_pages += need;
     }
     if (r.kv_pages > max_exact) {  // (not reachable with a real pool; keeps the multiplication exact)
-      lane_flush();
+      lane_abandon();
       return false;
     }
     pg[j] = r.kv_pages * page_size - tb[j] + 1;
   }
-  items_.insert(items_.end(), lane_items_.begin(), lane_items_.end());
   std::vector<std::int64_t>& ctx = shape_.decode_contexts;
   const std::size_t c0 = ctx.size();
   ctx.resize(c0 + n);
@@ -178,7 +187,7 @@ bool Worker::lane_schedule() {
 void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
   lane_scheduled_ = false;
   const std::int64_t s1 = steps_ + 1;
-  const std::size_t n = lane_items_.size();
+  const std::size_t n = lane_size();
   if (observer_)  // one token per member, once per client (lane_clients_' order)
     for (const auto& e : lane_clients_) count_output_token(e.first, e.second);
   if (s1 < lane_min_fin_) {
@@ -190,7 +199,7 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
     for (std::size_t j = 0; j < n; ++j) {
       if (counts_tokens_) policy_->on_decode_tokens(ln_client_[j], 1);
       if (ln_fin_[j] == s1) {
-        const std::uint32_t i = lane_items_[j].i;
+        const std::uint32_t i = items_[j].i;
         hot_[i].generated += s1 - ln_b_[j];
         lane_client_left(ln_client_[j]);
         finish_here(i, done);
@@ -205,7 +214,7 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
         ln_cb_[kept] = ln_cb_[j];
         ln_tb_[kept] = ln_tb_[j];
         ln_client_[kept] = ln_client_[j];
-        lane_items_[kept] = lane_items_[j];
+        items_[kept] = items_[j];
       }
       ++kept;
     }
@@ -215,7 +224,6 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
     ln_cb_.resize(kept);
     ln_tb_.resize(kept);
     ln_client_.resize(kept);
-    lane_items_.resize(kept);
     lane_min_fin_ = min_fin;
   }
   steps_ = s1;
@@ -226,7 +234,7 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
 // The running set was compacted: `to` maps each kept request's old index to
 // its new one (members and joiners are all kept).
 void Worker::lane_remap(const std::vector<std::uint32_t>& to) {
-  for (Item& it : lane_items_) it.i = to[it.i];
+  for (std::size_t j = 0; j < lane_size(); ++j) items_[j].i = to[items_[j].i];
   for (std::uint32_t& i : lane_joins_) i = to[i];
 }
 
