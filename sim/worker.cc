@@ -268,12 +268,16 @@ void Worker::store_loaded(RequestHandle h, std::uint32_t serial, Time now) {
 Time Worker::start_iteration(Time now) {
   SIM_CHECK(!busy_, "worker {} started an iteration while busy", id_);
   now_ = now;
-  // The lane's members keep their items at the front of items_ (worker_lane.cc).
-  if (lane_on_)
+  // The lane's members keep their items at the front of items_, and lane_schedule
+  // sizes and writes every decode context (worker_lane.cc): no need to clear them.
+  if (lane_on_) {
     items_.resize(lane_size());
-  else
+    shape_.prefills.clear();
+    shape_.decode_sums.reset();
+  } else {
     items_.clear();
-  shape_.clear();
+    shape_.clear();
+  }
   budget_ = opt_.max_batch_tokens;
   kvm_.set_now(now);
   kvm_.begin_iteration();

@@ -88,6 +88,7 @@ void Worker::lane_flush() {
 void Worker::lane_abandon() {
   lane_flush();
   items_.clear();
+  shape_.decode_contexts.clear();
 }
 
 // Running requests that became decoding since the lane was built join it, in
@@ -160,10 +161,11 @@ bool Worker::lane_schedule() {
     }
     pg[j] = r.kv_pages * page_size - tb[j] + 1;
   }
+  // The first pass of the iteration: the contexts are the lane's alone (left from
+  // the last iteration by start_iteration, so resizing fills at most the growth).
   std::vector<std::int64_t>& ctx = shape_.decode_contexts;
-  const std::size_t c0 = ctx.size();
-  ctx.resize(c0 + n);
-  std::int64_t* out = ctx.data() + c0;
+  ctx.resize(n);
+  std::int64_t* out = ctx.data();
   const std::int64_t* cb = ln_cb_.data();
   // The dense decode pricer's sums (batch_shape.h), in the same pass.
   constexpr auto split = static_cast<std::uint64_t>(kDecodeSplitTokenCount);
@@ -174,8 +176,7 @@ bool Worker::lane_schedule() {
     kv += static_cast<std::uint64_t>(v);
     splits += (static_cast<std::uint64_t>(v) + split) / split;
   }
-  if (c0 == 0)  // the lane's contexts are all of them (the first pass of the iteration)
-    shape_.decode_sums = BatchShape::DecodeSums{static_cast<std::int64_t>(kv + n), static_cast<std::int64_t>(splits)};
+  shape_.decode_sums = BatchShape::DecodeSums{static_cast<std::int64_t>(kv + n), static_cast<std::int64_t>(splits)};
   budget_ -= static_cast<std::int64_t>(n);
   lane_scheduled_ = true;
   return true;
