@@ -8,7 +8,7 @@
 
 namespace servesim {
 
-Time arrival_time(double s, const std::string& what, std::int64_t index) {
+Time arrival_time(double s, std::string_view what, std::int64_t index) {
   if (!(s >= 0 && s <= kMaxArrivalS))
     throw InputError(fmt::format("{}: arrival {} would be at {:.3g} s, past the {:.0e} s the generators cover: raise the "
                                  "rate or lower the number of requests",

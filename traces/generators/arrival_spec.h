@@ -35,7 +35,7 @@ inline constexpr double kMaxArrivalS = 1e9;
 
 // The arrival at `s` seconds as engine time; InputError naming `what` (the workload) when
 // it is past kMaxArrivalS: too low a rate for the number of requests asked for.
-Time arrival_time(double s, const std::string& what, std::int64_t index);
+Time arrival_time(double s, std::string_view what, std::int64_t index);
 
 // A renewal arrival process: Poisson (exponential gaps) or Gamma gaps with a
 // coefficient of variation (cv > 1 is burstier than Poisson). YAML, under the
