@@ -3,6 +3,7 @@
 // against queueing theory.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/core/rng.h"
@@ -21,6 +22,28 @@ TEST_CASE("same-time events run in insertion order and earlier times first") {
   std::vector<std::uint32_t> order;
   while (!q.empty()) order.push_back(q.pop().target);
   CHECK(order == std::vector<std::uint32_t>{2, 5, 1, 3, 4});
+}
+
+TEST_CASE("event queue pops in (time, insertion) order under interleaved pushes and pops") {
+  // Against a sorted reference: random times with many ties, pushes and pops mixed.
+  EventQueue q;
+  std::vector<std::pair<Time, std::uint64_t>> pending;  // (time, seq) not yet popped
+  Rng rng(11);
+  std::uint64_t seq = 0;
+  for (int step = 0; step < 20000; ++step) {
+    if (pending.empty() || rng.below(3) != 0) {
+      const Time t = static_cast<Time>(rng.below(step < 10000 ? 50 : 5000));
+      q.push(t, EventKind::kWake, static_cast<std::uint32_t>(seq));
+      pending.emplace_back(t, seq++);
+    } else {
+      const auto best = std::min_element(pending.begin(), pending.end());
+      const Event e = q.pop();
+      REQUIRE(e.time == best->first);
+      REQUIRE(e.target == static_cast<std::uint32_t>(best->second));
+      pending.erase(best);
+    }
+    REQUIRE(q.size() == pending.size());
+  }
 }
 
 TEST_CASE("every input request is reported exactly once and all finish") {
