@@ -101,6 +101,7 @@ class TemplateSource final : public RequestSource {
   void blocks(RequestSpec& r, std::int64_t template_tokens, std::uint64_t template_key, std::uint64_t own_key) const {
     const std::int64_t b = spec_.block_size;
     std::uint64_t chain = 0x5EED;
+    r.prefix_blocks.reserve(static_cast<std::size_t>((r.prompt_tokens + b - 1) / b));  // one allocation
     for (std::int64_t start = 0; start < r.prompt_tokens; start += b) {
       const std::int64_t end = std::min(start + b, r.prompt_tokens);
       const bool in_template = end <= template_tokens && end - start == b;
