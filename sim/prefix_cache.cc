@@ -195,7 +195,7 @@ PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const Pre
   return best;
 }
 
-void PrefixCache::evict_leaf(CacheNodeId n) {
+CacheNodeId PrefixCache::evict_leaf(CacheNodeId n) {
   Node& x = nodes_[n];
   SIM_CHECK(x.alive && x.locks == 0 && x.children == 0, "evicting prefix cache node {} that is locked or not a leaf",
             n);
@@ -211,15 +211,33 @@ void PrefixCache::evict_leaf(CacheNodeId n) {
   free_.push_back(n);
   Node& p = nodes_[x.parent];
   p.children--;
-  maybe_evictable(x.parent);
+  const bool leaf = x.parent != kCacheRoot && p.alive && p.locks == 0 && p.children == 0;
+  return leaf ? x.parent : kCacheRoot;
 }
 
+// A parent that an eviction left an unlocked leaf is queued, unless more room is
+// needed and it sorts before the heap's smallest entry: then it is the least
+// recently used unlocked leaf (every current entry is at or after that top) and
+// goes next without a trip through the heap (a path evicted from its leaf up).
 bool PrefixCache::make_room(std::int64_t pages) {
-  while (kv_.free() < pages && !lru_.empty()) {
-    std::pop_heap(lru_.begin(), lru_.end(), std::greater<>());
-    const LruEntry e = lru_.back();
-    lru_.pop_back();
-    if (current(e)) evict_leaf(e.id);
+  CacheNodeId next = kCacheRoot;  // the next victim, known without the heap
+  while (kv_.free() < pages) {
+    if (next == kCacheRoot) {
+      if (lru_.empty()) break;
+      std::pop_heap(lru_.begin(), lru_.end(), std::greater<>());
+      const LruEntry e = lru_.back();
+      lru_.pop_back();
+      if (!current(e)) continue;
+      next = e.id;
+    }
+    const CacheNodeId parent = evict_leaf(next);
+    next = kCacheRoot;
+    if (parent == kCacheRoot) continue;
+    const LruEntry pe{nodes_[parent].last_access, parent, nodes_[parent].generation};
+    if (kv_.free() < pages && (lru_.empty() || lru_.front() > pe))
+      next = parent;
+    else
+      push_lru(parent);
   }
   return kv_.free() >= pages;
 }

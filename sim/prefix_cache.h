@@ -121,6 +121,8 @@ class PrefixCache {
   std::vector<BlockHash> path_blocks(CacheNodeId n) const;  // root..n block ids
   std::int64_t path_tokens(CacheNodeId n) const { return nodes_[n].path_tokens; }
   std::int32_t lock_count(CacheNodeId n) const { return nodes_[n].locks; }
+  std::int32_t child_count(CacheNodeId n) const { return nodes_[n].children; }
+  Time last_access(CacheNodeId n) const { return nodes_[n].last_access; }
 
  private:
   struct alignas(64) Node {  // one cache line
@@ -139,7 +141,9 @@ class PrefixCache {
   };
   CacheNodeId child(CacheNodeId parent, BlockHash h) const;
   CacheNodeId new_node(CacheNodeId parent, BlockHash h, std::int64_t tokens, Time now);
-  void evict_leaf(CacheNodeId n);
+  // Evicts unlocked leaf n; returns its parent when that is now an unlocked leaf
+  // (not queued yet: make_room queues or evicts it), else kCacheRoot.
+  CacheNodeId evict_leaf(CacheNodeId n);
   void maybe_evictable(CacheNodeId n);  // enters the LRU set if an unlocked leaf
   void touch(CacheNodeId n, Time now);  // last access = now, keeping the LRU set ordered
 

@@ -139,6 +139,61 @@ TEST_CASE("radix matches equal a naive matcher and locked nodes survive eviction
   }
 }
 
+TEST_CASE("every eviction takes the least recently used unlocked leaf (ties: lower node id)") {
+  // make_room may evict a parent an eviction left as a leaf without queueing it;
+  // the order must still be the LRU order over all unlocked leaves: checked at
+  // each eviction (the hook runs just before the node is freed).
+  for (std::int32_t block : {16, 40}) {
+    KvPool kv(300, 16);
+    PrefixCache cache(kv);
+    std::int64_t evictions = 0;
+    cache.set_evict_hook([&](std::uint64_t key, std::int64_t) {
+      CacheNodeId victim = kCacheRoot, best = kCacheRoot;
+      for (CacheNodeId n : cache.live_nodes()) {
+        if (cache.lock_count(n) != 0 || cache.child_count(n) != 0) continue;
+        if (cache.path_key(n) == key) victim = n;
+        if (best == kCacheRoot || cache.last_access(n) < cache.last_access(best) ||
+            (cache.last_access(n) == cache.last_access(best) && n < best))
+          best = n;
+      }
+      REQUIRE(victim != kCacheRoot);
+      REQUIRE(victim == best);
+      ++evictions;
+    });
+    Rng rng(5 + static_cast<std::uint64_t>(block));
+    std::vector<std::pair<CacheNodeId, std::int64_t>> held;  // locked node, private pages
+    for (int step = 0; step < 3000; ++step) {
+      const Time now = step / 3;  // equal access times too
+      if (rng.below(3) < 2) {
+        RequestSpec spec = random_prompt(rng, static_cast<RequestId>(step), block, 3);
+        PrefixMatch memo;
+        cache.refresh(memo, spec, spec.prompt_tokens - 1);
+        cache.lock(memo.node, now);
+        const std::int64_t need = kv.pages_for(spec.prompt_tokens - memo.tokens);
+        if (kv.free() + cache.evictable_pages() < need) {
+          cache.unlock(memo.node, now);
+          continue;
+        }
+        REQUIRE(cache.make_room(need));
+        const std::int64_t budget = kv.free();
+        auto res = cache.insert(spec, memo, spec.prompt_tokens, budget, now);
+        cache.lock(res.node, now);
+        cache.unlock(memo.node, now);
+        REQUIRE(kv.try_alloc(res.private_pages));
+        held.emplace_back(res.node, res.private_pages);
+      } else if (!held.empty()) {
+        const auto k = static_cast<std::size_t>(rng.below(held.size()));
+        cache.unlock(held[k].first, now);
+        kv.release(held[k].second);
+        held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
+      }
+    }
+    cache.check_invariants();
+    MESSAGE("block " << block << ": " << evictions << " evictions checked");
+    CHECK(evictions > 100);
+  }
+}
+
 TEST_CASE("one request at a time the engine's cache hits equal a naive replay of earlier prompts") {
   // Capacity far above the workload: nothing is evicted, so request k's match is
   // the longest block chain it shares with any earlier prompt (capped at prompt - 1,
