@@ -24,6 +24,14 @@ void DlpmPolicy::on_decode_tokens(ClientId c, std::int64_t tokens) {
   deficit_[c] -= o_.w_out * static_cast<double>(tokens);
 }
 
+void DlpmPolicy::on_decode_token_each(ClientId c, std::int64_t n) {
+  grow(c);
+  const double one = o_.w_out * 1.0;  // on_decode_tokens(c, 1)'s charge
+  double d = deficit_[c];
+  for (std::int64_t i = 0; i < n; ++i) d -= one;
+  deficit_[c] = d;
+}
+
 // Closed form of "add Q^u to every active client until one is positive".
 // REQUIRES: every active client has q_i <= 0 and at least one is active.
 void DlpmPolicy::refill() {

@@ -49,6 +49,7 @@ class DlpmPolicy final : public LocalPolicy {
   std::size_t queued() const override { return queue_.size(); }
   void schedule(AdmissionContext& ctx) override;
   void on_decode_tokens(ClientId c, std::int64_t tokens) override;
+  void on_decode_token_each(ClientId c, std::int64_t n) override;
   bool counts_decode_tokens() const override { return true; }
 
   double deficit(ClientId c) const { return c < deficit_.size() ? deficit_[c] : 0.0; }

@@ -103,6 +103,12 @@ class LocalPolicy {
   // (once per token) only for a policy that says so, so a policy that overrides
   // it must override this too (policy_conformance_test checks the ones shipped).
   virtual bool counts_decode_tokens() const { return false; }
+  // Exactly n calls of on_decode_tokens(client, 1) in a row (the worker's decode
+  // lane reports a step's tokens per client this way). A policy may override it
+  // with the same effect, bit for bit, minus the calls.
+  virtual void on_decode_token_each(ClientId client, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) on_decode_tokens(client, 1);
+  }
   // A request finished: on the worker where it finished and, after a PD hand-off, also
   // on the worker whose policy scheduled its prefill (each hears it once).
   virtual void on_finish(const RequestSpec& spec) {}

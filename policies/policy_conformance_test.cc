@@ -699,3 +699,29 @@ TEST_CASE("exactly the policies that count decode tokens say so (the worker call
     CHECK_MESSAGE(policy->counts_decode_tokens() == (counting.count(t.name) == 1), t.name);
   }
 }
+
+TEST_CASE("on_decode_token_each(c, n) equals n calls of on_decode_tokens(c, 1), bit for bit") {
+  // The decode lane reports a step's tokens per client (local_policy.h); DLPM
+  // and VTC override it with a loop of the same charges. Weights that round
+  // (0.1, 1/3) and large counts make any reassociation show.
+  for (const double w : {1.0, 0.1, 1.0 / 3.0, 2.5}) {
+    DlpmOptions d;
+    d.w_out = w;
+    DlpmPolicy one_d(d), each_d(d);
+    VtcOptions v;
+    v.w_out = w;
+    VtcPolicy one_v(v), each_v(v);
+    for (const std::int64_t n : {1, 2, 7, 1000, 33333}) {
+      for (const ClientId c : {ClientId{0}, ClientId{3}}) {
+        for (std::int64_t i = 0; i < n; ++i) {
+          one_d.on_decode_tokens(c, 1);
+          one_v.on_decode_tokens(c, 1);
+        }
+        each_d.on_decode_token_each(c, n);
+        each_v.on_decode_token_each(c, n);
+        CHECK(one_d.deficit(c) == each_d.deficit(c));
+        CHECK(one_v.counter(c) == each_v.counter(c));
+      }
+    }
+  }
+}

@@ -81,6 +81,14 @@ class VtcPolicy final : public LocalPolicy {
     charge(c, o_.w_out * static_cast<double>(tokens));
   }
   bool counts_decode_tokens() const override { return true; }
+  void on_decode_token_each(ClientId c, std::int64_t n) override {  // n charges of one token, one re-keying
+    grow(c);
+    const bool active = !queues_[c].empty();
+    if (active) active_.erase({counter_[c], c});
+    const double one = o_.w_out * 1.0;
+    for (std::int64_t i = 0; i < n; ++i) counter_[c] += one;
+    if (active) active_.insert({counter_[c], c});
+  }
 
   double counter(ClientId c) const { return c < counter_.size() ? counter_[c] : 0.0; }
 

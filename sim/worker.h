@@ -70,7 +70,9 @@
 // count is hot_[i].generated + steps_ - the steps_ at which it joined).
 // Completed prefills and accepted hand-offs join, finishes leave, in running
 // order, with the step-by-step order of KV allocations, policy calls and
-// finishes. The lane is flushed (every member's generated written to hot_) and
+// finishes (a step in which no member finishes tells the policy its tokens per
+// client, LocalPolicy::on_decode_token_each: each client's calls in the same
+// sequence, clients in lane_clients_' order). The lane is flushed (every member's generated written to hot_) and
 // dropped when KV runs out (the step-by-step pass redoes the iteration), when
 // a member cannot be one (a page count past the exact multiplication bound),
 // when more requests decode than the token budget holds, and before anything

@@ -191,9 +191,9 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
   const std::size_t n = lane_size();
   if (observer_)  // one token per member, once per client (lane_clients_' order)
     for (const auto& e : lane_clients_) count_output_token(e.first, e.second);
-  if (s1 < lane_min_fin_) {
+  if (s1 < lane_min_fin_) {  // nobody finishes: the policy hears the tokens per client
     if (counts_tokens_)
-      for (ClientId c : ln_client_) policy_->on_decode_tokens(c, 1);
+      for (const auto& e : lane_clients_) policy_->on_decode_token_each(e.first, e.second);
   } else {
     std::size_t kept = 0;
     std::int64_t min_fin = std::numeric_limits<std::int64_t>::max();
