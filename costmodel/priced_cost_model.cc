@@ -62,9 +62,27 @@ const PricedCostModel::RowsRow& PricedCostModel::rows_row(std::int64_t rows, boo
   return row;
 }
 
+const PricedCostModel::TokenRow& PricedCostModel::decode_row(std::int64_t n) const {
+  const auto i = static_cast<std::size_t>(n);
+  if (i >= decode_.size()) decode_.resize(i + 1);
+  TokenRow& row = decode_[i];
+  if (row.filled) return row;
+  row.parts = token_row(n, false).parts;
+  const RowsRow& r = rows_row(n, false);
+  row.parts[kLmHead] = r.lm_head;
+  row.parts[kSampling] = r.sampling;
+  row.filled = true;
+  return row;
+}
+
 Time PricedCostModel::iteration_time(const BatchShape& b) const {
   if (b.empty()) return 0;
   const auto decodes = static_cast<std::int64_t>(b.decode_contexts.size());
+  if (b.prefills.empty() && decodes <= kMaxTableTokens) {  // decode only: T = R = decodes, no prefill
+    PartTimes p = decode_row(decodes).parts;
+    split_->attention_parts(b, p);
+    return split_->time_of(p);
+  }
   std::int64_t tokens = decodes, rows = decodes;
   for (const PrefillChunk& c : b.prefills) {
     tokens += c.new_tokens;
@@ -86,7 +104,7 @@ std::size_t PricedCostModel::table_rows() const {
     for (const auto& r : t) n += r.filled ? 1 : 0;
   for (const auto& t : rows_)
     for (const auto& r : t) n += r.filled ? 1 : 0;
-  return n;
+  return n;  // (decode_ rows copy token and rows rows: not counted again)
 }
 
 std::shared_ptr<const CostModel> priced(std::shared_ptr<const CostModel> backend) {

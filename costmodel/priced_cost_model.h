@@ -19,7 +19,8 @@
 // arithmetic (same order of additions) as its iteration_time(): results are
 // bit-identical, not approximately equal.
 //
-// Memory: one row of PartTimes (160 B) per distinct T seen, plus 16 B per R;
+// Memory: one row of PartTimes (160 B) per distinct T seen, plus 16 B per R,
+// plus one more row per decode-only batch size seen (decode_row);
 // T up to kMaxTableTokens (larger batches go to the backend directly). Workers
 // equal by value share one backend (configs/run_builder.cc) and so one table.
 // Not thread-safe (the tables fill lazily): one instance per run, as
@@ -74,6 +75,9 @@ class PricedCostModel final : public CostModel {
   };
   const TokenRow& token_row(std::int64_t tokens, bool prefill) const;
   const RowsRow& rows_row(std::int64_t rows, bool prefill) const;
+  // A decode-only batch of n requests: token_row(n) with rows_row(n)'s lm_head and
+  // sampling in place (one lookup for the commonest batch).
+  const TokenRow& decode_row(std::int64_t n) const;
 
   std::shared_ptr<const CostModel> backend_;
   const TablePricedBackend* split_;
@@ -81,6 +85,7 @@ class PricedCostModel final : public CostModel {
   // [has-prefill][T] and [has-prefill][R]; index 0 only when not prefill-sensitive.
   mutable std::vector<TokenRow> tokens_[2];
   mutable std::vector<RowsRow> rows_[2];
+  mutable std::vector<TokenRow> decode_;
 };
 
 // `backend` wrapped in a PricedCostModel when it can be table-priced, else itself.
