@@ -1,5 +1,6 @@
 #include "reports/csv_writer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -7,125 +8,132 @@
 #include "sim/core/time.h"
 
 namespace servesim {
+namespace {
+
+// Buffered text is written to the file once it would pass this size.
+constexpr std::size_t kFlushAt = std::size_t{1} << 20;
+constexpr std::size_t kFirstCapacity = 4096;
+
+bool needs_quotes(std::string_view s) {
+  for (char c : s)
+    if (c == ',' || c == '"' || c == '\n' || c == '\r') return true;
+  return false;
+}
+
+}  // namespace
 
 CsvWriter::CsvWriter(const std::string& path) : file_(path) {}
 
-void CsvWriter::sep() {
-  if (!first_in_row_) buf_.push_back(',');
-  first_in_row_ = false;
+char* CsvWriter::make_room(std::size_t n) {
+  std::size_t used = static_cast<std::size_t>(pos_ - buf_.get());
+  if (used > 0 && used + n > kFlushAt) {
+    flush();
+    used = 0;
+  }
+  const auto capacity = static_cast<std::size_t>(end_ - buf_.get());
+  if (used + n > capacity) {
+    const std::size_t grown = std::max({2 * capacity, used + n, kFirstCapacity});
+    auto bigger = std::make_unique_for_overwrite<char[]>(grown);
+    if (used) std::memcpy(bigger.get(), buf_.get(), used);
+    buf_ = std::move(bigger);
+    pos_ = buf_.get() + used;
+    end_ = buf_.get() + grown;
+  }
+  return pos_;
+}
+
+void CsvWriter::append(const char* s, std::size_t n) {
+  char* p = room(n);
+  if (n) std::memcpy(p, s, n);
+  pos_ = p + n;
+}
+
+void CsvWriter::flush() {
+  file_.write(std::string_view(buf_.get(), static_cast<std::size_t>(pos_ - buf_.get())));
+  pos_ = buf_.get();
 }
 
 CsvWriter& CsvWriter::field(std::string_view s) {
-  sep();
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) {
-    buf_.append(s);
+  if (!needs_quotes(s)) {
+    char* p = begin_field(s.size());
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());
+    pos_ = p + s.size();
     return *this;
   }
-  buf_.push_back('"');
+  char* p = begin_field(2 * s.size() + 2);  // every character a quote, doubled
+  *p++ = '"';
   for (char c : s) {
-    if (c == '"') buf_.push_back('"');
-    buf_.push_back(c);
+    if (c == '"') *p++ = '"';
+    *p++ = c;
   }
-  buf_.push_back('"');
-  return *this;
-}
-
-// Integers: std::to_chars gives the same decimal digits as fmt's "{}" without
-// going through fmt's format-string machinery (one call per field of every row).
-template <class Int>
-void CsvWriter::append_int(Int v) {
-  char digits[24];
-  buf_.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
-}
-
-CsvWriter& CsvWriter::field(std::int64_t v) {
-  sep();
-  append_int(v);
-  return *this;
-}
-
-CsvWriter& CsvWriter::field(std::uint64_t v) {
-  sep();
-  append_int(v);
+  *p++ = '"';
+  pos_ = p;
   return *this;
 }
 
 CsvWriter& CsvWriter::field(double v) {
-  sep();
+  pos_ = begin_field(0);
   if (!std::isfinite(v)) return *this;  // empty field: not defined
-  fmt::format_to(std::back_inserter(buf_), "{:.6g}", v);
+  fmt::memory_buffer text;
+  fmt::format_to(std::back_inserter(text), "{:.6g}", v);
+  append(text.data(), text.size());
   return *this;
 }
 
 CsvWriter& CsvWriter::amount(double v) {
-  sep();
-  if (!std::isfinite(v)) return *this;
-  if (v == std::floor(v) && std::abs(v) < 0x1p53)
-    append_int(static_cast<std::int64_t>(v));
-  else
-    fmt::format_to(std::back_inserter(buf_), "{:.12g}", v);
+  if (!std::isfinite(v)) return empty();
+  if (v == std::floor(v) && std::abs(v) < 0x1p53) return field(static_cast<std::int64_t>(v));
+  pos_ = begin_field(0);
+  fmt::memory_buffer text;
+  fmt::format_to(std::back_inserter(text), "{:.12g}", v);
+  append(text.data(), text.size());
   return *this;
 }
 
-// Seconds: std::to_chars with chars_format::fixed and precision 6 writes the
-// exactly rounded decimal of the double, as fmt's "{:.6f}" does (ties, which
-// are the odd multiples of 1/128, included: both round them to even);
-// output_dir_test compares the two over many values. Non-finite values and
-// any value the buffer cannot hold (|s| >= ~1e56) go through fmt as before.
+// Seconds, three ways to the same text:
+//  - 0 <= s < 1e6 (not -0.0): p = s * 1e6 rounded to a double is below 2^40,
+//    so p's fraction is exact and m + 1/2 (m = floor(p)) is a double. Rounding
+//    is monotone, so p < m + 1/2 means the exact product is below m + 1/2 (and
+//    at least m - 1/2), p > m + 1/2 that it is above: its nearest integer, no
+//    tie, is the number of microseconds of the 6-decimal rounding of s. Only
+//    p == m + 1/2 (a tie, or a product rounded onto one) goes on to
+//  - std::to_chars with chars_format::fixed and precision 6, which writes the
+//    exactly rounded decimal of the double, as fmt's "{:.6f}" does (ties, the
+//    odd multiples of 1/128, included: both round them to even);
+//  - non-finite values and any value to_chars' buffer cannot hold
+//    (|s| >= ~1e56) through fmt.
+// csv_writer_test compares all of them with fmt's "{:.6f}" over many values.
 CsvWriter& CsvWriter::seconds(double s) {
-  sep();
+  if (s < 1e6 && !std::signbit(s)) {  // false for NaN
+    const double p = s * 1e6;
+    const auto m = static_cast<std::uint64_t>(p);
+    const double frac = p - static_cast<double>(m);
+    if (frac != 0.5) {
+      pos_ = csv_detail::write_micros(begin_field(27), m + (frac > 0.5));
+      return *this;
+    }
+  }
+  pos_ = begin_field(0);
   char digits[64];
   if (std::isfinite(s)) {
     const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, s, std::chars_format::fixed, 6);
     if (ec == std::errc()) {
-      buf_.append(digits, end);
+      append(digits, static_cast<std::size_t>(end - digits));
       return *this;
     }
   }
-  fmt::format_to(std::back_inserter(buf_), "{:.6f}", s);
+  fmt::memory_buffer text;
+  fmt::format_to(std::back_inserter(text), "{:.6f}", s);
+  append(text.data(), text.size());
   return *this;
 }
 
-// ns/1e9 to 6 decimals is round(ns/1000) µs when ns is not a tie (ns % 1000 ==
-// 500, where the double's representation decides) and the double ns * 1e-9
-// is within 1 ns of ns/1e9, which holds below 1e6 s (its error is under 3e-16
-// relative, 0.3 ns there). Elsewhere the double is formatted as before.
-CsvWriter& CsvWriter::seconds_ns(std::int64_t ns) {
-  constexpr std::int64_t kExactBelow = 1'000'000'000'000'000;  // 1e6 s in ns
-  if (ns < 0 || ns >= kExactBelow || ns % 1000 == 500) return seconds(time_to_seconds(ns));
-  sep();
-  const std::int64_t us = (ns + 500) / 1000;
-  char digits[32];
-  auto end = std::to_chars(digits, digits + sizeof digits, us / 1'000'000).ptr;
-  *end++ = '.';
-  std::int64_t frac = us % 1'000'000;
-  for (int i = 5; i >= 0; --i, frac /= 10) end[i] = static_cast<char>('0' + frac % 10);
-  buf_.append(digits, end + 6);
-  return *this;
-}
-
-CsvWriter& CsvWriter::empty() {
-  sep();
-  return *this;
-}
-
-void CsvWriter::end_row() {
-  buf_.push_back('\n');
-  first_in_row_ = true;
-  flush_if_large();
-}
-
-void CsvWriter::flush_if_large() {
-  if (buf_.size() < (1 << 20)) return;
-  file_.write(std::string_view(buf_.data(), buf_.size()));
-  buf_.clear();
-}
+CsvWriter& CsvWriter::seconds_slow(std::int64_t ns) { return seconds(time_to_seconds(ns)); }
 
 void CsvWriter::close() {
   if (closed_) return;
   closed_ = true;
-  file_.write(std::string_view(buf_.data(), buf_.size()));
-  buf_.clear();
+  flush();
   file_.commit();
 }
 

@@ -1,5 +1,6 @@
-// CsvWriter's number formatting: the fast paths (std::to_chars) write the same
-// bytes as the fmt format strings they replace, over many values.
+// CsvWriter's formatting: the fast paths (std::to_chars, integer micros, the
+// in-place buffer) write the same bytes as the fmt format strings and the
+// quoting they replace, over many values, and across buffer growth and flushes.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -7,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -15,6 +18,7 @@
 
 #include "reports/csv_writer.h"
 #include "sim/core/test_util.h"
+#include "sim/core/time.h"
 
 using namespace servesim;
 namespace fs = std::filesystem;
@@ -44,7 +48,130 @@ std::vector<std::string> written(const std::string& name, const std::vector<doub
   return rows;
 }
 
+// The whole file that `write` puts into a CsvWriter.
+template <class Write>
+std::string file_text(const std::string& name, Write write) {
+  const fs::path d = testing::fresh_temp_dir("servesim_csv_writer_test", name);
+  {
+    CsvWriter w((d / "out.csv").string());
+    write(w);
+    w.close();
+  }
+  std::ifstream in(d / "out.csv", std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The quoting CsvWriter::field(string_view) has always done: quoted when the
+// text holds , " CR or LF, quotes doubled.
+std::string reference_cell(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+// Random int64s of every magnitude, both signs, and the limits.
+std::vector<std::int64_t> many_integers() {
+  std::vector<std::int64_t> v = {0, 1, -1, 9, 10, 99, 100, std::numeric_limits<std::int64_t>::max(),
+                                 std::numeric_limits<std::int64_t>::min()};
+  std::int64_t p = 1;
+  for (int i = 0; i < 18; ++i, p *= 10)
+    for (std::int64_t d : {p - 1, p, p + 1}) {
+      v.push_back(d);
+      v.push_back(-d);
+    }
+  std::uint64_t x = 0x5851F42D4C957F2Dull;
+  for (int i = 0; i < 200000; ++i) {
+    const auto r = static_cast<std::int64_t>(next(x) >> (i % 64));
+    v.push_back(i % 2 ? r : -r);
+  }
+  return v;
+}
+
 }  // namespace
+
+TEST_CASE("field(int64) and field(uint64) write what fmt's {} writes") {
+  const std::vector<std::int64_t> v = many_integers();
+  std::string want;
+  for (std::int64_t i : v) want += fmt::format("{},{}\n", i, static_cast<std::uint64_t>(i));
+  const std::string got = file_text("integers", [&v](CsvWriter& w) {
+    for (std::int64_t i : v) {
+      w.field(i).field(static_cast<std::uint64_t>(i));
+      w.end_row();
+    }
+  });
+  CHECK(got == want);
+}
+
+TEST_CASE("seconds_ns(ns) writes what fmt's {:.6f} writes of time_to_seconds(ns)") {
+  std::vector<std::int64_t> v = many_integers();
+  // Every ns up to 3 ms (ties at 500 ns included), and around the exact path's bound (1e6 s).
+  for (std::int64_t ns = 0; ns < 3'000'000; ++ns) v.push_back(ns);
+  for (std::int64_t ns = 1'000'000'000'000'000 - 3000; ns < 1'000'000'000'000'000 + 3000; ++ns) v.push_back(ns);
+  // Latency-like times (up to a day) and their ties.
+  std::uint64_t x = 0x2545F4914F6CDD1Dull;
+  for (int i = 0; i < 300000; ++i) {
+    const auto ns = static_cast<std::int64_t>(next(x) % 86'400'000'000'000ull);
+    v.push_back(ns);
+    v.push_back(ns / 1000 * 1000 + 500);
+  }
+  std::string want;
+  for (std::int64_t ns : v) want += fmt::format("{:.6f}\n", time_to_seconds(ns));
+  const std::string got = file_text("seconds_ns", [&v](CsvWriter& w) {
+    for (std::int64_t ns : v) {
+      w.seconds_ns(ns);
+      w.end_row();
+    }
+  });
+  REQUIRE(got.size() == want.size());
+  CHECK(got == want);
+}
+
+TEST_CASE("field(string_view) quotes as before, and rows of every cell kind survive buffer growth and flushes") {
+  // Random rows: strings (plain, with , \" CR LF, empty, long), integers, seconds, empties, amounts.
+  std::uint64_t x = 0x6A09E667F3BCC908ull;
+  const char alphabet[] = "abcXYZ019 _-.;:'\",\n\r";
+  std::string want;
+  std::vector<std::vector<std::string>> strings;
+  for (int row = 0; row < 40000; ++row) {
+    std::vector<std::string> cells;
+    const int n = 1 + static_cast<int>(next(x) % 6);
+    for (int k = 0; k < n; ++k) {
+      const std::size_t len = next(x) % 50 == 0 ? next(x) % 70000 : next(x) % 12;
+      std::string s;
+      const bool plain = next(x) % 2;
+      for (std::size_t i = 0; i < len; ++i) s += alphabet[next(x) % (plain ? 14 : sizeof alphabet - 1)];
+      cells.push_back(s);
+    }
+    strings.push_back(cells);
+  }
+  for (std::size_t row = 0; row < strings.size(); ++row) {
+    for (const std::string& s : strings[row]) want += reference_cell(s) + ',';
+    const double amount = static_cast<double>(row) / 3;  // amount(): integers as such, else 12 digits
+    want += fmt::format("{},,{:.6f},", row, time_to_seconds(static_cast<std::int64_t>(row * 7919)));
+    want += row % 3 ? fmt::format("{:.12g}", amount) : fmt::format("{}", row / 3);
+    want += '\n';
+  }
+  const std::string got = file_text("strings", [&strings](CsvWriter& w) {
+    for (std::size_t row = 0; row < strings.size(); ++row) {
+      for (const std::string& s : strings[row]) w.field(std::string_view(s));
+      w.field(static_cast<std::uint64_t>(row)).empty();
+      w.seconds_ns(static_cast<std::int64_t>(row * 7919)).amount(static_cast<double>(row) / 3);
+      w.end_row();
+    }
+  });
+  REQUIRE(want.size() > (std::size_t{3} << 20));  // several flushes
+  REQUIRE(got.size() == want.size());
+  CHECK(got == want);
+  // A row with no field, and an empty file.
+  CHECK(file_text("empty_row", [](CsvWriter& w) { w.end_row(); }) == "\n");
+  CHECK(file_text("empty_file", [](CsvWriter&) {}).empty());
+}
 
 TEST_CASE("seconds(v) writes what fmt's {:.6f} writes: signs, zero, ties, near-ties, huge and non-finite values") {
   std::vector<double> v = {0.0, -0.0, 1.0, -1.0, 0.5, 1e-7, 4e-7, 5e-7, 6e-7, -5e-7, 9.9999995, 0.0000005,
@@ -70,6 +197,16 @@ TEST_CASE("seconds(v) writes what fmt's {:.6f} writes: signs, zero, ties, near-t
     v.push_back(std::nextafter(h, 0.0));
     v.push_back(std::nextafter(h, 1e300));
     v.push_back(-h);
+  }
+  // Up to 1e6 s (the integer-micros path), 16 doubles either side of decimal halfway
+  // points, where s * 1e6's rounding can land either side of the half.
+  for (int i = 0; i < 20000; ++i) {
+    const double micros = static_cast<double>(next(x) % (std::uint64_t{1} << (20 + i % 20)));
+    double up = (micros + 0.5) / 1e6, down = up;
+    for (int k = 0; k < 16; ++k, up = std::nextafter(up, 1e300), down = std::nextafter(down, 0.0)) {
+      v.push_back(up);
+      v.push_back(down);
+    }
   }
   // Random doubles: every exponent from 2^-60 to 2^200, and random bit patterns (any sign, any exponent).
   for (int i = 0; i < 200000; ++i) {
