@@ -13,7 +13,7 @@ const double kGamma = (1 + QuantileSketch::kAlpha) / (1 - QuantileSketch::kAlpha
 const double kLogGamma = std::log(kGamma);
 }  // namespace
 
-void QuantileSketch::add(double v) {
+void QuantileSketch::add(double v, int& known) {
   if (count_ == 0) {
     min_ = max_ = v;
   } else {
@@ -32,7 +32,8 @@ void QuantileSketch::add(double v) {
     ++zeros_;
     return;
   }
-  int i = bucket(v);
+  if (known == kNoBucket) known = bucket(v);
+  const int i = known;
   if (counts_.empty()) {
     offset_ = i;
     counts_.push_back(0);

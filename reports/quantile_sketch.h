@@ -15,7 +15,18 @@ class QuantileSketch {
   static constexpr std::size_t kExact = 4096;
   static constexpr double kAlpha = 0.001;
 
-  void add(double v);
+  void add(double v) {
+    int known = kNoBucket;
+    add(v, known);
+  }
+  // x.add(v); y.add(v): the same counts, with v's bucket computed once when
+  // both have spilled (a request's latency goes to its client's sketch and
+  // to the overall one).
+  static void add_both(QuantileSketch& x, QuantileSketch& y, double v) {
+    int known = kNoBucket;
+    x.add(v, known);
+    y.add(v, known);
+  }
   std::uint64_t count() const { return count_; }
   double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
   double min() const { return min_; }
@@ -32,6 +43,10 @@ class QuantileSketch {
   static int bucket_by_log(double v);
 
  private:
+  static constexpr int kNoBucket = -0x7fffffff - 1;  // below every bucket (|bucket| < 400,000)
+  // Adds v; `known` is bucket(v) or kNoBucket, set here when this sketch
+  // needs it (spilled, v above 1e-12).
+  void add(double v, int& known);
   void spill();
   double bucket_value(int i) const;
 

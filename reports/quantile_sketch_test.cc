@@ -178,3 +178,46 @@ TEST_CASE("a spilled sketch's quantiles come from bucket_by_log's buckets") {
     CHECK(s.quantile(q) == want);
   }
 }
+
+namespace {
+
+// Every answer of two sketches, compared exactly.
+void check_same(const QuantileSketch& got, const QuantileSketch& want) {
+  REQUIRE(got.count() == want.count());
+  CHECK(got.min() == want.min());
+  CHECK(got.max() == want.max());
+  CHECK(got.mean() == want.mean());
+  if (want.count() == 0) return;
+  std::size_t differ = 0;
+  for (int k = 0; k <= 1000; ++k)
+    if (got.quantile(k / 1000.0) != want.quantile(k / 1000.0)) ++differ;
+  CHECK(differ == 0);
+}
+
+}  // namespace
+
+TEST_CASE("add_both(x, y, v) counts as x.add(v) then y.add(v), whatever either sketch holds") {
+  // y starts with a history (spilled, or not yet), x empty: then one stream into both,
+  // values from the zeros bucket to 1e6 and on bucket boundaries, crossing both spills.
+  for (const std::size_t head : {std::size_t{0}, std::size_t{100}, 3 * QuantileSketch::kExact}) {
+    INFO("y's history: " << head);
+    QuantileSketch x, y, x_ref, y_ref;
+    for (double v : values(head, 5)) {
+      y.add(v);
+      y_ref.add(v);
+    }
+    std::vector<double> stream = values(3 * QuantileSketch::kExact, 23);
+    for (int i = -3000; i < 3000; i += 3) {
+      stream.push_back(from_bits(first_of_bucket(i)));
+      stream.push_back(std::nextafter(from_bits(first_of_bucket(i)), 0.0));
+    }
+    for (double v : {0.0, 1e-13, 1e-12, 2e-12, 1e6}) stream.push_back(v);
+    for (double v : stream) {
+      QuantileSketch::add_both(x, y, v);
+      x_ref.add(v);
+      y_ref.add(v);
+    }
+    check_same(x, x_ref);
+    check_same(y, y_ref);
+  }
+}

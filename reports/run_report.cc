@@ -28,7 +28,8 @@ RequestRecord make_record(const RequestOutcome& r, const SloVerdict& slo) {
   return x;
 }
 
-void account(ClientAccumulator& a, const RequestRecord& r) {
+// Counts r into `a`: everything but the latency sketches.
+void count_request(ClientAccumulator& a, const RequestRecord& r) {
   a.requests++;
   switch (r.status) {
     case RequestStatus::kFinished: a.finished++; break;
@@ -55,14 +56,26 @@ void account(ClientAccumulator& a, const RequestRecord& r) {
       a.slo_output_tokens += r.generated_tokens;
     }
   }
+}
+
+// Accounts r to its client's accumulator and to the overall one (two
+// different objects): counts, and a finished request's latencies in both
+// accumulators' sketches (QuantileSketch::add_both: each value's bucket
+// computed once).
+void account(ClientAccumulator& client, ClientAccumulator& all, const RequestRecord& r) {
+  count_request(client, r);
+  count_request(all, r);
   if (r.status != RequestStatus::kFinished) return;
   const double arrival = time_to_seconds(*r.arrival), finish = time_to_seconds(*r.finish);
   const double first = time_to_seconds(*r.first_token);
-  a.lat.ttft.add(first - arrival);
-  a.lat.e2e.add(finish - arrival);
-  a.lat.queue.add(time_to_seconds(*r.admitted) - arrival);
-  a.lat.normalized.add((finish - arrival) / static_cast<double>(r.output_tokens));
-  if (r.output_tokens > 1) a.lat.tpot.add((finish - first) / static_cast<double>(r.output_tokens - 1));
+  QuantileSketch::add_both(client.lat.ttft, all.lat.ttft, first - arrival);
+  QuantileSketch::add_both(client.lat.e2e, all.lat.e2e, finish - arrival);
+  QuantileSketch::add_both(client.lat.queue, all.lat.queue, time_to_seconds(*r.admitted) - arrival);
+  QuantileSketch::add_both(client.lat.normalized, all.lat.normalized,
+                           (finish - arrival) / static_cast<double>(r.output_tokens));
+  if (r.output_tokens > 1)
+    QuantileSketch::add_both(client.lat.tpot, all.lat.tpot,
+                             (finish - first) / static_cast<double>(r.output_tokens - 1));
 }
 
 // A CSV column: its name and how a row writes it, side by side, so header
@@ -446,8 +459,7 @@ void RunReport::on_request(const RequestOutcome& r) {
   if (clients_.size() <= c) clients_.resize(c + 1);
   const SloVerdict slo = opt_.slo.any() ? evaluate_slo(client_slo(c), r) : SloVerdict{};
   const RequestRecord rec = make_record(r, slo);
-  account(clients_[c], rec);
-  account(overall_, rec);
+  account(clients_[c], overall_, rec);
   if (opt_.window.set()) records_.push_back(rec);
   if (r.finish) last_finish_ = std::max(last_finish_, *r.finish);
   if (requests_) write_request_row(*requests_, RequestRow{&r, &client_name(c), &slo});
@@ -514,8 +526,7 @@ RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals&
     const WindowSelection sel = select_window(arrivals, opt_.window, totals.first_arrival, run_end);
     window_clients.resize(clients_.size());
     for (std::size_t i = sel.first; i < sel.last; ++i) {
-      account(window_all, records_[i]);
-      account(window_clients[records_[i].client], records_[i]);
+      account(window_clients[records_[i].client], window_all, records_[i]);
     }
     win = &window_all;
     win_clients = &window_clients;
