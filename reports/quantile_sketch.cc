@@ -8,39 +8,24 @@
 
 namespace servesim {
 namespace {
-constexpr double kMinPositive = 1e-12;
 const double kGamma = (1 + QuantileSketch::kAlpha) / (1 - QuantileSketch::kAlpha);
 const double kLogGamma = std::log(kGamma);
 }  // namespace
 
-void QuantileSketch::add(double v, int& known) {
-  if (count_ == 0) {
-    min_ = max_ = v;
-  } else {
-    min_ = std::min(min_, v);
-    max_ = std::max(max_, v);
-  }
-  ++count_;
-  sum_ += v;
-  if (!spilled_) {
-    exact_.push_back(v);
-    sorted_ = false;
-    if (exact_.size() > kExact) spill();
-    return;
-  }
-  if (v <= kMinPositive) {
-    ++zeros_;
-    return;
-  }
-  if (known == kNoBucket) known = bucket(v);
-  const int i = known;
+void QuantileSketch::add_exact(double v) {
+  exact_.push_back(v);
+  sorted_ = false;
+  if (exact_.size() > kExact) spill();
+}
+
+void QuantileSketch::count_outside(int i) {
   if (counts_.empty()) {
     offset_ = i;
     counts_.push_back(0);
   } else if (i < offset_) {
     counts_.insert(counts_.begin(), static_cast<std::size_t>(offset_ - i), 0);
     offset_ = i;
-  } else if (i >= offset_ + static_cast<int>(counts_.size())) {
+  } else {
     counts_.resize(static_cast<std::size_t>(i - offset_ + 1), 0);
   }
   ++counts_[static_cast<std::size_t>(i - offset_)];

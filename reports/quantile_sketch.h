@@ -5,6 +5,7 @@
 // Masson et al., VLDB 2019), so memory does not grow with the run length.
 // Mean, min and max are always exact.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -44,9 +45,36 @@ class QuantileSketch {
 
  private:
   static constexpr int kNoBucket = -0x7fffffff - 1;  // below every bucket (|bucket| < 400,000)
+  static constexpr double kMinPositive = 1e-12;        // values at or below count as zeros
   // Adds v; `known` is bucket(v) or kNoBucket, set here when this sketch
-  // needs it (spilled, v above 1e-12).
-  void add(double v, int& known);
+  // needs it (spilled, v above kMinPositive). Inline: every request adds
+  // its latencies; keeping exact values, growing the buckets and spilling are
+  // out of line.
+  void add(double v, int& known) {
+    if (count_ == 0) {
+      min_ = max_ = v;
+    } else {
+      min_ = std::min(min_, v);
+      max_ = std::max(max_, v);
+    }
+    ++count_;
+    sum_ += v;
+    if (!spilled_) return add_exact(v);
+    if (v <= kMinPositive) {
+      ++zeros_;
+      return;
+    }
+    if (known == kNoBucket) known = bucket(v);
+    // Below offset_ the difference wraps to a huge index: one comparison.
+    const auto k = static_cast<std::size_t>(static_cast<unsigned>(known - offset_));
+    if (k < counts_.size())
+      ++counts_[k];
+    else
+      count_outside(known);
+  }
+  void add_exact(double v);  // keeps v (not spilled yet); spills past kExact values
+  // Counts bucket i outside [offset_, offset_ + counts_.size()): grows counts_.
+  void count_outside(int i);
   void spill();
   double bucket_value(int i) const;
 
