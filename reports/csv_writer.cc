@@ -109,7 +109,7 @@ CsvWriter& CsvWriter::seconds(double s) {
     const auto m = static_cast<std::uint64_t>(p);
     const double frac = p - static_cast<double>(m);
     if (frac != 0.5) {
-      pos_ = csv_detail::write_micros(begin_field(27), m + (frac > 0.5));
+      pos_ = csv_detail::write_micros(begin_field(21), m + (frac > 0.5));
       return *this;
     }
   }

@@ -10,6 +10,7 @@
 // requests.csv's cells, one row per request); each takes room for its widest
 // text with one capacity check and writes its digits in place.
 #pragma once
+#include <bit>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -37,11 +38,65 @@ struct DigitPairs {
 };
 inline constexpr DigitPairs kDigitPairs{};
 
-// Writes `us` microseconds as seconds with 6 decimals ("<us / 1e6>.<6 digits>",
-// the digits std::to_chars gives the quotient) at p; returns the end. REQUIRES
-// room for 27 bytes.
+inline constexpr std::uint64_t kPow10[20] = {1,
+                                             10,
+                                             100,
+                                             1'000,
+                                             10'000,
+                                             100'000,
+                                             1'000'000,
+                                             10'000'000,
+                                             100'000'000,
+                                             1'000'000'000,
+                                             10'000'000'000,
+                                             100'000'000'000,
+                                             1'000'000'000'000,
+                                             10'000'000'000'000,
+                                             100'000'000'000'000,
+                                             1'000'000'000'000'000,
+                                             10'000'000'000'000'000,
+                                             100'000'000'000'000'000,
+                                             1'000'000'000'000'000'000,
+                                             10'000'000'000'000'000'000u};
+
+// The number of decimal digits of v (1 for 0). A b-bit v (b = bit width of
+// v | 1) has t or t + 1 digits, t = floor(b log10 2) = (b * 1233) >> 12 for
+// b <= 64; t + 1 exactly when v >= 10^t.
+inline int decimal_length(std::uint64_t v) {
+  v |= 1;  // same length; 0 has one digit
+  const int t = (std::bit_width(v) * 1233) >> 12;
+  return t + (v >= kPow10[t]);
+}
+
+// Writes v in decimal at p (the digits of std::to_chars); returns the end.
+// REQUIRES room for 20 bytes.
+inline char* write_decimal(char* p, std::uint64_t v) {
+  char* const end = p + decimal_length(v);
+  char* q = end;
+  while (v >= 100) {
+    q -= 2;
+    std::memcpy(q, kDigitPairs.c + 2 * (v % 100), 2);
+    v /= 100;
+  }
+  if (v >= 10)
+    std::memcpy(q - 2, kDigitPairs.c + 2 * v, 2);
+  else
+    q[-1] = static_cast<char>('0' + v);
+  return end;
+}
+
+// Writes v in decimal at p, '-' first when negative; returns the end.
+// REQUIRES room for 20 bytes.
+inline char* write_decimal(char* p, std::int64_t v) {
+  *p = '-';
+  const auto magnitude = static_cast<std::uint64_t>(v);
+  return v < 0 ? write_decimal(p + 1, 0 - magnitude) : write_decimal(p, magnitude);
+}
+
+// Writes `us` microseconds as seconds with 6 decimals ("<us / 1e6>.<6 digits>")
+// at p; returns the end. REQUIRES room for 21 bytes.
 inline char* write_micros(char* p, std::uint64_t us) {
-  p = std::to_chars(p, p + 20, us / 1'000'000).ptr;
+  p = write_decimal(p, us / 1'000'000);
   const auto frac = static_cast<std::uint32_t>(us % 1'000'000);
   const std::uint32_t hi = frac / 10'000, rest = frac % 10'000, mid = rest / 100, lo = rest % 100;
   p[0] = '.';
@@ -60,6 +115,14 @@ class CsvWriter {
   CsvWriter& operator=(const CsvWriter&) = delete;
 
   CsvWriter& field(std::string_view s);  // quoted when it contains , " or newline
+  // field(s) for text known to need no quotes (fixed names such as a request
+  // status), without looking. REQUIRES: s holds no , " CR or LF.
+  CsvWriter& plain(std::string_view s) {
+    char* p = begin_field(s.size());
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());
+    pos_ = p + s.size();
+    return *this;
+  }
   CsvWriter& field(std::int64_t v) { return integer(v); }
   CsvWriter& field(std::uint64_t v) { return integer(v); }
   CsvWriter& field(int v) { return field(static_cast<std::int64_t>(v)); }
@@ -76,7 +139,7 @@ class CsvWriter {
     constexpr std::uint64_t kExactBelow = 1'000'000'000'000'000;  // 1e6 s in ns
     const auto u = static_cast<std::uint64_t>(ns);                  // negative: huge
     if (u >= kExactBelow || u % 1000 == 500) return seconds_slow(ns);
-    pos_ = csv_detail::write_micros(begin_field(27), (u + 500) / 1000);
+    pos_ = csv_detail::write_micros(begin_field(21), (u + 500) / 1000);
     return *this;
   }
   CsvWriter& empty() {
@@ -91,11 +154,10 @@ class CsvWriter {
   void close();  // flushes and renames into place; throws InputError on a write error
 
  private:
-  // std::to_chars's digits (the same as fmt's "{}").
+  // The digits of std::to_chars and of fmt's "{}".
   template <class Int>
   CsvWriter& integer(Int v) {
-    char* p = begin_field(20);
-    pos_ = std::to_chars(p, p + 20, v).ptr;
+    pos_ = csv_detail::write_decimal(begin_field(20), v);
     return *this;
   }
   // Where to write n more bytes (pos_): the buffer has room for them.

@@ -3,6 +3,7 @@
 // quoting they replace, over many values, and across buffer growth and flushes.
 #include <doctest/doctest.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "reports/csv_writer.h"
 #include "sim/core/test_util.h"
 #include "sim/core/time.h"
+#include "sim/run_observer.h"
 
 using namespace servesim;
 namespace fs = std::filesystem;
@@ -94,6 +96,25 @@ std::vector<std::int64_t> many_integers() {
 }
 
 }  // namespace
+
+TEST_CASE("write_decimal writes std::to_chars's digits at every power of ten and power of two") {
+  std::vector<std::uint64_t> v = {0, std::numeric_limits<std::uint64_t>::max()};
+  for (int t = 0; t < 20; ++t)
+    for (std::uint64_t d : {csv_detail::kPow10[t] - 1, csv_detail::kPow10[t], csv_detail::kPow10[t] + 1}) v.push_back(d);
+  for (int b = 1; b < 64; ++b)
+    for (std::uint64_t d : {(std::uint64_t{1} << b) - 1, std::uint64_t{1} << b, (std::uint64_t{1} << b) + 1}) v.push_back(d);
+  std::size_t differ = 0;
+  for (std::uint64_t u : v)
+    for (bool negative : {false, true}) {
+      char want[24], got[24];
+      const std::string_view w = negative ? std::string_view(want, std::to_chars(want, want + 24, static_cast<std::int64_t>(0 - u)).ptr - want)
+                                          : std::string_view(want, std::to_chars(want, want + 24, u).ptr - want);
+      const std::string_view g = negative ? std::string_view(got, csv_detail::write_decimal(got, static_cast<std::int64_t>(0 - u)) - got)
+                                          : std::string_view(got, csv_detail::write_decimal(got, u) - got);
+      if (w != g && differ++ < 5) CHECK_MESSAGE(w == g, u);
+    }
+  CHECK(differ == 0);
+}
 
 TEST_CASE("field(int64) and field(uint64) write what fmt's {} writes") {
   const std::vector<std::int64_t> v = many_integers();
@@ -231,4 +252,13 @@ TEST_CASE("seconds(v) writes what fmt's {:.6f} writes: signs, zero, ties, near-t
     if (rows[i] != want && differ++ < 5) CHECK_MESSAGE(rows[i] == want, fmt::format("{:a}", v[i]));
   }
   CHECK(differ == 0);
+}
+
+TEST_CASE("plain(s) writes what field(s) writes for every request status name (requests.csv's status)") {
+  for (RequestStatus s : {RequestStatus::kFinished, RequestStatus::kRejected, RequestStatus::kUnfinished,
+                          RequestStatus::kNotArrived, static_cast<RequestStatus>(99)}) {
+    const std::string_view name = status_name(s);
+    CHECK(file_text("plain", [name](CsvWriter& w) { w.field(1).plain(name).end_row(); }) ==
+          file_text("quoted", [name](CsvWriter& w) { w.field(1).field(name).end_row(); }));
+  }
 }

@@ -133,8 +133,6 @@ struct RequestRow {
   const SloVerdict* slo;
 };
 
-void write_verdict(CsvWriter& w, const std::optional<bool>& v) { v ? w.field(static_cast<int>(*v)) : w.empty(); }
-
 // requests.csv's columns in order: each a name and how a row writes it, side
 // by side, so header and values cannot drift apart. `col(name, write)` is
 // called once per column; write(w, outcome, row) writes the cell. A template
@@ -145,6 +143,7 @@ void request_columns(Col&& col) {
   using R = RequestOutcome;
   using Row = RequestRow;
   auto time = [](CsvWriter& w, const std::optional<Time>& t) { t ? w.seconds_ns(*t) : w.empty(); };
+  auto verdict = [](CsvWriter& w, const std::optional<bool>& v) { v ? w.field(static_cast<int>(*v)) : w.empty(); };
   col("id", [](CsvWriter& w, const R& r, const Row&) { w.field(r.spec->id); });
   col("client", [](CsvWriter& w, const R& r, const Row&) { w.field(static_cast<std::int64_t>(r.spec->client)); });
   col("client_name", [](CsvWriter& w, const R&, const Row& row) { w.field(*row.client_name); });
@@ -170,12 +169,12 @@ void request_columns(Col&& col) {
   col("output_tokens", [](CsvWriter& w, const R& r, const Row&) { w.field(r.spec->output_tokens); });
   col("generated_tokens", [](CsvWriter& w, const R& r, const Row&) { w.field(r.generated_tokens); });
   col("preemptions", [](CsvWriter& w, const R& r, const Row&) { w.field(static_cast<std::int64_t>(r.preemptions)); });
-  col("status", [](CsvWriter& w, const R& r, const Row&) { w.field(status_name(r.status)); });
+  col("status", [](CsvWriter& w, const R& r, const Row&) { w.plain(status_name(r.status)); });  // unquoted: csv_writer_test
   col("reason", [](CsvWriter& w, const R& r, const Row&) { w.field(r.reason); });
-  col("slo_ttft_met", [](CsvWriter& w, const R&, const Row& row) { write_verdict(w, row.slo->ttft); });
-  col("slo_tpot_met", [](CsvWriter& w, const R&, const Row& row) { write_verdict(w, row.slo->tpot); });
-  col("slo_e2e_met", [](CsvWriter& w, const R&, const Row& row) { write_verdict(w, row.slo->e2e); });
-  col("slo_met", [](CsvWriter& w, const R&, const Row& row) { write_verdict(w, row.slo->met); });
+  col("slo_ttft_met", [verdict](CsvWriter& w, const R&, const Row& row) { verdict(w, row.slo->ttft); });
+  col("slo_tpot_met", [verdict](CsvWriter& w, const R&, const Row& row) { verdict(w, row.slo->tpot); });
+  col("slo_e2e_met", [verdict](CsvWriter& w, const R&, const Row& row) { verdict(w, row.slo->e2e); });
+  col("slo_met", [verdict](CsvWriter& w, const R&, const Row& row) { verdict(w, row.slo->met); });
   // PD placement and hand-off (docs/reports.md); appended so earlier columns keep their positions.
   col("prefill_worker", [](CsvWriter& w, const R& r, const Row&) {
     r.prefill_worker ? w.field(static_cast<std::int64_t>(*r.prefill_worker)) : w.empty();
@@ -409,7 +408,8 @@ LatencySummary latency_summary(const QuantileSketch& q) {
 
 }  // namespace
 
-RunReport::RunReport(ReportOptions opt) : opt_(std::move(opt)), fairness_(opt_.w_in, opt_.w_out) {
+RunReport::RunReport(ReportOptions opt)
+    : opt_(std::move(opt)), slo_any_(opt_.slo.any()), fairness_(opt_.w_in, opt_.w_out) {
   if (opt_.window.set()) fairness_.enable_window(opt_.window);
   std::error_code ec;
   std::filesystem::create_directories(opt_.out_dir, ec);
@@ -457,7 +457,7 @@ const SloThresholds& RunReport::client_slo(ClientId c) {
 void RunReport::on_request(const RequestOutcome& r) {
   const ClientId c = r.spec->client;
   if (clients_.size() <= c) clients_.resize(c + 1);
-  const SloVerdict slo = opt_.slo.any() ? evaluate_slo(client_slo(c), r) : SloVerdict{};
+  const SloVerdict slo = slo_any_ ? evaluate_slo(client_slo(c), r) : SloVerdict{};
   const RequestRecord rec = make_record(r, slo);
   account(clients_[c], overall_, rec);
   if (opt_.window.set()) records_.push_back(rec);

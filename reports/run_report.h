@@ -168,6 +168,7 @@ class RunReport final : public RunObserver {
   const std::string& client_name(ClientId c);
   const SloThresholds& client_slo(ClientId c);
   ReportOptions opt_;
+  bool slo_any_;  // opt_.slo.any(), asked once per request
   std::unique_ptr<CsvWriter> requests_;
   std::vector<ClientAccumulator> clients_;
   ClientAccumulator overall_;
