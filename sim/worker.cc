@@ -316,6 +316,7 @@ Time Worker::start_iteration(Time now) {
 // running_[i] produced its last token: it leaves the running set (compacted
 // away by finish_iteration) and frees its private KV.
 void Worker::finish_here(std::size_t i, std::vector<RequestHandle>& done) {
+  first_gone_ = std::min(first_gone_, i);
   hot_[i].phase = Phase::kFinished;
   LiveRequest& lr = sync_out(i);  // it leaves the running set: the LiveRequest is current from here
   release_private(lr);
@@ -331,6 +332,7 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
   now_ = now;
   kvm_.set_now(now);
   bool gone = false;  // a request finished or was handed off (its hot phase says which)
+  first_gone_ = running_.size();  // the lowest running index that leaves (finish_here, hand-offs)
   // Decode items come first in every batch (schedule_decodes runs before the
   // prefill passes, or alone): this pass takes them, the general one below the
   // rest (decodes included, so the order is only a matter of speed).
@@ -396,6 +398,7 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
       kvm_.hold(h, lr);
       stats_.handoffs++;
       handoffs_.push_back(h);
+      first_gone_ = std::min<std::size_t>(first_gone_, it.i);
       gone = true;
     } else if (it.prefill && lane_on_) {
       lane_joins_.push_back(it.i);  // its prefill completed here and it decodes here: it joins the lane below
@@ -410,10 +413,10 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
   client_tokens_.clear();
   // Finished and handed-off requests leave the running set (order kept).
   // The lane's members and joiners follow their requests to the new indices.
-  if (gone) {
+  if (gone) {  // (the requests before first_gone_ keep their indices)
     if (lane_on_) lane_to_.resize(running_.size());
-    std::size_t j = 0;
-    for (std::size_t i = 0; i < running_.size(); ++i) {
+    std::size_t j = first_gone_;
+    for (std::size_t i = first_gone_; i < running_.size(); ++i) {
       if (hot_[i].phase == Phase::kFinished || hot_[i].phase == Phase::kHandoff) continue;
       if (lane_on_) lane_to_[i] = static_cast<std::uint32_t>(j);
       if (j != i) {
@@ -424,7 +427,7 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
     }
     running_.resize(j);
     hot_.resize(j);
-    if (lane_on_) lane_remap(lane_to_);
+    if (lane_on_) lane_remap(lane_to_, first_gone_);
   }
   if (lane_on_ && !lane_joins_.empty()) {
     lane_join(lane_joins_);

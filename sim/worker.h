@@ -230,7 +230,7 @@ class Worker final : private AdmissionContext {
   void lane_client_left(ClientId c);
   bool lane_join(const std::vector<std::uint32_t>& indices);
   bool lane_take_accepted();
-  void lane_remap(const std::vector<std::uint32_t>& to);
+  void lane_remap(const std::vector<std::uint32_t>& to, std::size_t first);
   void schedule_prefill_chunks();
   void add_prefill_chunk(std::size_t i);
   void preempt_now(std::size_t i);
@@ -310,7 +310,8 @@ class Worker final : private AdmissionContext {
   std::vector<std::pair<ClientId, std::int64_t>> lane_clients_;
   std::vector<std::uint32_t> lane_joins_;     // finish_iteration: completed prefills that decode on here
   std::vector<RequestHandle> lane_accepted_;  // hand-offs accepted since the last iteration (join then)
-  std::vector<std::uint32_t> lane_to_;        // finish_iteration scratch: old running index -> new
+  std::vector<std::uint32_t> lane_to_;        // finish_iteration scratch: old running index -> new (from first_gone_ on)
+  std::size_t first_gone_ = 0;                // finish_iteration: the lowest running index that leaves
   std::vector<std::uint32_t> lane_slot_;      // client -> its lane_clients_ entry + 1 (0: none)
 };
 

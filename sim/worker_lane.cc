@@ -232,11 +232,15 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
   context_tokens_ += static_cast<std::int64_t>(n);
 }
 
-// The running set was compacted: `to` maps each kept request's old index to
-// its new one (members and joiners are all kept).
-void Worker::lane_remap(const std::vector<std::uint32_t>& to) {
-  for (std::size_t j = 0; j < lane_size(); ++j) items_[j].i = to[items_[j].i];
-  for (std::uint32_t& i : lane_joins_) i = to[i];
+// The running set was compacted from index `first` on: `to` maps each kept
+// request's old index >= first to its new one (members and joiners are all
+// kept; those before `first` did not move). Members are in running order.
+void Worker::lane_remap(const std::vector<std::uint32_t>& to, std::size_t first) {
+  const auto end = items_.begin() + static_cast<std::ptrdiff_t>(lane_size());
+  auto it = std::partition_point(items_.begin(), end, [first](const Item& x) { return x.i < first; });
+  for (; it != end; ++it) it->i = to[it->i];
+  for (std::uint32_t& i : lane_joins_)
+    if (i >= first) i = to[i];
 }
 
 }  // namespace servesim
