@@ -2,6 +2,7 @@
 #include "costmodel/profile_table.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -9,11 +10,13 @@
 #include <array>
 #include <map>
 #include <set>
+#include <span>
 #include <sstream>
 #include <string_view>
 
 #include <fmt/format.h>
 
+#include "costmodel/cell_numbers.h"
 #include "sim/core/error.h"
 #include "sim/core/text_split.h"
 
@@ -22,13 +25,6 @@ namespace {
 
 constexpr int kSchemaVersion = 1;
 
-
-bool parse_double(std::string_view s, double& out) {
-  if (s.empty()) return false;
-  const char* end = s.data() + s.size();
-  auto [p, ec] = std::from_chars(s.data(), end, out);
-  return ec == std::errc() && p == end && std::isfinite(out);
-}
 
 // The columns the cost model reads (and `source`, optional), in one order: a row's
 // cells are found by position, the header's names resolved once per file.
@@ -41,48 +37,76 @@ const std::array<const char*, kColumns> kColumnNames = {
     "budget", "m",       "n",      "k",      "params", "median_us", "p10_us", "p90_us",   "bytes",    "flops", "source"};
 constexpr std::size_t kRequired = kSource;  // every column before `source` is required
 
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
 // `s` without leading and trailing blanks (trim_blanks, without a copy).
-std::string_view trimmed(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+std::string_view trim_ends(std::string_view s) {
+  std::size_t b = 0, e = s.size();
+  while (b < e && is_blank(s[b])) ++b;
+  while (e > b && is_blank(s[e - 1])) --e;
+  return s.substr(b, e - b);
+}
+// The same; cells rarely have blanks, so the common case is two tests, inline.
+inline std::string_view trimmed(std::string_view s) {
+  return s.empty() || (!is_blank(s.front()) && !is_blank(s.back())) ? s : trim_ends(s);
 }
 
-// The fields of `line` between commas into `cells` (split_fields, without copies).
-// One pass over the characters: cells are short, so a call per comma costs more than the scan.
-void split_cells(std::string_view line, std::vector<std::string_view>& cells) {
-  cells.clear();
+// Bit 7 of each byte of the result is set exactly where `w` has a ',' byte
+// (no carry crosses a byte: (x & 0x7f) + 0x7f <= 0xfe).
+std::uint64_t comma_bytes(std::uint64_t w) {
+  constexpr std::uint64_t kLow7 = 0x7f7f7f7f7f7f7f7f, kCommas = 0x0101010101010101 * ',';
+  const std::uint64_t x = w ^ kCommas;  // zero bytes where w has commas
+  return ~(((x & kLow7) + kLow7) | x | kLow7);
+}
+
+// Stores the fields of `line` between commas, each trimmed (split_fields and
+// trim_blanks, without copies), into cells[0..), as many as fit, and returns
+// how many fields the line has. Eight bytes at a time where bytes load
+// little-endian (the lowest set bit of comma_bytes is the first comma).
+std::size_t split_cells(std::string_view line, std::span<std::string_view> cells) {
+  std::size_t n = 0;
   const char* start = line.data();
+  const char* p = start;
   const char* const end = start + line.size();
-  for (const char* c = start; c != end; ++c)
-    if (*c == ',') {
-      cells.emplace_back(start, static_cast<std::size_t>(c - start));
-      start = c + 1;
+  auto cell_until = [&](const char* stop) {
+    if (n < cells.size()) cells[n] = trimmed(std::string_view(start, static_cast<std::size_t>(stop - start)));
+    ++n;
+    start = stop + 1;
+  };
+  if constexpr (std::endian::native == std::endian::little) {
+    for (; end - p >= 8; p += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, p, sizeof w);
+      for (std::uint64_t commas = comma_bytes(w); commas != 0; commas &= commas - 1)
+        cell_until(p + std::countr_zero(commas) / 8);
     }
-  cells.emplace_back(start, static_cast<std::size_t>(end - start));
+  }
+  for (; p != end; ++p)
+    if (*p == ',') cell_until(p);
+  cell_until(end);
+  return n;
 }
 
-// Reads the cells of one data row into a point; `index` maps a Col to the cell's position.
+// Reads the (trimmed) cells of one data row; `index` maps a Col to the cell's position.
 class RowReader {
  public:
   RowReader(const std::string& file, long line, const std::vector<std::string_view>& cells,
             const std::array<std::size_t, kColumns>& index)
       : file_(file), line_(line), cells_(cells), index_(index) {}
 
-  std::string_view text(Col c) const { return trimmed(cells_[index_[c]]); }
+  std::string_view text(Col c) const { return cells_[index_[c]]; }
   std::int64_t integer(Col col) const {
     const std::string_view c = text(col);
     if (c.empty()) return -1;
     std::int64_t v = 0;
-    auto [p, ec] = std::from_chars(c.data(), c.data() + c.size(), v);
-    if (ec != std::errc() || p != c.data() + c.size() || v < 0) fail(col, "a non-negative integer", c);
+    if (!read_int64(c, v) || v < 0) fail(col, "a non-negative integer", c);
     return v;
   }
   double number(Col col, bool positive, bool empty_is_zero = false) const {
     const std::string_view c = text(col);
     if (empty_is_zero && c.empty()) return 0;
     double v = 0;
-    if (!parse_double(c, v) || v < 0 || (positive && v <= 0))
+    if (!read_double(c, v) || v < 0 || (positive && v <= 0))
       fail(col, positive ? "a number > 0" : "a number >= 0", c);
     return v;
   }
@@ -113,7 +137,7 @@ double ProfilePoint::param_number(const std::string& key, double def, const std:
   auto v = param(key);
   if (!v) return def;
   double x = 0;
-  if (!parse_double(*v, x))
+  if (!read_double(*v, x))
     throw InputError(located(file, line, fmt::format("column 'params': '{}' is not a number ('{}')", key, *v)));
   return x;
 }
@@ -172,7 +196,8 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
       t.provenance_.emplace_back(trim_blanks(body.substr(0, eq)), trim_blanks(body.substr(eq + 1)));
       continue;
     }
-    split_cells(line, cells);
+    // Data rows store their cells into the header's count of places (the count is checked below).
+    const std::size_t n_cells = split_cells(line, cells);
     if (n_columns == 0) {  // header row: check provenance first, then the columns
       if (t.provenance_value("format") != "servesim-kernel-profile")
         throw InputError(located(name, line_no,
@@ -182,7 +207,9 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
       if (sv != std::to_string(kSchemaVersion))
         throw InputError(located(name, line_no, fmt::format("schema_version '{}' is not supported (this servesim reads "
                                                             "schema_version {})", sv, kSchemaVersion)));
-      for (std::size_t i = 0; i < cells.size(); ++i) col[std::string(trimmed(cells[i]))] = i;
+      cells.resize(n_cells);
+      split_cells(line, cells);
+      for (std::size_t i = 0; i < cells.size(); ++i) col[std::string(cells[i])] = i;
       for (std::size_t c = 0; c < kColumns; ++c) {
         auto it = col.find(kColumnNames[c]);
         if (it == col.end() && c < kRequired)
@@ -200,10 +227,10 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
         }
       continue;
     }
-    if (cells.size() != n_columns)
-      throw InputError(located(name, line_no, fmt::format("{} cells, the header has {}", cells.size(), n_columns)));
+    if (n_cells != n_columns)
+      throw InputError(located(name, line_no, fmt::format("{} cells, the header has {}", n_cells, n_columns)));
     RowReader r(name, line_no, cells, index);
-    ProfilePoint p;
+    ProfilePoint& p = t.points_.emplace_back();  // filled in place (an error discards the table)
     p.line = line_no;
     p.kernel = r.text(kKernel);
     p.variant = r.text(kVariant);
@@ -232,7 +259,6 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
         throw InputError(located(name, line_no, fmt::format("column 'source': {} has no '# source.{}=' line", src, src)));
       p.source = static_cast<int>(src);
     }
-    t.points_.push_back(std::move(p));
   }
   if (n_columns == 0) throw InputError(fmt::format("{}: no header row (empty kernel profile)", name));
   if (t.points_.empty()) throw InputError(fmt::format("{}: the profile has no measured rows", name));

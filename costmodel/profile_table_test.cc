@@ -80,6 +80,25 @@ TEST_CASE("profile errors name the file, the line and the column") {
   CHECK(error_of(kProvenance + kHeader + "# late=1\n" + kDecodeRow).find("p.csv:6: provenance line after") == 0);
 }
 
+TEST_CASE("profile cells may carry blanks; a row with more cells than the header is an error") {
+  std::string padded = kDecodeRow;
+  padded.replace(padded.find(",4,1024"), 7, ", 4 ,\t1024");
+  padded.replace(padded.find("12.5"), 4, " 1.25e1\t");
+  padded.replace(0, 6, " decode ");
+  ProfileTable t = ProfileTable::parse(kProvenance + kHeader + padded, "p.csv");
+  REQUIRE(t.points().size() == 1);
+  CHECK(t.points()[0].kernel == "decode");
+  CHECK(t.points()[0].batch == 4);
+  CHECK(t.points()[0].ctx == 1024);
+  CHECK(t.points()[0].median_us == 12.5);
+  std::string extra = kDecodeRow;
+  extra.insert(extra.size() - 1, ",x");
+  CHECK(error_of(kProvenance + kHeader + extra).find("p.csv:6: 26 cells, the header has 25") == 0);
+  std::string spaced = kDecodeRow;
+  spaced.replace(spaced.find("12.5"), 4, "12 .5");
+  CHECK(error_of(kProvenance + kHeader + spaced) == "p.csv:6: column 'median_us': expected a number > 0, got '12 .5'");
+}
+
 TEST_CASE("a missing profile file is an error naming the path") {
   CHECK_THROWS_WITH_AS(ProfileTable::load("/nonexistent/profile.csv"),
                        "/nonexistent/profile.csv: cannot open kernel profile", InputError);
