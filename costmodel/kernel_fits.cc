@@ -82,15 +82,34 @@ const AttentionMethodType* owner_of(std::string_view kernel) {
   return nullptr;
 }
 
+// family_of's answer as a kind, without building a string: kMethod is a
+// registered method's kernel (family_of(p) == p.kernel), kNone is "".
+enum class FamilyKind { kNone, kDecode, kPrefill, kAllreduce, kElementwise, kGemm, kMethod };
+
+FamilyKind family_kind(const ProfilePoint& p) {
+  const std::string_view k = p.kernel;
+  const std::string_view v = p.variant;
+  if (k == "decode") return FamilyKind::kDecode;  // splitkv (the bench), or an imported stack's kernel
+  if (k == "allreduce") return v == "vllm_custom_eager" ? FamilyKind::kNone : FamilyKind::kAllreduce;
+  if (k == "prefill") return v.starts_with("fa2_m") ? FamilyKind::kNone : FamilyKind::kPrefill;  // fa2_m64/m128: forced-tile diagnostics
+  if (k == "elementwise") return FamilyKind::kElementwise;
+  if (k == "gemm") return FamilyKind::kGemm;
+  return owner_of(k) ? FamilyKind::kMethod : FamilyKind::kNone;
+}
+
 }  // namespace
 
 std::string KernelFits::family_of(const ProfilePoint& p) {
-  const std::string& k = p.kernel;
-  if (k == "decode") return "decode";  // splitkv (the bench), or an imported stack's kernel
-  if (k == "allreduce") return p.variant == "vllm_custom_eager" ? "" : "allreduce";
-  if (k == "prefill") return p.variant.starts_with("fa2_m") ? "" : "prefill";  // fa2_m64/m128: forced-tile diagnostics
-  if (k == "elementwise" || k == "gemm") return k;
-  return owner_of(k) ? k : "";
+  switch (family_kind(p)) {
+    case FamilyKind::kDecode: return "decode";
+    case FamilyKind::kPrefill: return "prefill";
+    case FamilyKind::kAllreduce: return "allreduce";
+    case FamilyKind::kElementwise: return "elementwise";
+    case FamilyKind::kGemm: return "gemm";
+    case FamilyKind::kMethod: return p.kernel;
+    case FamilyKind::kNone: break;
+  }
+  return "";
 }
 
 KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
@@ -116,35 +135,48 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     }
 
   std::vector<double> spreads;  // ln(p90/p10) / kP10P90Span per row that has both
+  // Rows come in runs of one variant or weight shape: the last run's map is kept,
+  // and a GEMM row with the last one's shape and params adds no new label.
+  std::map<double, double>* run_elementwise = nullptr;
+  const std::string* run_variant = nullptr;
+  std::map<std::int64_t, double>* run_gemm = nullptr;
+  std::pair<std::int64_t, std::int64_t> run_key;
+  const std::string* run_params = nullptr;
   for (const ProfilePoint& p : table.points()) {
-    if (p.kernel == "ceiling" && p.variant.starts_with("copy") && p.bytes > 0)
+    if (std::string_view(p.kernel) == "ceiling" && p.variant.starts_with("copy") && p.bytes > 0)
       f.copy_gbps_ = std::max(f.copy_gbps_, p.bytes / (p.median_us * 1e3));
-    const std::string fam = family_of(p);
-    if (fam.empty() || (use && !use(p))) continue;
+    const FamilyKind fam = family_kind(p);
+    if (fam == FamilyKind::kNone || (use && !use(p))) continue;
     if (p.p10_us > 0 && p.p90_us >= p.p10_us) spreads.push_back(std::log(p.p90_us / p.p10_us) / kP10P90Span);
     const double t = p.median_us;
-    if (fam == "decode") {
+    if (fam == FamilyKind::kDecode) {
       const HeadShape h = row_head_shape(file, p);
       dec[h].add(decode_features(h, decode_work(file, p)), t);
-    } else if (fam == "prefill") {
+    } else if (fam == FamilyKind::kPrefill) {
       const HeadShape h = row_head_shape(file, p);
       const auto x = prefill_features(h, prefill_work(file, p, h));
       pre[p.variant][h].add(x, t);
       pre_work[h].push_back(x);
-    } else if (fam == "allreduce") {
+    } else if (fam == FamilyKind::kAllreduce) {
       const double gpus = p.param_number("gpus", -1, file);
       if (gpus < 2) row_error(file, p, "needs 'gpus=' >= 2 in params");
       if (!(p.bytes > 0)) row_error(file, p, "needs bytes > 0 (the message size)");
       allreduce[static_cast<std::int64_t>(gpus)][p.variant].emplace(p.bytes, t);
-    } else if (fam == "elementwise") {
+    } else if (fam == FamilyKind::kElementwise) {
       if (!(p.bytes > 0)) row_error(file, p, "needs bytes > 0");
-      elementwise[p.variant].emplace(p.bytes, t);  // equal bytes: first row wins
-    } else if (fam == "gemm") {
+      if (!run_elementwise || *run_variant != p.variant) run_elementwise = &elementwise[p.variant], run_variant = &p.variant;
+      run_elementwise->try_emplace(p.bytes, t);  // equal bytes: first row wins
+    } else if (fam == FamilyKind::kGemm) {
       const auto key = std::make_pair(need_column(file, p, p.n, "n"), need_column(file, p, p.k, "k"));
-      gemm[key].emplace(need_column(file, p, p.m, "m"), t);  // a shape listed under two labels: first row wins
-      gemm_labels[key].insert(fmt::format("{}/{}/tp{}", p.param("model").value_or("?"), p.param("layer").value_or("?"),
-                                          p.param("tp").value_or("?")));
-    } else if (auto it = fitter_of.find(fam); it != fitter_of.end()) {
+      const std::int64_t m = need_column(file, p, p.m, "m");
+      if (!run_gemm || run_key != key) run_gemm = &gemm[key], run_key = key, run_params = nullptr;
+      run_gemm->try_emplace(m, t);  // a shape listed under two labels: first row wins
+      if (!run_params || *run_params != p.params) {  // the label depends on the params only
+        gemm_labels[key].insert(fmt::format("{}/{}/tp{}", p.param("model").value_or("?"),
+                                            p.param("layer").value_or("?"), p.param("tp").value_or("?")));
+        run_params = &p.params;
+      }
+    } else if (auto it = fitter_of.find(p.kernel); it != fitter_of.end()) {  // a method's kernel: its family is its name
       it->second->add(p, file);
     }
   }

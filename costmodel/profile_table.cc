@@ -173,6 +173,7 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
   bool has_source = false;  // imported profiles name each row's source (measured_import.h)
   std::array<std::size_t, kColumns> index{};
   std::set<std::int64_t> sources;  // N of every `# source.N=` line
+  std::int64_t known_source = -1;  // the last row's source (in `sources`), or -1
   std::vector<std::string_view> cells;
   long line_no = 0;
   std::size_t lines = 1;
@@ -255,8 +256,9 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
     p.flops = r.number(kFlops, false);
     if (has_source) {
       const std::int64_t src = r.integer(kSource);
-      if (src >= 0 && !sources.count(src))
+      if (src >= 0 && src != known_source && !sources.count(src))
         throw InputError(located(name, line_no, fmt::format("column 'source': {} has no '# source.{}=' line", src, src)));
+      if (src >= 0) known_source = src;  // rows come in runs of one source
       p.source = static_cast<int>(src);
     }
   }
