@@ -11,7 +11,6 @@
 #include <map>
 #include <set>
 #include <span>
-#include <sstream>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -142,100 +141,83 @@ double ProfilePoint::param_number(const std::string& key, double def, const std:
   return x;
 }
 
-ProfileTable ProfileTable::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open kernel profile", path));
-  // One read into a buffer of the file's size (a stringstream copies the text twice).
-  std::string text;
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (size > 0) {
-    text.resize(static_cast<std::size_t>(size));
-    in.read(text.data(), size);
-    text.resize(static_cast<std::size_t>(in.gcount()));
-  }
-  if (size < 0 || in.bad() || in.peek() != std::char_traits<char>::eof()) {  // not seekable, or still growing
-    in.clear();
-    in.seekg(0, std::ios::beg);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
-  return parse(text, path);
-}
+// Reads a profile line by line (parse: the lines of a text; load: those of a
+// file read in blocks), remembering what earlier lines told: the provenance,
+// the header's columns, the line number.
+class ProfileTable::Reader {
+ public:
+  explicit Reader(const std::string& name) : name_(name) { t_.file_ = name; }
 
-ProfileTable ProfileTable::parse(const std::string& text, const std::string& name) {
-  ProfileTable t;
-  t.file_ = name;
-  std::map<std::string, std::size_t> col;
-  std::size_t n_columns = 0;
-  bool has_source = false;  // imported profiles name each row's source (measured_import.h)
-  std::array<std::size_t, kColumns> index{};
-  std::set<std::int64_t> sources;  // N of every `# source.N=` line
-  std::int64_t known_source = -1;  // the last row's source (in `sources`), or -1
-  std::vector<std::string_view> cells;
-  long line_no = 0;
-  std::size_t lines = 1;
-  for (const char* c = text.data(); (c = static_cast<const char*>(std::memchr(c, '\n', text.data() + text.size() - c)));
-       ++c)
-    ++lines;
-  t.points_.reserve(lines);
-  for (std::size_t pos = 0; pos < text.size();) {
-    // One line (as std::getline: the last may lack its newline).
-    const std::size_t nl = text.find('\n', pos);
-    std::string_view line(text.data() + pos, (nl == std::string::npos ? text.size() : nl) - pos);
-    pos = nl == std::string::npos ? text.size() : nl + 1;
-    ++line_no;
+  // The next line, without its '\n'.
+  void line(std::string_view line) {
+    ++line_no_;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (trimmed(line).empty()) continue;
-    if (line[0] == '#') {
-      if (n_columns > 0) throw InputError(located(name, line_no, "provenance line after the header row"));
-      const std::string body = trim_blanks(std::string(line.substr(1)));
-      const auto eq = body.find('=');
-      if (eq == std::string::npos) throw InputError(located(name, line_no, "provenance line without key=value"));
-      t.provenance_.emplace_back(trim_blanks(body.substr(0, eq)), trim_blanks(body.substr(eq + 1)));
-      continue;
-    }
-    // Data rows store their cells into the header's count of places (the count is checked below).
-    const std::size_t n_cells = split_cells(line, cells);
-    if (n_columns == 0) {  // header row: check provenance first, then the columns
-      if (t.provenance_value("format") != "servesim-kernel-profile")
-        throw InputError(located(name, line_no,
-                                 "not a servesim kernel profile (no '# format=servesim-kernel-profile' line before the "
-                                 "header); profiles are written by `servesim-kernels bench`"));
-      const std::string sv = t.provenance_value("schema_version");
-      if (sv != std::to_string(kSchemaVersion))
-        throw InputError(located(name, line_no, fmt::format("schema_version '{}' is not supported (this servesim reads "
+    if (trimmed(line).empty()) return;
+    if (line[0] == '#') return provenance(line);
+    // Data rows store their cells into the header's count of places (the count is checked in row()).
+    const std::size_t n_cells = split_cells(line, cells_);
+    if (n_columns_ == 0) return header(line, n_cells);
+    row(n_cells);
+  }
+  // The header's number of columns; 0 before the header row.
+  std::size_t columns() const { return n_columns_; }
+  std::vector<ProfilePoint>& points() { return t_.points_; }
+  ProfileTable finish() {
+    if (n_columns_ == 0) throw InputError(fmt::format("{}: no header row (empty kernel profile)", name_));
+    if (t_.points_.empty()) throw InputError(fmt::format("{}: the profile has no measured rows", name_));
+    return std::move(t_);
+  }
+
+ private:
+  void provenance(std::string_view line) {
+    if (n_columns_ > 0) throw InputError(located(name_, line_no_, "provenance line after the header row"));
+    const std::string body = trim_blanks(std::string(line.substr(1)));
+    const auto eq = body.find('=');
+    if (eq == std::string::npos) throw InputError(located(name_, line_no_, "provenance line without key=value"));
+    t_.provenance_.emplace_back(trim_blanks(body.substr(0, eq)), trim_blanks(body.substr(eq + 1)));
+  }
+
+  // The header row: checks the provenance first, then the columns.
+  void header(std::string_view line, std::size_t n_cells) {
+    if (t_.provenance_value("format") != "servesim-kernel-profile")
+      throw InputError(located(name_, line_no_,
+                               "not a servesim kernel profile (no '# format=servesim-kernel-profile' line before the "
+                               "header); profiles are written by `servesim-kernels bench`"));
+    const std::string sv = t_.provenance_value("schema_version");
+    if (sv != std::to_string(kSchemaVersion))
+      throw InputError(located(name_, line_no_, fmt::format("schema_version '{}' is not supported (this servesim reads "
                                                             "schema_version {})", sv, kSchemaVersion)));
-      cells.resize(n_cells);
-      split_cells(line, cells);
-      for (std::size_t i = 0; i < cells.size(); ++i) col[std::string(cells[i])] = i;
-      for (std::size_t c = 0; c < kColumns; ++c) {
-        auto it = col.find(kColumnNames[c]);
-        if (it == col.end() && c < kRequired)
-          throw InputError(located(name, line_no, fmt::format("header lacks column '{}'", kColumnNames[c])));
-        if (it != col.end()) index[c] = it->second;
-      }
-      n_columns = cells.size();
-      has_source = col.count("source") > 0;
-      for (const auto& [k, v] : t.provenance_)
-        if (k.starts_with("source.")) {
-          std::int64_t n = -1;
-          const std::string_view digits = std::string_view(k).substr(7);
-          auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-          if (ec == std::errc() && p == digits.data() + digits.size() && n >= 0) sources.insert(n);
-        }
-      continue;
+    cells_.resize(n_cells);
+    split_cells(line, cells_);
+    std::map<std::string, std::size_t> col;
+    for (std::size_t i = 0; i < cells_.size(); ++i) col[std::string(cells_[i])] = i;
+    for (std::size_t c = 0; c < kColumns; ++c) {
+      auto it = col.find(kColumnNames[c]);
+      if (it == col.end() && c < kRequired)
+        throw InputError(located(name_, line_no_, fmt::format("header lacks column '{}'", kColumnNames[c])));
+      if (it != col.end()) index_[c] = it->second;
     }
-    if (n_cells != n_columns)
-      throw InputError(located(name, line_no, fmt::format("{} cells, the header has {}", n_cells, n_columns)));
-    RowReader r(name, line_no, cells, index);
-    ProfilePoint& p = t.points_.emplace_back();  // filled in place (an error discards the table)
-    p.line = line_no;
+    n_columns_ = cells_.size();
+    has_source_ = col.count("source") > 0;
+    for (const auto& [k, v] : t_.provenance_)
+      if (k.starts_with("source.")) {
+        std::int64_t n = -1;
+        const std::string_view digits = std::string_view(k).substr(7);
+        auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+        if (ec == std::errc() && p == digits.data() + digits.size() && n >= 0) sources_.insert(n);
+      }
+  }
+
+  // A data row of n_cells cells (those of the header's columns in cells_).
+  void row(std::size_t n_cells) {
+    if (n_cells != n_columns_)
+      throw InputError(located(name_, line_no_, fmt::format("{} cells, the header has {}", n_cells, n_columns_)));
+    RowReader r(name_, line_no_, cells_, index_);
+    ProfilePoint& p = t_.points_.emplace_back();  // filled in place (an error discards the table)
+    p.line = line_no_;
     p.kernel = r.text(kKernel);
     p.variant = r.text(kVariant);
-    if (p.kernel.empty()) throw InputError(located(name, line_no, "column 'kernel': empty"));
+    if (p.kernel.empty()) throw InputError(located(name_, line_no_, "column 'kernel': empty"));
     p.batch = r.integer(kBatch);
     p.ctx = r.integer(kCtx);
     p.q_len = r.integer(kQLen);
@@ -254,17 +236,82 @@ ProfileTable ProfileTable::parse(const std::string& text, const std::string& nam
     p.p90_us = r.number(kP90, false, true);
     p.bytes = r.number(kBytes, false);
     p.flops = r.number(kFlops, false);
-    if (has_source) {
+    if (has_source_) {
       const std::int64_t src = r.integer(kSource);
-      if (src >= 0 && src != known_source && !sources.count(src))
-        throw InputError(located(name, line_no, fmt::format("column 'source': {} has no '# source.{}=' line", src, src)));
-      if (src >= 0) known_source = src;  // rows come in runs of one source
+      if (src >= 0 && src != known_source_ && !sources_.count(src))
+        throw InputError(located(name_, line_no_, fmt::format("column 'source': {} has no '# source.{}=' line", src, src)));
+      if (src >= 0) known_source_ = src;  // rows come in runs of one source
       p.source = static_cast<int>(src);
     }
   }
-  if (n_columns == 0) throw InputError(fmt::format("{}: no header row (empty kernel profile)", name));
-  if (t.points_.empty()) throw InputError(fmt::format("{}: the profile has no measured rows", name));
-  return t;
+
+  ProfileTable t_;
+  const std::string& name_;
+  long line_no_ = 0;
+  std::size_t n_columns_ = 0;
+  bool has_source_ = false;  // imported profiles name each row's source (measured_import.h)
+  std::array<std::size_t, kColumns> index_{};
+  std::set<std::int64_t> sources_;  // N of every `# source.N=` line
+  std::int64_t known_source_ = -1;  // the last row's source (in sources_), or -1
+  std::vector<std::string_view> cells_;
+};
+
+ProfileTable ProfileTable::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open kernel profile", path));
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();  // -1 when not seekable
+  in.seekg(0, std::ios::beg);
+  in.clear();
+  // Blocks of 1 MiB, not the whole file: a buffer of the file's size (MBs) costs a
+  // page fault per 4 KiB touched. A line split by a block boundary is joined in `carry`.
+  Reader reader(path);
+  std::vector<char> block(std::size_t{1} << 20);
+  std::string carry;
+  std::streamoff consumed = 0;  // bytes handed to the reader
+  bool reserved = false;
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const char* const end = block.data() + in.gcount();
+    const char* start = block.data();
+    for (const char* nl; (nl = static_cast<const char*>(std::memchr(start, '\n', static_cast<std::size_t>(end - start))));
+         start = nl + 1) {
+      const std::string_view piece(start, static_cast<std::size_t>(nl - start));
+      if (carry.empty()) {
+        reader.line(piece);
+      } else {
+        reader.line(carry.append(piece));
+        carry.clear();
+      }
+      consumed += nl - start + 1;
+      // Rows take at least (columns + 1) bytes each (the commas, a kernel, the newline): an
+      // upper bound on the rows to come, reserved once (unused capacity is never touched).
+      if (!reserved && reader.columns() > 0 && size > consumed) {
+        reader.points().reserve(static_cast<std::size_t>(size - consumed) / (reader.columns() + 1) + 1);
+        reserved = true;
+      }
+    }
+    carry.append(start, end);
+  }
+  if (in.bad()) throw InputError(fmt::format("{}: cannot read kernel profile", path));
+  if (!carry.empty()) reader.line(carry);  // the last line, without a newline
+  return reader.finish();
+}
+
+ProfileTable ProfileTable::parse(const std::string& text, const std::string& name) {
+  Reader reader(name);
+  std::size_t lines = 1;
+  for (const char* c = text.data(); (c = static_cast<const char*>(std::memchr(c, '\n', text.data() + text.size() - c)));
+       ++c)
+    ++lines;
+  reader.points().reserve(lines);
+  for (std::size_t pos = 0; pos < text.size();) {
+    // One line (as std::getline: the last may lack its newline).
+    const std::size_t nl = text.find('\n', pos);
+    reader.line(std::string_view(text.data() + pos, (nl == std::string::npos ? text.size() : nl) - pos));
+    pos = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  return reader.finish();
 }
 
 std::string ProfileTable::provenance_value(const std::string& key) const {

@@ -64,6 +64,7 @@ class ProfileTable {
   std::vector<const ProfilePoint*> rows(const std::string& kernel, const std::string& variant = "") const;
 
  private:
+  class Reader;  // profile_table.cc: reads the lines of a text or file
   std::string file_;
   std::vector<std::pair<std::string, std::string>> provenance_;
   std::vector<ProfilePoint> points_;

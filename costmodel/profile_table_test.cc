@@ -1,6 +1,8 @@
 // Tests of reading kernel profile CSVs: provenance, cells, and clear errors.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "costmodel/profile_table.h"
@@ -97,6 +99,39 @@ TEST_CASE("profile cells may carry blanks; a row with more cells than the header
   std::string spaced = kDecodeRow;
   spaced.replace(spaced.find("12.5"), 4, "12 .5");
   CHECK(error_of(kProvenance + kHeader + spaced) == "p.csv:6: column 'median_us': expected a number > 0, got '12 .5'");
+}
+
+TEST_CASE("a profile file reads as its text parses, across the reader's 1 MiB blocks") {
+  // ~2.6 MiB of rows of varying length: block boundaries fall inside rows, between
+  // '\r' and '\n', and next to blank lines; the last row has no newline.
+  std::string text = kProvenance + kHeader;
+  for (int i = 0; text.size() < (std::size_t{5} << 19); ++i) {
+    std::string row = kDecodeRow;
+    row.replace(row.find("12.5"), 4, std::to_string(i % 997 + 1) + "." + std::string(static_cast<std::size_t>(i % 7), '5'));
+    if (i % 3 == 0) row.insert(row.size() - 1, "\r");
+    if (i % 11 == 0) row += "\n";
+    text += row;
+  }
+  text.pop_back();
+  const auto path = std::filesystem::temp_directory_path() / "servesim_profile_table_test.csv";
+  std::ofstream(path, std::ios::binary) << text;
+  const ProfileTable from_file = ProfileTable::load(path.string());
+  const ProfileTable from_text = ProfileTable::parse(text, path.string());
+  std::filesystem::remove(path);
+  REQUIRE(from_file.points().size() == from_text.points().size());
+  CHECK(from_file.points().size() > 10000);
+  for (std::size_t i = 0; i < from_text.points().size(); ++i) {
+    const ProfilePoint &a = from_file.points()[i], &b = from_text.points()[i];
+    REQUIRE(a.line == b.line);
+    REQUIRE(a.median_us == b.median_us);
+    REQUIRE(a.params == b.params);
+    REQUIRE(a.flops == b.flops);
+  }
+  CHECK(from_file.provenance() == from_text.provenance());
+}
+
+TEST_CASE("a directory is not a profile: an error naming the path") {
+  CHECK_THROWS_AS(ProfileTable::load(std::filesystem::temp_directory_path().string()), InputError);
 }
 
 TEST_CASE("a missing profile file is an error naming the path") {
