@@ -45,9 +45,10 @@ std::string_view trim_ends(std::string_view s) {
   while (e > b && is_blank(s[e - 1])) --e;
   return s.substr(b, e - b);
 }
-// The same; cells rarely have blanks, so the common case is two tests, inline.
+// The same; cells rarely have blanks, so the common case is two tests, inline
+// (every blank is <= ' ').
 inline std::string_view trimmed(std::string_view s) {
-  return s.empty() || (!is_blank(s.front()) && !is_blank(s.back())) ? s : trim_ends(s);
+  return s.empty() || (s.front() > ' ' && s.back() > ' ') ? s : trim_ends(s);
 }
 
 // Bit 7 of each byte of the result is set exactly where `w` has a ',' byte
@@ -94,23 +95,28 @@ class RowReader {
       : file_(file), line_(line), cells_(cells), index_(index) {}
 
   std::string_view text(Col c) const { return cells_[index_[c]]; }
+  // Empty cells (most, in imported tables) are answered inline, without a call.
   std::int64_t integer(Col col) const {
     const std::string_view c = text(col);
-    if (c.empty()) return -1;
+    return c.empty() ? -1 : read_integer(col, c);
+  }
+  double number(Col col, bool positive, bool empty_is_zero = false) const {
+    const std::string_view c = text(col);
+    return empty_is_zero && c.empty() ? 0 : read_number(col, c, positive);
+  }
+
+ private:
+  std::int64_t read_integer(Col col, std::string_view c) const {
     std::int64_t v = 0;
     if (!read_int64(c, v) || v < 0) fail(col, "a non-negative integer", c);
     return v;
   }
-  double number(Col col, bool positive, bool empty_is_zero = false) const {
-    const std::string_view c = text(col);
-    if (empty_is_zero && c.empty()) return 0;
+  double read_number(Col col, std::string_view c, bool positive) const {
     double v = 0;
     if (!read_double(c, v) || v < 0 || (positive && v <= 0))
       fail(col, positive ? "a number > 0" : "a number >= 0", c);
     return v;
   }
-
- private:
   [[noreturn]] void fail(Col col, const char* what, std::string_view got) const {
     throw InputError(
         located(file_, line_, fmt::format("column '{}': expected {}, got '{}'", kColumnNames[col], what, got)));
