@@ -122,7 +122,8 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
   std::map<std::string, std::map<HeadShape, Samples>> pre;  // variant → shape → samples
   std::map<HeadShape, std::vector<std::array<double, 4>>> pre_work;  // every variant's workloads, per shape
   std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, double>> gemm;
-  std::map<std::pair<std::int64_t, std::int64_t>, std::set<std::string>> gemm_labels;
+  // The distinct params of each weight shape's rows (its labels are made from them at the end).
+  std::map<std::pair<std::int64_t, std::int64_t>, std::set<std::string_view>> gemm_params;
   std::map<std::string, std::map<double, double>> elementwise;  // variant → bytes → µs
   std::map<std::int64_t, std::map<std::string, std::map<double, double>>> allreduce;  // gpus → variant → bytes → µs
   // Every registered method's fitter, and the fitter of each of their fitted kernels.
@@ -135,13 +136,16 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     }
 
   std::vector<double> spreads;  // ln(p90/p10) / kP10P90Span per row that has both
-  // Rows come in runs of one variant or weight shape: the last run's map is kept,
-  // and a GEMM row with the last one's shape and params adds no new label.
-  std::map<double, double>* run_elementwise = nullptr;
-  const std::string* run_variant = nullptr;
-  std::map<std::int64_t, double>* run_gemm = nullptr;
-  std::pair<std::int64_t, std::int64_t> run_key;
-  const std::string* run_params = nullptr;
+  // Each elementwise variant's map, found by a short linear search: profiles
+  // interleave the variants row by row, and a few string compares cost less than a
+  // lookup in the map by name.
+  std::vector<std::pair<const std::string*, std::map<double, double>*>> elementwise_of;
+  auto elementwise_points = [&](const std::string& variant) {
+    for (const auto& [name, points] : elementwise_of)
+      if (*name == variant) return points;
+    auto it = elementwise.try_emplace(variant).first;
+    return elementwise_of.emplace_back(&it->first, &it->second).second;
+  };
   for (const ProfilePoint& p : table.points()) {
     if (std::string_view(p.kernel) == "ceiling" && p.variant.starts_with("copy") && p.bytes > 0)
       f.copy_gbps_ = std::max(f.copy_gbps_, p.bytes / (p.median_us * 1e3));
@@ -164,18 +168,12 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
       allreduce[static_cast<std::int64_t>(gpus)][p.variant].emplace(p.bytes, t);
     } else if (fam == FamilyKind::kElementwise) {
       if (!(p.bytes > 0)) row_error(file, p, "needs bytes > 0");
-      if (!run_elementwise || *run_variant != p.variant) run_elementwise = &elementwise[p.variant], run_variant = &p.variant;
-      run_elementwise->try_emplace(p.bytes, t);  // equal bytes: first row wins
+      elementwise_points(p.variant)->try_emplace(p.bytes, t);  // equal bytes: first row wins
     } else if (fam == FamilyKind::kGemm) {
       const auto key = std::make_pair(need_column(file, p, p.n, "n"), need_column(file, p, p.k, "k"));
       const std::int64_t m = need_column(file, p, p.m, "m");
-      if (!run_gemm || run_key != key) run_gemm = &gemm[key], run_key = key, run_params = nullptr;
-      run_gemm->try_emplace(m, t);  // a shape listed under two labels: first row wins
-      if (!run_params || *run_params != p.params) {  // the label depends on the params only
-        gemm_labels[key].insert(fmt::format("{}/{}/tp{}", p.param("model").value_or("?"),
-                                            p.param("layer").value_or("?"), p.param("tp").value_or("?")));
-        run_params = &p.params;
-      }
+      gemm[key].try_emplace(m, t);  // a shape listed under two labels: first row wins
+      gemm_params[key].insert(p.params);
     } else if (auto it = fitter_of.find(p.kernel); it != fitter_of.end()) {  // a method's kernel: its family is its name
       it->second->add(p, file);
     }
@@ -207,7 +205,14 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
       ys.push_back(t);
     }
     std::string labels;
-    for (const auto& l : gemm_labels[key]) labels += (labels.empty() ? "" : " ") + l;
+    std::set<std::string> shape_labels;
+    for (std::string_view params : gemm_params[key]) {
+      ProfilePoint row;  // the label: the params' model, layer and TP
+      row.params = params;
+      shape_labels.insert(fmt::format("{}/{}/tp{}", row.param("model").value_or("?"), row.param("layer").value_or("?"),
+                                      row.param("tp").value_or("?")));
+    }
+    for (const auto& l : shape_labels) labels += (labels.empty() ? "" : " ") + l;
     MonotoneCurve::Guide guide;
     if (auto g = f.gemm_guide_.guides.find(key); g != f.gemm_guide_.guides.end()) guide = g->second;
     MonotoneCurve curve(xs, ys, guide);
