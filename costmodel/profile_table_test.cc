@@ -82,7 +82,7 @@ TEST_CASE("profile errors name the file, the line and the column") {
   CHECK(error_of(kProvenance + kHeader + "# late=1\n" + kDecodeRow).find("p.csv:6: provenance line after") == 0);
 }
 
-TEST_CASE("profile cells may carry blanks; a row with more cells than the header is an error") {
+TEST_CASE("profile cells may carry blanks, and a row with more cells than the header is an error") {
   std::string padded = kDecodeRow;
   padded.replace(padded.find(",4,1024"), 7, ", 4 ,\t1024");
   padded.replace(padded.find("12.5"), 4, " 1.25e1\t");
