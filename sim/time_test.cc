@@ -34,6 +34,7 @@ TEST_CASE("seconds_to_time rounds as std::llround, halves and the 2^53 edge incl
     const double s = v * 1e-9;  // seconds, so that seconds_to_time's product is near v
     INFO("seconds " << s);
     REQUIRE(seconds_to_time(s) == reference(s));
+    REQUIRE(round_half_away(v) == std::llround(v));
   }
   // Halves exactly at x = s * 1e9: pick s whose product is an exact half.
   for (std::int64_t k = -100000; k <= 100000; ++k) {

@@ -12,19 +12,20 @@ inline constexpr Time kNsPerUs = 1'000;
 inline constexpr Time kNsPerMs = 1'000'000;
 inline constexpr Time kNsPerSec = 1'000'000'000;
 
-// Rounds to the nearest nanosecond, halves away from zero: std::llround(s * 1e9),
-// bit for bit (time_test.cc), inline below 2^53 ns (~104 days) where the
-// integer cast truncates exactly and x - trunc(x) is exact; libm beyond.
-// REQUIRES: s is finite and |s| < ~292 years.
-inline Time seconds_to_time(double s) {
-  const double x = s * 1e9;
+// std::llround(x), bit for bit (time_test.cc), inline below 2^53 in magnitude,
+// where the integer cast truncates exactly and x - trunc(x) is exact; libm beyond.
+inline std::int64_t round_half_away(double x) {
   if (x > -0x1p53 && x < 0x1p53) {
-    const auto i = static_cast<Time>(x);
+    const auto i = static_cast<std::int64_t>(x);
     const double f = x - static_cast<double>(i);
     return f >= 0.5 ? i + 1 : (f <= -0.5 ? i - 1 : i);
   }
-  return static_cast<Time>(std::llround(x));
+  return static_cast<std::int64_t>(std::llround(x));
 }
+
+// Rounds to the nearest nanosecond, halves away from zero (std::llround(s * 1e9)).
+// REQUIRES: s is finite and |s| < ~292 years.
+inline Time seconds_to_time(double s) { return round_half_away(s * 1e9); }
 inline double time_to_seconds(Time t) { return static_cast<double>(t) * 1e-9; }
 
 }  // namespace servesim

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/core/time.h"
 #include "traces/generators/distribution_key.h"
 #include "traces/readers/field_limits.h"
 
@@ -47,7 +48,7 @@ std::int64_t LengthDistribution::sample(Rng& rng) const {
       // Clamp in double first: a far tail (or inf) must not reach llround.
       double x = median * std::exp(sigma * rng.normal());
       x = std::clamp(x, static_cast<double>(std::max<std::int64_t>(min, 1)), static_cast<double>(max));
-      return std::clamp<std::int64_t>(std::llround(x), std::max<std::int64_t>(min, 1), max);
+      return std::clamp<std::int64_t>(round_half_away(x), std::max<std::int64_t>(min, 1), max);  // std::llround, inline
     }
   }
   return 1;
