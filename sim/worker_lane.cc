@@ -68,7 +68,10 @@ bool Worker::lane_build() {
   steps_ = 0;
   for (std::size_t i = 0; i < running_.size(); ++i) {
     if (hot_[i].phase != Phase::kDecode) continue;
-    if (!lane_add(lane_size(), static_cast<std::uint32_t>(i), 0)) return false;
+    if (!lane_add(lane_size(), static_cast<std::uint32_t>(i), 0)) {
+      items_.clear();  // the members added so far put their items in the batch: schedule_decodes starts afresh
+      return false;
+    }
   }
   lane_on_ = true;
   return true;
