@@ -68,7 +68,7 @@ WorkerLoad Simulation::load(WorkerId w) const {
   const Worker& wk = *workers_[w];
   WorkerLoad l;
   l.waiting = wk.waiting();
-  l.running = wk.running() + (pd_ ? decode_pending_[w] : 0);  // PD: decodes on their way count as running
+  l.running = running_load(w);
   l.kv_used_pages = wk.kv().used();
   l.kv_capacity_pages = wk.kv().capacity();
   l.kv_evictable_pages = wk.cache().evictable_pages();

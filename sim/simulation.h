@@ -137,8 +137,10 @@ class Simulation final : private ClusterView {
   std::size_t workers() const override { return workers_.size(); }
   WorkerLoad load(WorkerId w) const override;
   std::int64_t outstanding(WorkerId w) const override {  // load(w)'s waiting + running
-    return workers_[w]->waiting() + workers_[w]->running() + (pd_ ? decode_pending_[w] : 0);
+    return workers_[w]->waiting() + running_load(w);
   }
+  // WorkerLoad::running of w: PD decodes on their way there count as running.
+  std::int64_t running_load(WorkerId w) const { return workers_[w]->running() + (pd_ ? decode_pending_[w] : 0); }
   KvLocality locality(WorkerId w, const RequestSpec& r) const override {
     return workers_[w]->kv_manager().probe(r);
   }
