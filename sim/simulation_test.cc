@@ -222,3 +222,50 @@ TEST_CASE("mean queueing delay matches the Pollaczek-Khinchine formula for M/G/1
   CHECK(wait == doctest::Approx(wq).epsilon(0.05));
   CHECK(e2e == doctest::Approx(wq + en * S).epsilon(0.03));
 }
+
+namespace {
+// Checks every iteration's decode sums (BatchShape::DecodeSums, kept by the decode
+// lane as members join and leave) against sums over the contexts themselves.
+class DecodeSumsObserver final : public RunObserver {
+ public:
+  void on_request(const RequestOutcome&) override {}
+  void on_iteration(WorkerId, Time, Time, const BatchShape& b) override {
+    if (!b.decode_sums) return;
+    std::int64_t kv = 0, splits = 0;
+    for (std::int64_t c : b.decode_contexts) {
+      kv += c + 1;
+      splits += (c + kDecodeSplitTokenCount) / kDecodeSplitTokenCount;
+    }
+    ++checked;
+    if (b.decode_sums->kv != kv || b.decode_sums->splits != splits) ++wrong;
+  }
+  int checked = 0, wrong = 0;
+};
+}  // namespace
+
+TEST_CASE("the decode lane's context sums equal the sums over the batch's contexts in every iteration") {
+  // Prompts and outputs long enough that contexts cross many multiples of the
+  // split granularity (256) while members join (staggered arrivals), finish and
+  // are preempted (a KV pool that cannot hold them all).
+  Rng rng(11);
+  std::vector<RequestSpec> v;
+  double t = 0;
+  for (RequestId i = 0; i < 600; ++i) {
+    t += rng.exponential(0.01);
+    v.push_back(req(i, t, 1 + static_cast<std::int64_t>(rng.below(900)), 1 + static_cast<std::int64_t>(rng.below(700)),
+                    static_cast<ClientId>(i % 4)));
+  }
+  for (std::int64_t pages : {std::int64_t{1} << 20, std::int64_t{600}}) {
+    CAPTURE(pages);
+    TinyCluster c;
+    c.workers = 2;
+    c.kv_pages = pages;
+    VectorSource src(v);
+    DecodeSumsObserver obs;
+    Simulation sim(make_setup(c), src, obs);
+    SimulationTotals tot = sim.run();
+    CHECK(tot.finished == 600);
+    CHECK(obs.checked > 1000);
+    CHECK(obs.wrong == 0);
+  }
+}

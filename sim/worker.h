@@ -313,6 +313,16 @@ class Worker final : private AdmissionContext {
   std::vector<std::uint32_t> lane_to_;        // finish_iteration scratch: old running index -> new (from first_gone_ on)
   std::size_t first_gone_ = 0;                // finish_iteration: the lowest running index that leaves
   std::vector<std::uint32_t> lane_slot_;      // client -> its lane_clients_ entry + 1 (0: none)
+  // The dense decode pricer's sums over the members (BatchShape::DecodeSums), kept
+  // as members join and leave instead of summed every step: lane_cb_sum_ = Σ ln_cb_;
+  // lane_splits_ = Σ (ln_cb_ + lane_splits_at_ + S) / S (S = kDecodeSplitTokenCount),
+  // and a member's term grows by one at the steps t with (ln_cb_ + t) % S == 0, so
+  // lane_split_due_[r] counts the members with (-ln_cb_) % S == r (lane_sums_to).
+  std::int64_t lane_cb_sum_ = 0;
+  std::int64_t lane_splits_ = 0;
+  std::int64_t lane_splits_at_ = 0;
+  std::vector<std::uint32_t> lane_split_due_;
+  void lane_sums_to(std::int64_t s);  // lane_splits_ as of step s (>= lane_splits_at_)
 };
 
 }  // namespace servesim

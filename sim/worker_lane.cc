@@ -5,7 +5,8 @@
 // steps_ = s: generated = hot.generated + (s - b) (deferred; lane_flush writes
 // it back), the context of its next step ln_cb_ + s, the private tokens after
 // that step ln_tb_ + s (a page is needed once s >= ln_pg_), and it finishes
-// with the step that makes steps_ == ln_fin_.
+// with the step that makes steps_ == ln_fin_. The dense decode pricer's sums
+// over the members' contexts are kept as they join and leave (lane_sums_to).
 // Every function keeps schedule_decodes' and finish_iteration's order of KV
 // allocations, policy calls and finishes (member order = running order).
 #include <algorithm>
@@ -15,6 +16,26 @@
 
 namespace servesim {
 
+namespace {
+constexpr auto kSplit = static_cast<std::uint64_t>(kDecodeSplitTokenCount);
+// A member's splits term at step s, (ln_cb_ + s + S) / S, for cb + s >= 0 (a
+// context): the lane's contexts are >= 0 from the step a member joins.
+std::int64_t lane_split_term(std::int64_t cb, std::int64_t s) {
+  return static_cast<std::int64_t>((static_cast<std::uint64_t>(cb + s) + kSplit) / kSplit);
+}
+// The residue r with (cb + t) % S == 0 exactly when t % S == r.
+std::size_t lane_split_residue(std::int64_t cb) {
+  return static_cast<std::size_t>((std::uint64_t{0} - static_cast<std::uint64_t>(cb)) & (kSplit - 1));
+}
+}  // namespace
+
+void Worker::lane_sums_to(std::int64_t s) {
+  const std::uint32_t* due = lane_split_due_.data();
+  for (std::int64_t t = lane_splits_at_ + 1; t <= s; ++t)
+    lane_splits_ += due[static_cast<std::uint64_t>(t) & (kSplit - 1)];
+  lane_splits_at_ = std::max(lane_splits_at_, s);
+}
+
 bool Worker::lane_add(std::size_t pos, std::uint32_t i, std::int64_t b) {
   const RequestHot& r = hot_[i];
   const std::int64_t page_size = kv().page_size();
@@ -23,10 +44,15 @@ bool Worker::lane_add(std::size_t pos, std::uint32_t i, std::int64_t b) {
   const std::int64_t tb = private_tokens_after_step(r) - b;
   const auto at = [pos](auto& v) { return v.begin() + static_cast<std::ptrdiff_t>(pos); };
   const std::int64_t fin = b + r.output_tokens - r.generated;
+  const std::int64_t cb = kv_tokens(r) - 1 - b;
   ln_b_.insert(at(ln_b_), b);
   ln_fin_.insert(at(ln_fin_), fin);
   ln_pg_.insert(at(ln_pg_), r.kv_pages * page_size - tb + 1);
-  ln_cb_.insert(at(ln_cb_), kv_tokens(r) - 1 - b);
+  ln_cb_.insert(at(ln_cb_), cb);
+  lane_sums_to(b);  // (b is steps_: the sums are as of the step it joins at)
+  lane_cb_sum_ += cb;
+  lane_splits_ += lane_split_term(cb, b);
+  ++lane_split_due_[lane_split_residue(cb)];
   ln_tb_.insert(at(ln_tb_), tb);
   ln_client_.insert(at(ln_client_), r.client);
   items_.insert(at(items_), Item{1, i, false});
@@ -66,6 +92,8 @@ bool Worker::lane_build() {
   lane_clients_.clear();
   lane_min_fin_ = std::numeric_limits<std::int64_t>::max();
   steps_ = 0;
+  lane_cb_sum_ = lane_splits_ = lane_splits_at_ = 0;
+  lane_split_due_.assign(static_cast<std::size_t>(kSplit), 0);
   for (std::size_t i = 0; i < running_.size(); ++i) {
     if (hot_[i].phase != Phase::kDecode) continue;
     if (!lane_add(lane_size(), static_cast<std::uint32_t>(i), 0)) {
@@ -170,16 +198,11 @@ bool Worker::lane_schedule() {
   ctx.resize(n);
   std::int64_t* out = ctx.data();
   const std::int64_t* cb = ln_cb_.data();
-  // The dense decode pricer's sums (batch_shape.h), in the same pass.
-  constexpr auto split = static_cast<std::uint64_t>(kDecodeSplitTokenCount);
-  std::uint64_t kv = 0, splits = 0;
-  for (std::size_t j = 0; j < n; ++j) {
-    const std::int64_t v = cb[j] + s;
-    out[j] = v;
-    kv += static_cast<std::uint64_t>(v);
-    splits += (static_cast<std::uint64_t>(v) + split) / split;
-  }
-  shape_.decode_sums = BatchShape::DecodeSums{static_cast<std::int64_t>(kv + n), static_cast<std::int64_t>(splits)};
+  for (std::size_t j = 0; j < n; ++j) out[j] = cb[j] + s;
+  // The dense decode pricer's sums (batch_shape.h): Σ (context + 1) and the splits.
+  lane_sums_to(s);
+  const auto kv = static_cast<std::uint64_t>(lane_cb_sum_) + static_cast<std::uint64_t>(s) * n + n;
+  shape_.decode_sums = BatchShape::DecodeSums{static_cast<std::int64_t>(kv), lane_splits_};
   budget_ -= static_cast<std::int64_t>(n);
   lane_scheduled_ = true;
   return true;
@@ -206,6 +229,9 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
         const std::uint32_t i = items_[j].i;
         hot_[i].generated += s1 - ln_b_[j];
         lane_client_left(ln_client_[j]);
+        lane_cb_sum_ -= ln_cb_[j];  // (the sums are as of steps_: this iteration's lane_schedule)
+        lane_splits_ -= lane_split_term(ln_cb_[j], lane_splits_at_);
+        --lane_split_due_[lane_split_residue(ln_cb_[j])];
         finish_here(i, done);
         gone = true;
         continue;
