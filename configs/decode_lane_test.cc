@@ -4,7 +4,8 @@
 // pressure, finishes and joins in the same iteration, the policies that count
 // decode tokens (DLPM, VTC) or read the running set (LTR: lane off after its
 // first look), prefix caching, KV eviction (AnDPro), lower KV tiers, PD
-// hand-offs (accepted requests join the lane) and prefill-first mode (no lane).
+// hand-offs (accepted requests join the lane), prefill-first mode (no lane) and
+// page sizes (the lane's page calendar).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -48,6 +49,12 @@ TEST_CASE("every output file is the same with the decode lane on and off") {
       {"ltr", {"policy.local=ltr"}},
       {"lpm_small_batch", {"policy.local=lpm", "batching.max_batch_tokens=16"}},
       {"andpro", {"attention.kv=andpro", "attention.andpro.budget=256"}},
+      // Page sizes for the page calendar (sim/worker.h): one bucket (1), buckets
+      // fewer than the page size (48: 16 buckets; 200: 8), and buckets equal to the page size (64).
+      {"page_1", {"batching.page_size=1"}},
+      {"page_48", {"batching.page_size=48"}},
+      {"page_200", {"batching.page_size=200"}},
+      {"page_64", {"batching.page_size=64"}},
       {"host_tier", {"kv_cache.host.capacity_gb=1"}},
       {"prefill_first", {"batching.mode=prefill_first"}},
       {"pd",

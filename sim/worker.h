@@ -301,10 +301,33 @@ class Worker final : private AdmissionContext {
   std::int64_t lane_min_fin_ = 0;  // smallest ln_fin_ (kept by lane_add and lane_finish)
   std::vector<std::int64_t> ln_b_;     // steps_ when it joined (its generated is hot_ + steps_ - ln_b_)
   std::vector<std::int64_t> ln_fin_;   // steps_ once its last token is produced
-  std::vector<std::int64_t> ln_pg_;    // steps_ at which its next step needs a page
   std::vector<std::int64_t> ln_cb_;    // context of its step = ln_cb_ + steps_
-  std::vector<std::int64_t> ln_tb_;    // private tokens after its step = ln_tb_ + steps_
+  std::vector<std::uint32_t> ln_slot_; // its page-calendar slot (below)
   std::vector<ClientId> ln_client_;
+  // Page calendar (worker_lane.cc, lane_pages_due): a member's page step, the
+  // steps_ at which its next step needs a page, is pg = kv_pages * page size - tb + 1
+  // (tb + steps_: its private tokens after that step), so pg % B stays
+  // (1 - tb) % B for every B dividing the page size. A member sits in bucket
+  // (1 - tb) % B (B a power of two, lane_page_mask_ + 1) and step s looks only at
+  // bucket s % B; a member due when it joins waits in lane_now_. By slot, stable
+  // while it is a member: sl_pg_ (pg), sl_tb_ (tb), sl_i_ (its running index),
+  // sl_pos_ (its index in its bucket; kNowPos: in lane_now_).
+  static constexpr std::uint32_t kNowPos = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::int64_t> sl_pg_, sl_tb_;
+  std::vector<std::uint32_t> sl_i_, sl_pos_, sl_free_;
+  std::vector<std::vector<std::uint32_t>> lane_pages_;
+  std::uint64_t lane_page_mask_ = 0;
+  std::vector<std::uint32_t> lane_now_, lane_due_;
+  std::vector<std::uint32_t>& lane_bucket(std::uint32_t slot) {
+    return lane_pages_[static_cast<std::uint64_t>(1 - sl_tb_[slot]) & lane_page_mask_];
+  }
+  void lane_bucket_insert(std::uint32_t slot) {
+    auto& b = lane_bucket(slot);
+    sl_pos_[slot] = static_cast<std::uint32_t>(b.size());
+    b.push_back(slot);
+  }
+  void lane_slot_free(std::uint32_t slot);  // leaves its bucket (or lane_now_) and the slot is free
+  bool lane_pages_due();                   // this step's page allocations, member order (false: abandon)
   // Members per client, one entry per client with members: appended when its first
   // member joins, removed (the last entry moved into its place) when its last leaves.
   std::vector<std::pair<ClientId, std::int64_t>> lane_clients_;

@@ -4,7 +4,8 @@
 // A member that joined at steps_ = b with its hot state current has, at
 // steps_ = s: generated = hot.generated + (s - b) (deferred; lane_flush writes
 // it back), the context of its next step ln_cb_ + s, the private tokens after
-// that step ln_tb_ + s (a page is needed once s >= ln_pg_), and it finishes
+// that step tb + s (a page is needed once s reaches its page step: the page
+// calendar, worker.h), and it finishes
 // with the step that makes steps_ == ln_fin_. The dense decode pricer's sums
 // over the members' contexts are kept as they join and leave (lane_sums_to).
 // Every function keeps schedule_decodes' and finish_iteration's order of KV
@@ -45,15 +46,35 @@ bool Worker::lane_add(std::size_t pos, std::uint32_t i, std::int64_t b) {
   const auto at = [pos](auto& v) { return v.begin() + static_cast<std::ptrdiff_t>(pos); };
   const std::int64_t fin = b + r.output_tokens - r.generated;
   const std::int64_t cb = kv_tokens(r) - 1 - b;
+  const std::int64_t pg = r.kv_pages * page_size - tb + 1;
+  std::uint32_t c;  // its calendar slot
+  if (sl_free_.empty()) {
+    c = static_cast<std::uint32_t>(sl_pg_.size());
+    sl_pg_.push_back(pg);
+    sl_tb_.push_back(tb);
+    sl_i_.push_back(i);
+    sl_pos_.push_back(kNowPos);
+  } else {
+    c = sl_free_.back();
+    sl_free_.pop_back();
+    sl_pg_[c] = pg;
+    sl_tb_[c] = tb;
+    sl_i_[c] = i;
+  }
+  if (pg <= b) {  // due at this very step, off its bucket's turn: lane_pages_due takes it
+    sl_pos_[c] = kNowPos;
+    lane_now_.push_back(c);
+  } else {
+    lane_bucket_insert(c);
+  }
   ln_b_.insert(at(ln_b_), b);
   ln_fin_.insert(at(ln_fin_), fin);
-  ln_pg_.insert(at(ln_pg_), r.kv_pages * page_size - tb + 1);
   ln_cb_.insert(at(ln_cb_), cb);
+  ln_slot_.insert(at(ln_slot_), c);
   lane_sums_to(b);  // (b is steps_: the sums are as of the step it joins at)
   lane_cb_sum_ += cb;
   lane_splits_ += lane_split_term(cb, b);
   ++lane_split_due_[lane_split_residue(cb)];
-  ln_tb_.insert(at(ln_tb_), tb);
   ln_client_.insert(at(ln_client_), r.client);
   items_.insert(at(items_), Item{1, i, false});
   lane_min_fin_ = std::min(lane_min_fin_, fin);
@@ -82,10 +103,23 @@ void Worker::lane_client_left(ClientId c) {
 bool Worker::lane_build() {
   ln_b_.clear();
   ln_fin_.clear();
-  ln_pg_.clear();
   ln_cb_.clear();
-  ln_tb_.clear();
+  ln_slot_.clear();
   ln_client_.clear();
+  sl_pg_.clear();
+  sl_tb_.clear();
+  sl_i_.clear();
+  sl_pos_.clear();
+  sl_free_.clear();
+  lane_now_.clear();
+  {
+    // B: the largest power of two dividing the page size, at most 256.
+    const auto p = static_cast<std::uint64_t>(kv().page_size());
+    const std::uint64_t buckets = std::min<std::uint64_t>(256, p & (0 - p));
+    lane_page_mask_ = buckets - 1;
+    lane_pages_.resize(buckets);
+    for (auto& b : lane_pages_) b.clear();
+  }
   items_.clear();
   lane_joins_.clear();
   for (const auto& e : lane_clients_) lane_slot_[e.first] = 0;
@@ -170,28 +204,11 @@ bool Worker::lane_schedule() {
     lane_abandon();
     return false;
   }
-  const std::int64_t s = steps_;
-  const std::int64_t page_size = kv().page_size();
-  const std::int64_t max_exact = max_exact_pages();
-  std::int64_t* pg = ln_pg_.data();  // (locals: the stores below cannot alias them)
-  const std::int64_t* tb = ln_tb_.data();
-  for (std::size_t j = 0; j < n; ++j) {
-    if (s < pg[j]) continue;
-    RequestHot& r = hot_[items_[j].i];
-    const std::int64_t need = kvm_.pages_for(tb[j] + s) - r.kv_pages;
-    if (need > 0) {
-      if (!kvm_.alloc(need)) {
-        lane_abandon();
-        return false;
-      }
-      r.kv_pages += need;
-    }
-    if (r.kv_pages > max_exact) {  // (not reachable with a real pool; keeps the multiplication exact)
-      lane_abandon();
-      return false;
-    }
-    pg[j] = r.kv_pages * page_size - tb[j] + 1;
+  if (!lane_pages_due()) {
+    lane_abandon();
+    return false;
   }
+  const std::int64_t s = steps_;
   // The first pass of the iteration: the contexts are the lane's alone (left from
   // the last iteration by start_iteration, so resizing fills at most the growth).
   std::vector<std::int64_t>& ctx = shape_.decode_contexts;
@@ -208,6 +225,61 @@ bool Worker::lane_schedule() {
   return true;
 }
 
+// The members whose step needs pages (page step <= s): this step's bucket and
+// lane_now_, allocated in member order (running order; schedule_decodes'
+// order). False: the pool could not give them, or a page count passed the
+// exact-multiplication bound (the caller abandons the lane).
+bool Worker::lane_pages_due() {
+  const std::int64_t s = steps_;
+  const std::vector<std::uint32_t>& bucket = lane_pages_[static_cast<std::uint64_t>(s) & lane_page_mask_];
+  const std::size_t most = bucket.size() + lane_now_.size();
+  if (most == 0) return true;
+  if (lane_due_.size() < most) lane_due_.resize(most);
+  std::uint32_t* due = lane_due_.data();
+  std::size_t m = 0;
+  for (std::uint32_t c : lane_now_) due[m++] = c;
+  lane_now_.clear();
+  for (std::uint32_t c : bucket) {  // (those with a later page step wait for their turn)
+    due[m] = c;
+    m += sl_pg_[c] <= s ? 1 : 0;
+  }
+  // Member order is running-index order; a few members at a time: insertion sort.
+  for (std::size_t a = 1; a < m; ++a) {
+    const std::uint32_t c = due[a];
+    std::size_t k = a;
+    for (; k > 0 && sl_i_[due[k - 1]] > sl_i_[c]; --k) due[k] = due[k - 1];
+    due[k] = c;
+  }
+  const std::int64_t page_size = kv().page_size();
+  const std::int64_t max_exact = max_exact_pages();
+  for (std::size_t a = 0; a < m; ++a) {
+    const std::uint32_t c = due[a];
+    RequestHot& r = hot_[sl_i_[c]];
+    const std::int64_t need = kvm_.pages_for(sl_tb_[c] + s) - r.kv_pages;
+    if (need > 0) {
+      if (!kvm_.alloc(need)) return false;
+      r.kv_pages += need;
+    }
+    if (r.kv_pages > max_exact) return false;  // (not reachable with a real pool; keeps the multiplication exact)
+    sl_pg_[c] = r.kv_pages * page_size - sl_tb_[c] + 1;
+    if (sl_pos_[c] == kNowPos) lane_bucket_insert(c);
+  }
+  return true;
+}
+
+void Worker::lane_slot_free(std::uint32_t c) {
+  if (sl_pos_[c] == kNowPos) {
+    lane_now_.erase(std::find(lane_now_.begin(), lane_now_.end(), c));
+  } else {
+    auto& b = lane_bucket(c);
+    const std::uint32_t last = b.back();
+    b[sl_pos_[c]] = last;
+    sl_pos_[last] = sl_pos_[c];
+    b.pop_back();
+  }
+  sl_free_.push_back(c);
+}
+
 // Applies the lane's decode items (the batch's first items): one step each.
 // Members that finish with it get their count written back and finish as in
 // the step-by-step pass, in the same order relative to the policy's token calls.
@@ -221,9 +293,15 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
     if (counts_tokens_)
       for (const auto& e : lane_clients_) policy_->on_decode_token_each(e.first, e.second);
   } else {
-    std::size_t kept = 0;
+    // s1 == lane_min_fin_: some member finishes. Those before the first one keep
+    // their place (their policy calls come first, as in one pass).
     std::int64_t min_fin = std::numeric_limits<std::int64_t>::max();
-    for (std::size_t j = 0; j < n; ++j) {
+    std::size_t first = 0;
+    for (; first < n && ln_fin_[first] != s1; ++first) min_fin = std::min(min_fin, ln_fin_[first]);
+    if (counts_tokens_)
+      for (std::size_t j = 0; j < first; ++j) policy_->on_decode_tokens(ln_client_[j], 1);
+    std::size_t kept = first;
+    for (std::size_t j = first; j < n; ++j) {
       if (counts_tokens_) policy_->on_decode_tokens(ln_client_[j], 1);
       if (ln_fin_[j] == s1) {
         const std::uint32_t i = items_[j].i;
@@ -232,6 +310,7 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
         lane_cb_sum_ -= ln_cb_[j];  // (the sums are as of steps_: this iteration's lane_schedule)
         lane_splits_ -= lane_split_term(ln_cb_[j], lane_splits_at_);
         --lane_split_due_[lane_split_residue(ln_cb_[j])];
+        lane_slot_free(ln_slot_[j]);
         finish_here(i, done);
         gone = true;
         continue;
@@ -240,9 +319,8 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
       if (kept != j) {
         ln_b_[kept] = ln_b_[j];
         ln_fin_[kept] = ln_fin_[j];
-        ln_pg_[kept] = ln_pg_[j];
         ln_cb_[kept] = ln_cb_[j];
-        ln_tb_[kept] = ln_tb_[j];
+        ln_slot_[kept] = ln_slot_[j];
         ln_client_[kept] = ln_client_[j];
         items_[kept] = items_[j];
       }
@@ -250,9 +328,8 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
     }
     ln_b_.resize(kept);
     ln_fin_.resize(kept);
-    ln_pg_.resize(kept);
     ln_cb_.resize(kept);
-    ln_tb_.resize(kept);
+    ln_slot_.resize(kept);
     ln_client_.resize(kept);
     lane_min_fin_ = min_fin;
   }
@@ -267,7 +344,10 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
 void Worker::lane_remap(const std::vector<std::uint32_t>& to, std::size_t first) {
   const auto end = items_.begin() + static_cast<std::ptrdiff_t>(lane_size());
   auto it = std::partition_point(items_.begin(), end, [first](const Item& x) { return x.i < first; });
-  for (; it != end; ++it) it->i = to[it->i];
+  for (; it != end; ++it) {
+    it->i = to[it->i];
+    sl_i_[ln_slot_[static_cast<std::size_t>(it - items_.begin())]] = it->i;
+  }
   for (std::uint32_t& i : lane_joins_)
     if (i >= first) i = to[i];
 }
