@@ -310,20 +310,25 @@ class Worker final : private AdmissionContext {
   // (1 - tb) % B for every B dividing the page size. A member sits in bucket
   // (1 - tb) % B (B a power of two, lane_page_mask_ + 1) and step s looks only at
   // bucket s % B; a member due when it joins waits in lane_now_. By slot, stable
-  // while it is a member: sl_pg_ (pg), sl_tb_ (tb), sl_i_ (its running index),
-  // sl_pos_ (its index in its bucket; kNowPos: in lane_now_).
+  // while it is a member (lane_slots_): pg, tb and pos (its index in its bucket;
+  // kNowPos: in lane_now_) on one cache line, and its running index in sl_i_
+  // (apart: lane_remap rewrites it after a compaction; a small array).
   static constexpr std::uint32_t kNowPos = std::numeric_limits<std::uint32_t>::max();
-  std::vector<std::int64_t> sl_pg_, sl_tb_;
-  std::vector<std::uint32_t> sl_i_, sl_pos_, sl_free_;
+  struct LaneSlot {
+    std::int64_t pg, tb;
+    std::uint32_t pos;
+  };
+  std::vector<LaneSlot> lane_slots_;
+  std::vector<std::uint32_t> sl_i_, sl_free_;
   std::vector<std::vector<std::uint32_t>> lane_pages_;
   std::uint64_t lane_page_mask_ = 0;
   std::vector<std::uint32_t> lane_now_, lane_due_;
   std::vector<std::uint32_t>& lane_bucket(std::uint32_t slot) {
-    return lane_pages_[static_cast<std::uint64_t>(1 - sl_tb_[slot]) & lane_page_mask_];
+    return lane_pages_[static_cast<std::uint64_t>(1 - lane_slots_[slot].tb) & lane_page_mask_];
   }
   void lane_bucket_insert(std::uint32_t slot) {
     auto& b = lane_bucket(slot);
-    sl_pos_[slot] = static_cast<std::uint32_t>(b.size());
+    lane_slots_[slot].pos = static_cast<std::uint32_t>(b.size());
     b.push_back(slot);
   }
   void lane_slot_free(std::uint32_t slot);  // leaves its bucket (or lane_now_) and the slot is free

@@ -49,20 +49,16 @@ bool Worker::lane_add(std::size_t pos, std::uint32_t i, std::int64_t b) {
   const std::int64_t pg = r.kv_pages * page_size - tb + 1;
   std::uint32_t c;  // its calendar slot
   if (sl_free_.empty()) {
-    c = static_cast<std::uint32_t>(sl_pg_.size());
-    sl_pg_.push_back(pg);
-    sl_tb_.push_back(tb);
+    c = static_cast<std::uint32_t>(lane_slots_.size());
+    lane_slots_.push_back(LaneSlot{pg, tb, kNowPos});
     sl_i_.push_back(i);
-    sl_pos_.push_back(kNowPos);
   } else {
     c = sl_free_.back();
     sl_free_.pop_back();
-    sl_pg_[c] = pg;
-    sl_tb_[c] = tb;
+    lane_slots_[c] = LaneSlot{pg, tb, kNowPos};
     sl_i_[c] = i;
   }
-  if (pg <= b) {  // due at this very step, off its bucket's turn: lane_pages_due takes it
-    sl_pos_[c] = kNowPos;
+  if (pg <= b) {  // due at this very step, off its bucket's turn: lane_pages_due takes it (pos kNowPos)
     lane_now_.push_back(c);
   } else {
     lane_bucket_insert(c);
@@ -106,10 +102,8 @@ bool Worker::lane_build() {
   ln_cb_.clear();
   ln_slot_.clear();
   ln_client_.clear();
-  sl_pg_.clear();
-  sl_tb_.clear();
+  lane_slots_.clear();
   sl_i_.clear();
-  sl_pos_.clear();
   sl_free_.clear();
   lane_now_.clear();
   {
@@ -241,7 +235,7 @@ bool Worker::lane_pages_due() {
   lane_now_.clear();
   for (std::uint32_t c : bucket) {  // (those with a later page step wait for their turn)
     due[m] = c;
-    m += sl_pg_[c] <= s ? 1 : 0;
+    m += lane_slots_[c].pg <= s ? 1 : 0;
   }
   // Member order is running-index order; a few members at a time: insertion sort.
   for (std::size_t a = 1; a < m; ++a) {
@@ -253,28 +247,28 @@ bool Worker::lane_pages_due() {
   const std::int64_t page_size = kv().page_size();
   const std::int64_t max_exact = max_exact_pages();
   for (std::size_t a = 0; a < m; ++a) {
-    const std::uint32_t c = due[a];
-    RequestHot& r = hot_[sl_i_[c]];
-    const std::int64_t need = kvm_.pages_for(sl_tb_[c] + s) - r.kv_pages;
+    LaneSlot& d = lane_slots_[due[a]];
+    RequestHot& r = hot_[sl_i_[due[a]]];
+    const std::int64_t need = kvm_.pages_for(d.tb + s) - r.kv_pages;
     if (need > 0) {
       if (!kvm_.alloc(need)) return false;
       r.kv_pages += need;
     }
     if (r.kv_pages > max_exact) return false;  // (not reachable with a real pool; keeps the multiplication exact)
-    sl_pg_[c] = r.kv_pages * page_size - sl_tb_[c] + 1;
-    if (sl_pos_[c] == kNowPos) lane_bucket_insert(c);
+    d.pg = r.kv_pages * page_size - d.tb + 1;
+    if (d.pos == kNowPos) lane_bucket_insert(due[a]);
   }
   return true;
 }
 
 void Worker::lane_slot_free(std::uint32_t c) {
-  if (sl_pos_[c] == kNowPos) {
+  if (lane_slots_[c].pos == kNowPos) {
     lane_now_.erase(std::find(lane_now_.begin(), lane_now_.end(), c));
   } else {
     auto& b = lane_bucket(c);
     const std::uint32_t last = b.back();
-    b[sl_pos_[c]] = last;
-    sl_pos_[last] = sl_pos_[c];
+    b[lane_slots_[c].pos] = last;
+    lane_slots_[last].pos = lane_slots_[c].pos;
     b.pop_back();
   }
   sl_free_.push_back(c);
