@@ -25,7 +25,8 @@ TEST_CASE("same-time events run in insertion order and earlier times first") {
 }
 
 TEST_CASE("event queue pops in (time, insertion) order under interleaved pushes and pops") {
-  // Against a sorted reference: random times with many ties, pushes and pops mixed.
+  // Against a sorted reference: random times with many ties, pushes and pops mixed
+  // (a push right after a pop fills the popped root's place: event_queue.h).
   EventQueue q;
   std::vector<std::pair<Time, std::uint64_t>> pending;  // (time, seq) not yet popped
   Rng rng(11);
@@ -43,6 +44,10 @@ TEST_CASE("event queue pops in (time, insertion) order under interleaved pushes 
       pending.erase(best);
     }
     REQUIRE(q.size() == pending.size());
+    if (step % 5 == 0) {  // top() and empty() between a pop and the next push (the root's hole)
+      REQUIRE(q.empty() == pending.empty());
+      if (!pending.empty()) REQUIRE(q.top().seq == std::min_element(pending.begin(), pending.end())->second);
+    }
   }
 }
 
