@@ -406,6 +406,10 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
   }
   // The observer hears the iteration's tokens once per client (the lane's clients in its
   // lane_clients_ order, then the others in first-seen order).
+  if (lane_tokens_direct_) {  // (the lane's clients alone: lane_finish)
+    lane_tokens_direct_ = false;
+    for (const auto& e : lane_clients_) observer_->on_output_tokens(e.first, now, e.second);
+  }
   for (const auto& [client, n] : client_tokens_) {
     observer_->on_output_tokens(client, now, n);
     client_slot_[client] = 0;

@@ -297,6 +297,7 @@ class Worker final : private AdmissionContext {
   bool lane_allowed_;            // mixed mode, and no policy has read the running set
   bool lane_on_ = false;         // the lane is built and members' generated is deferred
   bool lane_scheduled_ = false;  // this iteration's decode items came from the lane
+  bool lane_tokens_direct_ = false;  // lane_finish: the observer hears lane_clients_ as they are
   std::int64_t steps_ = 0;       // decode steps applied since the lane was built
   std::int64_t lane_min_fin_ = 0;  // smallest ln_fin_ (kept by lane_add and lane_finish)
   std::vector<std::int64_t> ln_b_;     // steps_ when it joined (its generated is hot_ + steps_ - ln_b_)

@@ -281,7 +281,12 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
   lane_scheduled_ = false;
   const std::int64_t s1 = steps_ + 1;
   const std::size_t n = lane_size();
-  if (observer_)  // one token per member, once per client (lane_clients_' order)
+  // One token per member, once per client (lane_clients_' order). When the batch is
+  // the lane's alone and no member leaves, lane_clients_ is the iteration's whole
+  // per-client count in that order: finish_iteration hands it to the observer as
+  // it is (lane_tokens_direct_) instead of copying it into client_tokens_.
+  lane_tokens_direct_ = observer_ && s1 < lane_min_fin_ && items_.size() == n;
+  if (observer_ && !lane_tokens_direct_)
     for (const auto& e : lane_clients_) count_output_token(e.first, e.second);
   if (s1 < lane_min_fin_) {  // nobody finishes: the policy hears the tokens per client
     if (counts_tokens_)
