@@ -323,6 +323,7 @@ class Worker final : private AdmissionContext {
   std::vector<std::uint32_t> sl_i_, sl_free_;
   std::vector<std::vector<std::uint32_t>> lane_pages_;
   std::uint64_t lane_page_mask_ = 0;
+  std::int64_t lane_max_exact_ = 0;  // max_exact_pages(), kept at lane_build
   std::vector<std::uint32_t> lane_now_, lane_due_;
   std::vector<std::uint32_t>& lane_bucket(std::uint32_t slot) {
     return lane_pages_[static_cast<std::uint64_t>(1 - lane_slots_[slot].tb) & lane_page_mask_];

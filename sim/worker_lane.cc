@@ -41,7 +41,7 @@ bool Worker::lane_add(std::size_t pos, std::uint32_t i, std::int64_t b) {
   const RequestHot& r = hot_[i];
   const std::int64_t page_size = kv().page_size();
   // The page test multiplies pages by the page size (schedule_decodes' bound).
-  if (r.kv_pages < 0 || r.kv_pages > max_exact_pages()) return false;
+  if (r.kv_pages < 0 || r.kv_pages > lane_max_exact_) return false;
   const std::int64_t tb = private_tokens_after_step(r) - b;
   const auto at = [pos](auto& v) { return v.begin() + static_cast<std::ptrdiff_t>(pos); };
   const std::int64_t fin = b + r.output_tokens - r.generated;
@@ -111,6 +111,7 @@ bool Worker::lane_build() {
     const auto p = static_cast<std::uint64_t>(kv().page_size());
     const std::uint64_t buckets = std::min<std::uint64_t>(256, p & (0 - p));
     lane_page_mask_ = buckets - 1;
+    lane_max_exact_ = max_exact_pages();
     lane_pages_.resize(buckets);
     for (auto& b : lane_pages_) b.clear();
   }
@@ -245,16 +246,16 @@ bool Worker::lane_pages_due() {
     due[k] = c;
   }
   const std::int64_t page_size = kv().page_size();
-  const std::int64_t max_exact = max_exact_pages();
   for (std::size_t a = 0; a < m; ++a) {
     LaneSlot& d = lane_slots_[due[a]];
     RequestHot& r = hot_[sl_i_[due[a]]];
-    const std::int64_t need = kvm_.pages_for(d.tb + s) - r.kv_pages;
-    if (need > 0) {
-      if (!kvm_.alloc(need)) return false;
-      r.kv_pages += need;
-    }
-    if (r.kv_pages > max_exact) return false;  // (not reachable with a real pool; keeps the multiplication exact)
+    // pages_for(tb + s) - kv_pages, from tb + s = kv_pages * page size + late + 1
+    // (the page step's definition): at least one, and no division when on time.
+    const std::int64_t late = s - d.pg;
+    const std::int64_t need = late == 0 ? 1 : late / page_size + 1;
+    if (!kvm_.alloc(need)) return false;
+    r.kv_pages += need;
+    if (r.kv_pages > lane_max_exact_) return false;  // (not reachable with a real pool; keeps the multiplication exact)
     d.pg = r.kv_pages * page_size - d.tb + 1;
     if (d.pos == kNowPos) lane_bucket_insert(due[a]);
   }
