@@ -159,13 +159,6 @@ bool KvManager::admit(RequestHandle h, std::int64_t reserve, bool first, Admitte
   return true;
 }
 
-bool KvManager::alloc(std::int64_t pages) {
-  if (kv_.free() < pages) cache_.make_room(pages);
-  if (!kv_.try_alloc(pages)) return false;
-  private_pages_ += pages;
-  return true;
-}
-
 void KvManager::release_private(LiveRequest& r) {
   kv_.release(r.kv_pages);
   private_pages_ -= r.kv_pages;

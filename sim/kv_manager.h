@@ -88,7 +88,14 @@ class KvManager {
   bool overlap() const { return tier_overlap_; }
 
   // --- Running requests -----------------------------------------------------
-  bool alloc(std::int64_t pages);      // private pages; evicts unlocked cache leaves if needed
+  // Private pages; evicts unlocked cache leaves if needed. Inline: the decode
+  // lane allocates a page per member every page-size steps.
+  bool alloc(std::int64_t pages) {
+    if (kv_.free() < pages) cache_.make_room(pages);
+    if (!kv_.try_alloc(pages)) return false;
+    private_pages_ += pages;
+    return true;
+  }
   void release_private(LiveRequest& r);  // frees private pages, unlocks the cache path
   void cache_prompt(LiveRequest& r);     // at prefill completion: prompt blocks join the cache
   // KV eviction: r keeps `kept` tokens as a private compacted copy (fresh pages);
