@@ -190,7 +190,7 @@ bool Worker::lane_take_accepted() {
 // (the pages given so far are held, so it allocates nothing twice, and a failed
 // allocation left nothing evictable: the same outcome).
 bool Worker::lane_schedule() {
-  if (!lane_take_accepted()) {  // (flushed)
+  if (!lane_accepted_.empty() && !lane_take_accepted()) {  // (flushed)
     lane_abandon();
     return false;
   }
