@@ -47,6 +47,21 @@ class ClusterView {
     const WorkerLoad l = load(w);
     return l.waiting + l.running;
   }
+  // The worker with the fewest outstanding() requests, the lowest id among ties
+  // (least-outstanding routing asks it per request: one call, not one per worker).
+  // REQUIRES: workers() > 0.
+  virtual WorkerId least_outstanding() const {
+    WorkerId best = 0;
+    std::int64_t best_n = INT64_MAX;
+    for (WorkerId w = 0; w < workers(); ++w) {
+      const std::int64_t o = outstanding(w);
+      if (o < best_n) {
+        best_n = o;
+        best = w;
+      }
+    }
+    return best;
+  }
   virtual const CostModel& cost_model(WorkerId w) const = 0;
   // The real KV placement of r's prompt for worker w (the engine's view);
   // views that know nothing of KV report nothing.

@@ -22,19 +22,7 @@ class RoundRobinPolicy final : public GlobalPolicy {
 
 class LeastOutstandingPolicy final : public GlobalPolicy {
  public:
-  WorkerId route(const RequestSpec&, const ClusterView& c) override {
-    WorkerId best = 0;
-    std::int64_t best_n = INT64_MAX;
-    const std::size_t n = c.workers();
-    for (WorkerId w = 0; w < n; ++w) {
-      const std::int64_t o = c.outstanding(w);
-      if (o < best_n) {
-        best_n = o;
-        best = w;
-      }
-    }
-    return best;
-  }
+  WorkerId route(const RequestSpec&, const ClusterView& c) override { return c.least_outstanding(); }
 };
 
 class RandomPolicy final : public GlobalPolicy {
