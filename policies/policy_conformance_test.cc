@@ -21,6 +21,7 @@
 #include "costmodel/fixed_cost_model.h"
 #include "policies/preble_e2_policy.h"
 #include "policies/preble_local_policy.h"
+#include "policies/simple_global_policies.h"
 #include "policies/sjf_policy.h"
 #include "policies/vtc_policy.h"
 
@@ -724,4 +725,17 @@ TEST_CASE("on_decode_token_each(c, n) equals n calls of on_decode_tokens(c, 1), 
       }
     }
   }
+}
+
+TEST_CASE("least-outstanding routing takes the worker with the fewest waiting + running, the lowest id among ties") {
+  FakeCluster c(5);
+  LeastOutstandingPolicy p;
+  RequestSpec r;
+  c.waiting = {3, 1, 4, 1, 2, 0, 0, 0};
+  CHECK(c.least_outstanding() == 1);
+  CHECK(p.route(r, c) == 1);
+  c.waiting = {2, 2, 2, 2, 2, 0, 0, 0};
+  CHECK(p.route(r, c) == 0);
+  c.waiting = {5, 4, 3, 2, 1, 0, 0, 0};  // (workers beyond workers() are not looked at)
+  CHECK(p.route(r, c) == 4);
 }
