@@ -27,19 +27,21 @@ void D2lpmPolicy::apply_due(Time now) {
   }
 }
 
-void D2lpmPolicy::refill(WorkerId w, ClientId arriving) {
-  const Active& a = active_[w];
-  const bool arriving_active = arriving < a.outstanding.size() && a.outstanding[arriving] > 0;
-  double k = std::floor(-counters(arriving)[w] / o_.quantum) + 1;
+// qa: the arriving client's counters. Every client in a worker's active list
+// was routed, so its counters exist already (q_[c], not counters(c)).
+void D2lpmPolicy::refill(WorkerId w, ClientId arriving, std::vector<double>& qa) {
+  double k = std::floor(-qa[w] / o_.quantum) + 1;
   if (k <= 0) return;  // the arriving client is positive here
+  const Active& a = active_[w];
   for (ClientId c : a.list) {
-    const double x = counters(c)[w];
+    const double x = q_[c][w];
     if (x > 0) return;
     k = std::min(k, std::floor(-x / o_.quantum) + 1);
   }
   refills_ += static_cast<std::int64_t>(k);
-  for (ClientId c : a.list) counters(c)[w] += k * o_.quantum;
-  if (!arriving_active) counters(arriving)[w] += k * o_.quantum;
+  for (ClientId c : a.list) q_[c][w] += k * o_.quantum;
+  const bool arriving_active = arriving < a.outstanding.size() && a.outstanding[arriving] > 0;
+  if (!arriving_active) qa[w] += k * o_.quantum;
 }
 
 WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
@@ -52,8 +54,8 @@ WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
     sized_ = true;
   }
   apply_due(c.now());
-  for (WorkerId w = 0; w < n; ++w) refill(w, r.client);
-  std::vector<double>& q = counters(r.client);
+  std::vector<double>& q = counters(r.client);  // the only call that may grow q_ here
+  for (WorkerId w = 0; w < n; ++w) refill(w, r.client, q);
   std::int64_t matched = 0;
   if (o_.cluster_view) {
     per_worker_.resize(n);

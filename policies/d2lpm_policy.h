@@ -80,7 +80,7 @@ class D2lpmPolicy final : public GlobalPolicy {
     std::vector<ClientId> list;             // clients with outstanding > 0, in order of activation
   };
   void apply_due(Time now);
-  void refill(WorkerId w, ClientId arriving);
+  void refill(WorkerId w, ClientId arriving, std::vector<double>& qa);
   std::vector<double>& counters(ClientId c);
 
   D2lpmOptions o_;
