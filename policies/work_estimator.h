@@ -1,7 +1,8 @@
 // WorkEstimator: turns token counts into seconds with a worker's cost model,
 // for global policies that weigh work (least_load, Preble E2's L/M/P terms).
 // It asks CostModel::iteration_time for small synthetic batches, so it prices
-// work exactly as the engine will (same backend, same calibration).
+// work exactly as the engine will (same backend, same calibration), and
+// remembers recent answers (see prefill_s, decode_token_s).
 //
 // OutputLengthEstimate: the mean output length of the requests that finished
 // so far (what a real router can know), with a prior until the first finish.
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <vector>
 
 #include "costmodel/cost_model.h"
 
@@ -20,11 +22,25 @@ class WorkEstimator {
  public:
   // Seconds to compute `tokens` prompt tokens after `context` cached ones, as one
   // iteration (a chunked prefill costs a little more per-iteration overhead).
+  // Memoized in a small direct-mapped table keyed by (model, tokens, context):
+  // Preble prices every worker for every request it explores, mostly with the
+  // same few shapes (workers share model instances; most hold nothing of the
+  // prompt). Exact, since CostModel::iteration_time is a pure function of the
+  // batch (cost_model.h; the stateful wrappers, ExplainingCostModel and
+  // MeasuredCostModel, only ever price the engine's iterations, never a
+  // policy's estimates: run_builder.cc gives policies the plain model).
   double prefill_s(const CostModel& m, std::int64_t tokens, std::int64_t context) {
     if (tokens <= 0) return 0;
+    std::uint64_t h = (static_cast<std::uint64_t>(tokens) * 0x9E3779B97F4A7C15ull) ^
+                      (static_cast<std::uint64_t>(context) + reinterpret_cast<std::uintptr_t>(&m));
+    h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    PrefillMemo& e = prefill_memo_[h & (kPrefillMemo - 1)];
+    if (e.model == &m && e.tokens == tokens && e.context == context) return e.s;
     shape_.clear();
     shape_.prefills.push_back(PrefillChunk{tokens, context, true});
-    return time_to_seconds(m.iteration_time(shape_));
+    e = PrefillMemo{&m, tokens, context, time_to_seconds(m.iteration_time(shape_))};
+    return e.s;
   }
   // Seconds per generated token when `batch` requests with mean context `ctx`
   // decode together. Memoized per (model, batch, ctx rounded to 256 tokens),
@@ -42,7 +58,14 @@ class WorkEstimator {
   }
 
  private:
+  struct PrefillMemo {
+    const CostModel* model = nullptr;  // null: empty
+    std::int64_t tokens = 0, context = 0;
+    double s = 0;
+  };
+  static constexpr std::size_t kPrefillMemo = 512;
   BatchShape shape_;
+  std::vector<PrefillMemo> prefill_memo_ = std::vector<PrefillMemo>(kPrefillMemo);
   std::map<std::tuple<const CostModel*, std::int64_t, std::int64_t>, double> decode_memo_;
 };
 
