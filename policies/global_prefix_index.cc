@@ -18,9 +18,50 @@ GlobalPrefixIndex::GlobalPrefixIndex(std::size_t workers)
 IndexNodeId GlobalPrefixIndex::child(IndexNodeId parent, BlockHash h) const { return children_.find(parent, h); }
 
 std::uint32_t GlobalPrefixIndex::find_own(IndexNodeId n, WorkerId w) const {
-  for (const Holder& h : nodes_[n].owned_by)
+  for (const Holder& h : holders(nodes_[n]))
     if (h.worker == w) return h.own;
   return kNil;
+}
+
+void GlobalPrefixIndex::add_holder(Node& x, Holder h) {
+  if (x.holders < kInlineHolders) {
+    x.held[x.holders] = h;
+  } else if (x.holders == kInlineHolders) {  // the list moves out of the node
+    std::uint32_t s;
+    if (!free_spills_.empty()) {
+      s = free_spills_.back();
+      free_spills_.pop_back();
+    } else {
+      s = static_cast<std::uint32_t>(spills_.size());
+      spills_.emplace_back();
+    }
+    std::vector<Holder>& v = spills_[s];
+    v.assign(x.held, x.held + kInlineHolders);
+    v.push_back(h);
+    x.spill = s;
+  } else {
+    spills_[x.spill].push_back(h);
+  }
+  x.holders++;
+}
+
+void GlobalPrefixIndex::remove_holder(Node& x, std::uint32_t own) {
+  if (x.holders <= kInlineHolders) {
+    std::uint16_t i = 0;
+    while (x.held[i].own != own) ++i;
+    for (; i + 1 < x.holders; ++i) x.held[i] = x.held[i + 1];
+    x.holders--;
+    return;
+  }
+  std::vector<Holder>& v = spills_[x.spill];
+  std::erase_if(v, [own](const Holder& h) { return h.own == own; });
+  x.holders--;
+  if (x.holders == kInlineHolders) {  // back into the node
+    std::copy(v.begin(), v.end(), x.held);
+    v.clear();
+    free_spills_.push_back(x.spill);
+    x.spill = 0;
+  }
 }
 
 bool GlobalPrefixIndex::owns(IndexNodeId n, WorkerId w) const { return find_own(n, w) != kNil; }
@@ -36,7 +77,7 @@ GlobalPrefixIndex::Match GlobalPrefixIndex::match(const RequestSpec& spec, std::
     const IndexNodeId c = child(n, spec.prefix_blocks[i]);
     if (c == 0 || nodes_[c].tokens != t) break;
     bool held = false;
-    for (const Holder& h : nodes_[c].owned_by) {
+    for (const Holder& h : holders(nodes_[c])) {
       std::int64_t& mine = per_worker[h.worker];
       if (mine == nodes_[n].path_tokens) {  // w holds the whole prefix down to here
         mine = nodes_[c].path_tokens;
@@ -63,12 +104,12 @@ IndexNodeId GlobalPrefixIndex::add_node(IndexNodeId parent, BlockHash h, std::in
   Node& x = nodes_[id];
   x.parent = parent;
   x.hash = h;
-  x.tokens = tokens;
+  x.tokens = static_cast<std::int32_t>(tokens);
   x.path_tokens = nodes_[parent].path_tokens + tokens;
   x.children = 0;
   x.generation++;
   x.alive = true;
-  x.owned_by.clear();
+  x.holders = 0;
   nodes_[parent].children++;
   children_.insert(parent, h, id);
   ++live_;
@@ -116,14 +157,14 @@ std::uint32_t GlobalPrefixIndex::new_own(IndexNodeId n, WorkerId w) {
   }
   Node& x = nodes_[n];
   owns_[o] = Own{n, w, kNil, kNil, x.generation, static_cast<std::int32_t>(x.tokens), x.parent == 0};
-  x.owned_by.push_back(Holder{o, w});
+  add_holder(x, Holder{o, w});
   held_[w] += x.tokens;
   return o;
 }
 
 // Undoes new_own's entry: the holding leaves its node's holder list and is freed.
 void GlobalPrefixIndex::free_own(std::uint32_t o) {
-  std::erase_if(nodes_[owns_[o].node].owned_by, [o](const Holder& h) { return h.own == o; });
+  remove_holder(nodes_[owns_[o].node], o);
   owns_[o].node = 0;  // so a remembered path step can tell it is gone
   free_owns_.push_back(o);
 }
@@ -134,7 +175,7 @@ void GlobalPrefixIndex::drop(std::uint32_t o) {
   held_[owns_[o].worker] -= nodes_[n].tokens;
   free_own(o);
   // Delete nodes nobody holds and nothing hangs from, up the path.
-  for (IndexNodeId x = n; x != 0 && nodes_[x].owned_by.empty() && nodes_[x].children == 0;) {
+  for (IndexNodeId x = n; x != 0 && nodes_[x].holders == 0 && nodes_[x].children == 0;) {
     Node& d = nodes_[x];
     const IndexNodeId parent = d.parent;
     children_.erase(parent, d.hash);
@@ -234,8 +275,9 @@ std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, Worke
     held_[from] -= t;
     held_[to] += t;
     owns_[o].worker = to;
-    for (Holder& h : nodes_[x].owned_by)
-      if (h.own == o) h.worker = to;
+    Holder* h = holders_begin(nodes_[x]);
+    while (h->own != o) ++h;
+    h->worker = to;
     push_front(o);
   }
   while (held_[to] > capacity_[to] && tail_[to] != kNil) drop(tail_[to]);

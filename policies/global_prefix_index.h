@@ -109,16 +109,37 @@ class GlobalPrefixIndex {
     std::uint32_t own = 0;  // its entry in owns_
     WorkerId worker = 0;    // == owns_[own].worker, here so lookups need not read owns_
   };
-  struct Node {
-    IndexNodeId parent = 0;
+  // One cache line. Its holders (one per holding worker, in no particular
+  // order: nothing reads their order) live in the node while they are at most
+  // kInlineHolders (most nodes: a prompt's own blocks have one), else in a
+  // list of spills_ (templates held everywhere).
+  static constexpr std::uint16_t kInlineHolders = 3;
+  struct alignas(64) Node {
     BlockHash hash = 0;
-    std::int64_t tokens = 0;
     std::int64_t path_tokens = 0;
-    std::int32_t children = 0;
+    IndexNodeId parent = 0;
     std::uint32_t generation = 0;
+    std::int32_t tokens = 0;
+    std::int32_t children = 0;
+    Holder held[kInlineHolders];
+    std::uint32_t spill = 0;   // holders > kInlineHolders: their list, spills_[spill]
+    std::uint16_t holders = 0;
     bool alive = false;
-    std::vector<Holder> owned_by;  // one per holding worker
   };
+  struct HolderSpan {
+    const Holder* b;
+    const Holder* e;
+    const Holder* begin() const { return b; }
+    const Holder* end() const { return e; }
+  };
+  HolderSpan holders(const Node& x) const {
+    if (x.holders <= kInlineHolders) return {x.held, x.held + x.holders};
+    const std::vector<Holder>& v = spills_[x.spill];
+    return {v.data(), v.data() + v.size()};
+  }
+  Holder* holders_begin(Node& x) { return x.holders <= kInlineHolders ? x.held : spills_[x.spill].data(); }
+  void add_holder(Node& x, Holder h);
+  void remove_holder(Node& x, std::uint32_t own);
   struct Own {  // one (node, worker) holding, linked in the worker's LRU list
     IndexNodeId node = 0;  // 0 (the root, never held): a free entry
     WorkerId worker = 0;
@@ -144,6 +165,8 @@ class GlobalPrefixIndex {
   std::size_t take_hint(const RecordedPath& hint, WorkerId w);
 
   std::vector<Node> nodes_;  // [0] is the root
+  std::vector<std::vector<Holder>> spills_;  // holder lists of nodes with more than kInlineHolders
+  std::vector<std::uint32_t> free_spills_;
   std::vector<IndexNodeId> free_nodes_;
   std::vector<Own> owns_;
   std::vector<std::uint32_t> free_owns_;

@@ -1,12 +1,15 @@
 // GlobalPrefixIndex: a record() given the path an earlier record() of the same
 // prompt remembered must leave the index exactly as a plain record() does,
 // whatever happened in between (evictions, node reuse, subtree moves), and
-// the tops list must follow each worker's LRU order.
+// the tops list must follow each worker's LRU order; and the index must behave
+// exactly as the reference (its a3aeaa4 form, holders in a vector per node)
+// with many workers per node (holder lists spilling out of the node and back).
 #include <doctest/doctest.h>
 
 #include <vector>
 
 #include "policies/global_prefix_index.h"
+#include "policies/testing/reference_prefix_index.h"
 #include "sim/core/rng.h"
 
 using namespace servesim;
@@ -29,7 +32,8 @@ RequestSpec random_prompt(Rng& rng, RequestId id) {
 }
 
 // Everything the index lets one observe, per worker, for the prompts seen.
-std::vector<std::int64_t> observe(const GlobalPrefixIndex& v, const std::vector<RequestSpec>& prompts) {
+template <class Index>
+std::vector<std::int64_t> observe(const Index& v, const std::vector<RequestSpec>& prompts) {
   std::vector<std::int64_t> out, per;
   for (WorkerId w = 0; w < v.workers(); ++w) {
     out.push_back(v.held_tokens(w));
@@ -39,7 +43,7 @@ std::vector<std::int64_t> observe(const GlobalPrefixIndex& v, const std::vector<
     });
   }
   for (const RequestSpec& s : prompts) {
-    const GlobalPrefixIndex::Match m = v.match(s, per);
+    const auto m = v.match(s, per);
     out.insert(out.end(), {m.node, m.tokens});
     out.insert(out.end(), per.begin(), per.end());
   }
@@ -83,5 +87,63 @@ TEST_CASE("a record() with a remembered path equals a plain one, and the tops li
       REQUIRE(observe(plain, prompts) == observe(hinted, prompts));
       hinted.check_invariants();
     }
+  }
+}
+
+TEST_CASE("the index equals the reference index, holder lists spilling out of nodes and back") {
+  constexpr WorkerId kWorkers = 8;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    CAPTURE(seed);
+    Rng rng(seed);
+    GlobalPrefixIndex index(kWorkers);
+    testing::ReferencePrefixIndex ref(kWorkers);
+    for (WorkerId w = 0; w < kWorkers; ++w) {
+      index.set_capacity(w, 150 + 60 * w);
+      ref.set_capacity(w, 150 + 60 * w);
+    }
+    std::vector<RequestSpec> prompts;
+    std::vector<GlobalPrefixIndex::RecordedPath> paths;
+    std::vector<testing::ReferencePrefixIndex::RecordedPath> ref_paths;
+    std::size_t most_holders = 0;
+    for (int step = 0; step < 600; ++step) {
+      const std::uint64_t op = rng.below(10);
+      const WorkerId w = static_cast<WorkerId>(rng.below(kWorkers));
+      if (op < 4 || prompts.empty()) {  // a new prompt
+        prompts.push_back(random_prompt(rng, prompts.size()));
+        paths.emplace_back();
+        ref_paths.emplace_back();
+        index.record(prompts.back(), w, &paths.back());
+        ref.record(prompts.back(), w, &ref_paths.back());
+      } else if (op < 9) {  // an earlier prompt again, anywhere; half the time with its remembered path
+        const std::size_t i = rng.below(prompts.size());
+        if (rng.below(2) == 0) {
+          index.record(prompts[i], w, &paths[i]);
+          ref.record(prompts[i], w, &ref_paths[i]);
+        } else {
+          index.record(prompts[i], w);
+          ref.record(prompts[i], w);
+        }
+      } else {  // a subtree moves
+        std::vector<std::int64_t> per;
+        const RequestSpec& s = prompts[rng.below(prompts.size())];
+        const IndexNodeId t = ref.top_of(ref.match(s, per).node);
+        const WorkerId to = static_cast<WorkerId>(rng.below(kWorkers));
+        if (t != 0 && ref.owns(t, w)) REQUIRE(index.move_subtree(t, w, to) == ref.move_subtree(t, w, to));
+      }
+      REQUIRE(index.last_path() == ref.last_path());
+      REQUIRE(index.slots() == ref.slots());
+      REQUIRE(observe(index, prompts) == observe(ref, prompts));
+      for (IndexNodeId n = 1; n < ref.slots(); ++n) {
+        if (!ref.alive(n)) continue;
+        std::size_t holders = 0;
+        for (WorkerId x = 0; x < kWorkers; ++x) {
+          REQUIRE(index.owns(n, x) == ref.owns(n, x));
+          holders += ref.owns(n, x) ? 1 : 0;
+        }
+        most_holders = std::max(most_holders, holders);
+      }
+      index.check_invariants();
+    }
+    CHECK(most_holders > 3);  // the spilled holder lists were exercised
   }
 }
