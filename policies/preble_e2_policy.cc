@@ -48,9 +48,7 @@ WorkerId PrebleE2Policy::explore(const RequestSpec& r, const ClusterView& c, Ind
     const std::int64_t overflow = view_.held_tokens(w) + missed - view_.capacity(w);
     if (overflow > 0) {
       view_.visit_lru(w, overflow, [&](IndexNodeId n, std::int64_t tokens, std::uint32_t generation) {
-        const NodeHits& h = hits(n, generation);
-        const double recent = now - h.hits_since < o_.window ? static_cast<double>(h.hits) : 0.0;
-        m += prefill_rate_[w] * static_cast<double>(tokens) * recent;
+        m += prefill_rate_[w] * static_cast<double>(tokens) * recent_hits(n, generation, now);
       });
     }
     const double cost = load_[w] + m + p;

@@ -115,6 +115,14 @@ class PrebleE2Policy final : public GlobalPolicy {
   WorkerId explore(const RequestSpec& r, const ClusterView& c, IndexNodeId exclude_holders_of);
   NodeStats& stats(IndexNodeId n);
   NodeHits& hits(IndexNodeId n, std::uint32_t generation);  // REQUIRES: generation == view_.generation(n)
+  // hits(n, generation).hits if counted in the window at `now`, else 0; reads
+  // only (an entry of another generation, or none yet, counts as reset: 0).
+  double recent_hits(IndexNodeId n, std::uint32_t generation, Time now) const {
+    if (n >= node_hits_.size()) return 0.0;
+    const NodeHits& h = node_hits_[n];
+    if (h.generation != generation) return 0.0;
+    return now - h.hits_since < o_.window ? static_cast<double>(h.hits) : 0.0;
+  }
   void expire(Time now);
   void check(Time now);
 
