@@ -72,13 +72,22 @@ bool PrefixCache::current(const LruEntry& e) const {
   return x.alive && x.generation == e.generation && x.locks == 0 && x.children == 0 && x.last_access == e.at;
 }
 
-void PrefixCache::push_lru(CacheNodeId n) {
-  if (lru_.size() > 2 * live_nodes_ + 1024) {  // mostly stale: rebuild from the live leaves
-    std::erase_if(lru_, [this](const LruEntry& e) { return !current(e); });
-    std::make_heap(lru_.begin(), lru_.end(), std::greater<>());
+void PrefixCache::push_lru(CacheNodeId n, bool old) {
+  if (lru_.size() + lru_old_.size() > 2 * live_nodes_ + 1024) {  // mostly stale: rebuild from the live leaves
+    for (std::vector<LruEntry>* h : {&lru_, &lru_old_}) {
+      std::erase_if(*h, [this](const LruEntry& e) { return !current(e); });
+      std::make_heap(h->begin(), h->end(), std::greater<>());
+    }
   }
-  lru_.push_back({nodes_[n].last_access, n, nodes_[n].generation});
-  std::push_heap(lru_.begin(), lru_.end(), std::greater<>());
+  std::vector<LruEntry>& h = old ? lru_old_ : lru_;
+  h.push_back({nodes_[n].last_access, n, nodes_[n].generation});
+  std::push_heap(h.begin(), h.end(), std::greater<>());
+}
+
+const PrefixCache::LruEntry* PrefixCache::lru_min() const {
+  if (lru_.empty()) return lru_old_.empty() ? nullptr : &lru_old_.front();
+  if (lru_old_.empty()) return &lru_.front();
+  return lru_old_.front() > lru_.front() ? &lru_.front() : &lru_old_.front();
 }
 
 void PrefixCache::maybe_evictable(CacheNodeId n) {
@@ -223,10 +232,12 @@ bool PrefixCache::make_room(std::int64_t pages) {
   CacheNodeId next = kCacheRoot;  // the next victim, known without the heap
   while (kv_.free() < pages) {
     if (next == kCacheRoot) {
-      if (lru_.empty()) break;
-      std::pop_heap(lru_.begin(), lru_.end(), std::greater<>());
-      const LruEntry e = lru_.back();
-      lru_.pop_back();
+      const LruEntry* m = lru_min();
+      if (m == nullptr) break;
+      std::vector<LruEntry>& h = m == lru_.data() ? lru_ : lru_old_;
+      std::pop_heap(h.begin(), h.end(), std::greater<>());
+      const LruEntry e = h.back();
+      h.pop_back();
       if (!current(e)) continue;
       next = e.id;
     }
@@ -234,10 +245,11 @@ bool PrefixCache::make_room(std::int64_t pages) {
     next = kCacheRoot;
     if (parent == kCacheRoot) continue;
     const LruEntry pe{nodes_[parent].last_access, parent, nodes_[parent].generation};
-    if (kv_.free() < pages && (lru_.empty() || lru_.front() > pe))
+    const LruEntry* m = lru_min();
+    if (kv_.free() < pages && (m == nullptr || *m > pe))
       next = parent;
     else
-      push_lru(parent);
+      push_lru(parent, true);
   }
   return kv_.free() >= pages;
 }
@@ -289,8 +301,9 @@ void PrefixCache::check_invariants() const {
     leaves += leaf ? 1 : 0;
   }
   std::set<CacheNodeId> queued;
-  for (const LruEntry& e : lru_)
-    if (current(e)) queued.insert(e.id);
+  for (const std::vector<LruEntry>* h : {&lru_, &lru_old_})
+    for (const LruEntry& e : *h)
+      if (current(e)) queued.insert(e.id);
   SIM_CHECK(leaves == queued.size(), "eviction heap holds {} current entries for {} unlocked leaves", queued.size(),
             leaves);
   SIM_CHECK(pages == pages_ && locked == locked_pages_, "page sums {} / {} != tracked {} / {}", pages, locked, pages_,

@@ -152,10 +152,15 @@ class PrefixCache {
   std::vector<CacheNodeId> free_;
   ChildIndex children_;
   std::vector<CacheNodeId> plan_;  // insert(): existing nodes on the path (0 = new)
-  // Eviction order: a min-heap of (last access, id, generation) entries,
+  // Eviction order: min-heaps of (last access, id, generation) entries,
   // pushed whenever a node becomes an unlocked leaf or is touched as one.
   // Entries go stale (the node changed since) and are dropped when popped;
-  // the heap is rebuilt from the live leaves when stale entries pile up.
+  // the heaps are rebuilt from the live leaves when stale entries pile up.
+  // Two heaps, one order: the next victim is the smaller of their tops. Nodes
+  // that become leaves now (last access = now, the largest key: a push costs
+  // one comparison) go to lru_; parents that make_room leaves behind, whose
+  // last access is old (their key near the smallest: a push into a big heap
+  // climbs all its levels), go to the small lru_old_.
   struct LruEntry {
     Time at;
     CacheNodeId id;
@@ -163,8 +168,9 @@ class PrefixCache {
     bool operator>(const LruEntry& o) const { return at != o.at ? at > o.at : id > o.id; }
   };
   bool current(const LruEntry& e) const;  // still the node's evictable entry
-  void push_lru(CacheNodeId n);
-  std::vector<LruEntry> lru_;
+  void push_lru(CacheNodeId n, bool old = false);  // old: into lru_old_
+  const LruEntry* lru_min() const;  // the smaller top of the two heaps; null if both are empty
+  std::vector<LruEntry> lru_, lru_old_;
   std::uint64_t stamp_ = 1;
   std::int64_t pages_ = 0;
   std::int64_t locked_pages_ = 0;
