@@ -44,6 +44,10 @@ WorkerId PrebleE2Policy::explore(const RequestSpec& r, const ClusterView& c, Ind
     if (exclude_holders_of != 0 && view_.owns(exclude_holders_of, w)) continue;
     const std::int64_t missed = r.prompt_tokens - per_worker_[w];
     const double p = est_.prefill_s(c.cost_model(w), missed, per_worker_[w]);
+    // m >= 0 and rounding is monotone, so (L + m) + p >= L + p: a worker whose
+    // L + p is no better than the best so far cannot win; its M is not needed
+    // (pricing it reads nothing but writes nothing either).
+    if (!(load_[w] + p < best_cost)) continue;
     double m = 0;
     const std::int64_t overflow = view_.held_tokens(w) + missed - view_.capacity(w);
     if (overflow > 0) {
