@@ -36,28 +36,51 @@ void PrebleE2Policy::expire(Time now) {
   }
 }
 
+// The worker minimizing L + M + P (ties: the lower index), as a scan in index
+// order with strict < would pick it. M >= 0 and rounding is monotone, so
+// (L + M) + P >= L + P =: bound. Pricing M walks the worker's LRU tail (at
+// scale every worker is full: the walk dominated explore), so it is priced
+// only where it can matter: first for the worker of the lowest bound (cost c),
+// then in index order for the others whose bound is <= c (a bound > c means a
+// cost > c >= the minimum) and < the best cost so far (at >= it the scan would
+// not move). Pricing M reads only (recent_hits), so the skipped ones leave no trace.
 WorkerId PrebleE2Policy::explore(const RequestSpec& r, const ClusterView& c, IndexNodeId exclude_holders_of) {
-  WorkerId best = 0;
-  double best_cost = std::numeric_limits<double>::infinity();
   const Time now = c.now();
-  for (WorkerId w = 0; w < c.workers(); ++w) {
-    if (exclude_holders_of != 0 && view_.owns(exclude_holders_of, w)) continue;
-    const std::int64_t missed = r.prompt_tokens - per_worker_[w];
-    const double p = est_.prefill_s(c.cost_model(w), missed, per_worker_[w]);
-    // m >= 0 and rounding is monotone, so (L + m) + p >= L + p: a worker whose
-    // L + p is no better than the best so far cannot win; its M is not needed
-    // (pricing it reads nothing but writes nothing either).
-    if (!(load_[w] + p < best_cost)) continue;
+  const std::size_t n = c.workers();
+  explore_p_.resize(n);
+  explore_bound_.resize(n);
+  WorkerId first = 0;
+  bool any = false;
+  for (WorkerId w = 0; w < n; ++w) {
+    if (exclude_holders_of != 0 && view_.owns(exclude_holders_of, w)) {
+      explore_bound_[w] = std::numeric_limits<double>::quiet_NaN();  // not a candidate
+      continue;
+    }
+    explore_p_[w] = est_.prefill_s(c.cost_model(w), r.prompt_tokens - per_worker_[w], per_worker_[w]);
+    explore_bound_[w] = load_[w] + explore_p_[w];
+    if (!any || explore_bound_[w] < explore_bound_[first]) first = w;
+    any = true;
+  }
+  if (!any) return 0;
+  auto cost = [&](WorkerId w) {
     double m = 0;
-    const std::int64_t overflow = view_.held_tokens(w) + missed - view_.capacity(w);
+    const std::int64_t overflow = view_.held_tokens(w) + (r.prompt_tokens - per_worker_[w]) - view_.capacity(w);
     if (overflow > 0) {
-      view_.visit_lru(w, overflow, [&](IndexNodeId n, std::int64_t tokens, std::uint32_t generation) {
-        m += prefill_rate_[w] * static_cast<double>(tokens) * recent_hits(n, generation, now);
+      view_.visit_lru(w, overflow, [&](IndexNodeId x, std::int64_t tokens, std::uint32_t generation) {
+        m += prefill_rate_[w] * static_cast<double>(tokens) * recent_hits(x, generation, now);
       });
     }
-    const double cost = load_[w] + m + p;
-    if (cost < best_cost) {
-      best_cost = cost;
+    return load_[w] + m + explore_p_[w];
+  };
+  const double first_cost = cost(first);
+  WorkerId best = 0;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (WorkerId w = 0; w < n; ++w) {
+    const double bound = explore_bound_[w];
+    if (std::isnan(bound) || bound > first_cost || !(bound < best_cost)) continue;
+    const double x = w == first ? first_cost : cost(w);
+    if (x < best_cost) {
+      best_cost = x;
       best = w;
     }
   }

@@ -138,6 +138,7 @@ class PrebleE2Policy final : public GlobalPolicy {
   std::vector<NodeHits> node_hits_;
   std::vector<NodeStats> node_stats_;
   std::vector<std::int64_t> per_worker_;
+  std::vector<double> explore_p_, explore_bound_;  // explore(): per worker P and L + P (NaN: excluded)
   Counts counts_;
   std::int64_t since_check_ = 0;
   bool sized_ = false;
