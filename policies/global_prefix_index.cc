@@ -77,10 +77,11 @@ GlobalPrefixIndex::Match GlobalPrefixIndex::match(const RequestSpec& spec, std::
     const IndexNodeId c = child(n, spec.prefix_blocks[i]);
     if (c == 0 || nodes_[c].tokens != t) break;
     bool held = false;
+    const std::int64_t above = nodes_[n].path_tokens, here = nodes_[c].path_tokens;  // not reloaded per holder
     for (const Holder& h : holders(nodes_[c])) {
       std::int64_t& mine = per_worker[h.worker];
-      if (mine == nodes_[n].path_tokens) {  // w holds the whole prefix down to here
-        mine = nodes_[c].path_tokens;
+      if (mine == above) {  // w holds the whole prefix down to here
+        mine = here;
         held = true;
       }
     }
