@@ -52,14 +52,7 @@ TEST_CASE("event queue pops in (time, insertion) order under interleaved pushes 
 }
 
 TEST_CASE("every input request is reported exactly once and all finish") {
-  Rng rng(7);
-  std::vector<RequestSpec> v;
-  double t = 0;
-  for (RequestId i = 0; i < 3000; ++i) {
-    t += rng.exponential(0.002);
-    v.push_back(req(i, t, 1 + static_cast<std::int64_t>(rng.below(3000)), 1 + static_cast<std::int64_t>(rng.below(300)),
-                    static_cast<ClientId>(i % 3)));
-  }
+  const std::vector<RequestSpec> v = random_requests(7, 3000, 0.002, 3000, 300, 3);
   TinyCluster c;
   c.workers = 3;
   c.kv_pages = 4096;
@@ -252,14 +245,7 @@ TEST_CASE("the decode lane's context sums equal the sums over the batch's contex
   // Prompts and outputs long enough that contexts cross many multiples of the
   // split granularity (256) while members join (staggered arrivals), finish and
   // are preempted (a KV pool that cannot hold them all).
-  Rng rng(11);
-  std::vector<RequestSpec> v;
-  double t = 0;
-  for (RequestId i = 0; i < 600; ++i) {
-    t += rng.exponential(0.01);
-    v.push_back(req(i, t, 1 + static_cast<std::int64_t>(rng.below(900)), 1 + static_cast<std::int64_t>(rng.below(700)),
-                    static_cast<ClientId>(i % 4)));
-  }
+  const std::vector<RequestSpec> v = random_requests(11, 600, 0.01, 900, 700, 4);
   for (std::int64_t pages : {std::int64_t{1} << 20, std::int64_t{600}}) {
     CAPTURE(pages);
     TinyCluster c;

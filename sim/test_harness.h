@@ -9,6 +9,7 @@
 #include "costmodel/fixed_cost_model.h"
 #include "policies/fcfs_policy.h"
 #include "policies/simple_global_policies.h"
+#include "sim/core/rng.h"
 #include "sim/simulation.h"
 
 namespace servesim::testing {
@@ -89,6 +90,22 @@ inline RequestSpec req(RequestId id, double arrival_s, std::int64_t prompt, std:
   r.prompt_tokens = prompt;
   r.output_tokens = output;
   return r;
+}
+
+// n requests with exponential gaps (mean `gap_s`), prompts in [1, max_prompt],
+// outputs in [1, max_output], clients 0 .. clients - 1 in turn.
+inline std::vector<RequestSpec> random_requests(std::uint64_t seed, RequestId n, double gap_s, std::int64_t max_prompt,
+                                                std::int64_t max_output, ClientId clients) {
+  Rng rng(seed);
+  std::vector<RequestSpec> v;
+  double t = 0;
+  for (RequestId i = 0; i < n; ++i) {
+    t += rng.exponential(gap_s);
+    const auto prompt = 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(max_prompt)));
+    const auto output = 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(max_output)));
+    v.push_back(req(i, t, prompt, output, static_cast<ClientId>(i % clients)));
+  }
+  return v;
 }
 
 }  // namespace servesim::testing
