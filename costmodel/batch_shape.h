@@ -16,6 +16,12 @@ struct PrefillChunk {
 // The split-KV granularity of dense decode, in tokens (kernel_features.h's
 // kDecodeSplitTokens as an integer; dense_pricer.cc checks they agree).
 inline constexpr std::int64_t kDecodeSplitTokenCount = 256;
+// A decode's split count, ceil((context + 1) / kDecodeSplitTokenCount), for a
+// context >= 0 (unsigned: a shift, which the pricer's loop vectorizes).
+inline std::uint64_t decode_split_count(std::uint64_t context) {
+  constexpr auto split = static_cast<std::uint64_t>(kDecodeSplitTokenCount);
+  return (context + split) / split;
+}
 
 struct BatchShape {
   std::vector<PrefillChunk> prefills;
@@ -23,7 +29,7 @@ struct BatchShape {
   std::vector<std::int64_t> decode_contexts;
   // Optional sums over decode_contexts, for pricers that need only these (the
   // dense decode pricer): kv = Σ (context + 1) (KV tokens read, each new token's
-  // included) and splits = Σ ceil((context + 1) / kDecodeSplitTokenCount). Set
+  // included) and splits = Σ decode_split_count(context). Set
   // by whoever fills the contexts and can keep the sums cheaply (the engine's
   // decode lane, sim/worker_lane.cc); unset, a pricer sums the contexts itself.
   // Whatever changes decode_contexts afterwards must reset them (clear() does).

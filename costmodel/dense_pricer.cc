@@ -44,14 +44,13 @@ class DenseDecode final : public AttentionPricer {
     } else {
       // Contexts are token counts (>= 0): unsigned sums and a shift, which the
       // compiler vectorizes (GCC builds this file with -ftree-vectorize: CMakeLists.txt).
-      constexpr auto split = static_cast<std::uint64_t>(kDecodeSplitTokenCount);
       const std::int64_t* c = b.decode_contexts.data();
       const std::size_t n = b.decode_contexts.size();
       std::uint64_t sum = 0, split_sum = 0;
       for (std::size_t i = 0; i < n; ++i) {
         const auto a = static_cast<std::uint64_t>(c[i]);
         sum += a;
-        split_sum += (a + split) / split;
+        split_sum += decode_split_count(a);
       }
       kv = static_cast<std::int64_t>(sum + n);  // + 1 per request: its new token
       splits = static_cast<std::int64_t>(split_sum);

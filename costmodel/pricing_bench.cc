@@ -52,7 +52,7 @@ const std::vector<BatchShape>& batches_with_sums() {
       BatchShape::DecodeSums sums;
       for (std::int64_t c : b.decode_contexts) {
         sums.kv += c + 1;
-        sums.splits += (c + kDecodeSplitTokenCount) / kDecodeSplitTokenCount;
+        sums.splits += static_cast<std::int64_t>(decode_split_count(static_cast<std::uint64_t>(c)));
       }
       b.decode_sums = sums;
     }

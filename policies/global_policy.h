@@ -51,10 +51,15 @@ class ClusterView {
   // (least-outstanding routing asks it per request: one call, not one per worker).
   // REQUIRES: workers() > 0.
   virtual WorkerId least_outstanding() const {
+    return least_of(workers(), [this](WorkerId w) { return outstanding(w); });
+  }
+  // The w in [0, n) with the smallest count(w), the lowest among ties (n > 0).
+  template <class Count>
+  static WorkerId least_of(std::size_t n, Count count) {
     WorkerId best = 0;
     std::int64_t best_n = INT64_MAX;
-    for (WorkerId w = 0; w < workers(); ++w) {
-      const std::int64_t o = outstanding(w);
+    for (WorkerId w = 0; w < n; ++w) {
+      const std::int64_t o = count(w);
       if (o < best_n) {
         best_n = o;
         best = w;

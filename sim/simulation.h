@@ -139,18 +139,9 @@ class Simulation final : private ClusterView {
   std::int64_t outstanding(WorkerId w) const override {  // load(w)'s waiting + running
     return workers_[w]->waiting() + running_load(w);
   }
-  WorkerId least_outstanding() const override {  // outstanding()'s argmin, lowest id first
-    WorkerId best = 0;
-    std::int64_t best_n = INT64_MAX;
-    const auto n = static_cast<WorkerId>(workers_.size());
-    for (WorkerId w = 0; w < n; ++w) {
-      const std::int64_t o = workers_[w]->waiting() + running_load(w);
-      if (o < best_n) {
-        best_n = o;
-        best = w;
-      }
-    }
-    return best;
+  // The base's loop with outstanding() bound directly (this class is final).
+  WorkerId least_outstanding() const override {
+    return least_of(workers_.size(), [this](WorkerId w) { return Simulation::outstanding(w); });
   }
   // WorkerLoad::running of w: PD decodes on their way there count as running.
   std::int64_t running_load(WorkerId w) const { return workers_[w]->running() + (pd_ ? decode_pending_[w] : 0); }

@@ -19,10 +19,10 @@ namespace servesim {
 
 namespace {
 constexpr auto kSplit = static_cast<std::uint64_t>(kDecodeSplitTokenCount);
-// A member's splits term at step s, (ln_cb_ + s + S) / S, for cb + s >= 0 (a
-// context): the lane's contexts are >= 0 from the step a member joins.
+// A member's splits term at step s: decode_split_count of its context cb + s
+// (>= 0 from the step a member joins).
 std::int64_t lane_split_term(std::int64_t cb, std::int64_t s) {
-  return static_cast<std::int64_t>((static_cast<std::uint64_t>(cb + s) + kSplit) / kSplit);
+  return static_cast<std::int64_t>(decode_split_count(static_cast<std::uint64_t>(cb + s)));
 }
 // The residue r with (cb + t) % S == 0 exactly when t % S == r.
 std::size_t lane_split_residue(std::int64_t cb) {
