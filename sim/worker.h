@@ -73,8 +73,9 @@
 // finishes (a step in which no member finishes tells the policy its tokens per
 // client, LocalPolicy::on_decode_token_each: each client's calls in the same
 // sequence, clients in lane_clients_' order). The lane is flushed (every
-// member's generated written to hot_) and dropped when KV runs out (the step-by-step pass redoes the iteration), when
-// a member cannot be one (a page count past the exact multiplication bound),
+// member's generated written to hot_) and dropped when KV runs out (the
+// step-by-step pass redoes the iteration), when a member cannot be one (a page
+// count past the exact multiplication bound),
 // when more requests decode than the token budget holds, and before anything
 // else reads a member: a policy that reads the running set or preempts (the
 // lane then stays off on this worker) and write_back(). The next iteration

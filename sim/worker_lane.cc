@@ -5,9 +5,9 @@
 // steps_ = s: generated = hot.generated + (s - b) (deferred; lane_flush writes
 // it back), the context of its next step ln_cb_ + s, the private tokens after
 // that step tb + s (a page is needed once s reaches its page step: the page
-// calendar, worker.h), and it finishes
-// with the step that makes steps_ == ln_fin_. The dense decode pricer's sums
-// over the members' contexts are kept as they join and leave (lane_sums_to).
+// calendar, worker.h), and it finishes with the step that makes steps_ ==
+// ln_fin_. The dense decode pricer's sums over the members' contexts are kept
+// as they join and leave (lane_sums_to).
 // Every function keeps schedule_decodes' and finish_iteration's order of KV
 // allocations, policy calls and finishes (member order = running order).
 #include <algorithm>
