@@ -3,6 +3,13 @@
 //    16-byte-vector copy kernel; bytes = read + written.
 //  * read bandwidth: a streaming read-only reduction (decode is read-dominated).
 //  * large bf16 GEMM rate: cuBLASLt at m = n = k = 8192 (and 16384 in the full sweep).
+//  * launch cost: an empty kernel timed alone between two events (variant launch_alone:
+//    what every isolated row of the profile carries besides its kernel's own duration),
+//    and kLaunchStream empty kernels back to back in one sample (variant launch_stream,
+//    params launches=N; median_us is the whole sample's: divide by N for the per-launch
+//    cost inside a stream of queued launches, as in an engine's forward pass). Their
+//    difference is what an isolated row overstates per launch (docs/costmodel.md, "Long
+//    context on an H200").
 // CPU "reference" here is the identity (copy) and a host checksum (read).
 #include <cstdio>
 #include <vector>
@@ -59,6 +66,10 @@ __global__ void read_kernel(const uint4* __restrict__ src, size_t n, unsigned lo
     atomicAdd(sum, total);
   }
 }
+
+__global__ void empty_kernel() {}
+
+constexpr int kLaunchStream = 256;
 
 int stream_blocks() { return current_device_sm_count() * 4; }
 
@@ -122,6 +133,21 @@ void bench_ceilings(const BenchOptions& opts, ProfileWriter& out) {
        timer.measure(opts, [&](cudaStream_t s) { launch_copy(src.get(), dst.get(), bytes, s); }));
   emit("read_kernel", 1.0 * bytes,
        timer.measure(opts, [&](cudaStream_t s) { launch_read(src.get(), bytes, sum.get(), s); }));
+
+  for (const int launches : {1, kLaunchStream}) {
+    const TimingStats s = timer.measure(opts, [&](cudaStream_t st) {
+      for (int i = 0; i < launches; ++i) empty_kernel<<<1, 32, 0, st>>>();
+      SERVESIM_CUDA_CHECK_LAUNCH();
+    });
+    ProfileRow row;
+    row.kernel = "ceiling";
+    row.variant = launches == 1 ? "launch_alone" : "launch_stream";
+    row.params = "launches=" + std::to_string(launches);
+    fill_timing(row, s);
+    out.write_row(row);
+    std::printf("  ceiling/%-13s %8.3f us per launch (%d in a sample)\n", row.variant.c_str(), s.median_us / launches,
+                launches);
+  }
 
   LtGemm gemm;
   std::vector<int64_t> sizes = {opts.quick ? int64_t{4096} : int64_t{8192}};
