@@ -7,9 +7,13 @@
 //    what every isolated row of the profile carries besides its kernel's own duration),
 //    and kLaunchStream empty kernels back to back in one sample (variant launch_stream,
 //    params launches=N; median_us is the whole sample's: divide by N for the per-launch
-//    cost inside a stream of queued launches, as in an engine's forward pass). Their
-//    difference is what an isolated row overstates per launch (docs/costmodel.md, "Long
-//    context on an H200").
+//    cost of back-to-back launches, which the host's launch rate may bound). Then the same
+//    two behind a 3 ms spin kernel inside the sample (launch_queued_spin: the spin alone;
+//    launch_queued: the spin and N empty kernels), so that the host has enqueued all N
+//    before the GPU reaches them: (launch_queued - launch_queued_spin) / N is the GPU's own
+//    per-launch cost in a queued stream, as in an engine's forward pass. launch_alone minus
+//    that is what an isolated row overstates per launch (docs/costmodel.md, "Long context
+//    on an H200").
 // CPU "reference" here is the identity (copy) and a host checksum (read).
 #include <cstdio>
 #include <vector>
@@ -68,6 +72,18 @@ __global__ void read_kernel(const uint4* __restrict__ src, size_t n, unsigned lo
 }
 
 __global__ void empty_kernel() {}
+
+// One thread waits until `ns` nanoseconds of the GPU's global timer have passed.
+__global__ void spin_kernel(unsigned long long ns) {
+  unsigned long long t0 = 0, t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+
+constexpr unsigned long long kSpinNs = 3'000'000;
 
 constexpr int kLaunchStream = 256;
 
@@ -134,19 +150,26 @@ void bench_ceilings(const BenchOptions& opts, ProfileWriter& out) {
   emit("read_kernel", 1.0 * bytes,
        timer.measure(opts, [&](cudaStream_t s) { launch_read(src.get(), bytes, sum.get(), s); }));
 
-  for (const int launches : {1, kLaunchStream}) {
+  struct LaunchRow {
+    const char* variant;
+    bool spin;
+    int launches;
+  };
+  for (const LaunchRow& r : {LaunchRow{"launch_alone", false, 1}, LaunchRow{"launch_stream", false, kLaunchStream},
+                             LaunchRow{"launch_queued_spin", true, 0}, LaunchRow{"launch_queued", true, kLaunchStream}}) {
     const TimingStats s = timer.measure(opts, [&](cudaStream_t st) {
-      for (int i = 0; i < launches; ++i) empty_kernel<<<1, 32, 0, st>>>();
+      if (r.spin) spin_kernel<<<1, 1, 0, st>>>(kSpinNs);
+      for (int i = 0; i < r.launches; ++i) empty_kernel<<<1, 32, 0, st>>>();
       SERVESIM_CUDA_CHECK_LAUNCH();
     });
     ProfileRow row;
     row.kernel = "ceiling";
-    row.variant = launches == 1 ? "launch_alone" : "launch_stream";
-    row.params = "launches=" + std::to_string(launches);
+    row.variant = r.variant;
+    row.params = "launches=" + std::to_string(r.launches) + (r.spin ? ";spin_ns=" + std::to_string(kSpinNs) : "");
     fill_timing(row, s);
     out.write_row(row);
-    std::printf("  ceiling/%-13s %8.3f us per launch (%d in a sample)\n", row.variant.c_str(), s.median_us / launches,
-                launches);
+    std::printf("  ceiling/%-18s %10.3f us (%d launches%s)\n", r.variant, s.median_us, r.launches,
+                r.spin ? " behind a 3 ms spin" : "");
   }
 
   LtGemm gemm;
