@@ -86,7 +86,7 @@ PLACEHOLDERS = [
      "costmodel/profiles/a100-80gb/vidur-2024/profile.csv"),
     (r"<SHA>|<sha>", "$(git rev-parse HEAD)"),
     (r"path/to/", None),
-    (r"\bcall\d/profile\.csv|part1\.csv|profile\.csv elementwise\.csv", None),   # outputs of GPU calls
+    (r"\bcall\d/profile\.csv|part1\.csv|profile\.csv elementwise\.csv|\bOUT/profile\.csv", None),  # GPU calls' outputs
     (r"--phase P\b", "--phase all"),
     (r"fidelity replay\.csv", "fidelity costmodel/profiles/h100-sxm/fidelity/replay.csv"),  # the GPU line's output
 ]
