@@ -102,25 +102,28 @@ void PrefixCache::touch(CacheNodeId n, Time now) {
   maybe_evictable(n);
 }
 
+// Locks and access times are kept lazily (see Node): the walk goes up only while a
+// node's lockedness changes, and only the path's deepest node takes `now`; its
+// ancestors receive it through evict_leaf when they become leaves.
 void PrefixCache::lock(CacheNodeId n, Time now) {
+  if (n == kCacheRoot) return;
+  nodes_[n].last_access = now;
   for (; n != kCacheRoot; n = nodes_[n].parent) {
     Node& x = nodes_[n];
-    if (x.locks == 0) locked_pages_ += x.pages;  // its eviction entry goes stale
-    x.locks++;
-    x.last_access = now;
+    if (x.locks++ > 0) return;  // was locked already: its parent's count is unchanged
+    locked_pages_ += x.pages;   // its eviction entry goes stale
   }
 }
 
 void PrefixCache::unlock(CacheNodeId n, Time now) {
+  if (n == kCacheRoot) return;
+  nodes_[n].last_access = now;
   for (; n != kCacheRoot; n = nodes_[n].parent) {
     Node& x = nodes_[n];
     SIM_CHECK(x.locks > 0, "prefix cache node {} unlocked more often than locked", n);
-    x.locks--;
-    x.last_access = now;
-    if (x.locks == 0) {
-      locked_pages_ -= x.pages;
-      maybe_evictable(n);
-    }
+    if (--x.locks > 0) return;  // still locked: its parent's count is unchanged
+    locked_pages_ -= x.pages;
+    maybe_evictable(n);
   }
 }
 
@@ -220,6 +223,7 @@ CacheNodeId PrefixCache::evict_leaf(CacheNodeId n) {
   free_.push_back(n);
   Node& p = nodes_[x.parent];
   p.children--;
+  p.last_access = std::max(p.last_access, x.last_access);  // the lazily kept access time moves up
   const bool leaf = x.parent != kCacheRoot && p.alive && p.locks == 0 && p.children == 0;
   return leaf ? x.parent : kCacheRoot;
 }
@@ -277,7 +281,7 @@ std::vector<BlockHash> PrefixCache::path_blocks(CacheNodeId n) const {
 }
 
 void PrefixCache::check_invariants() const {
-  std::vector<std::int32_t> locks_from_children(nodes_.size(), 0), children(nodes_.size(), 0);
+  std::vector<std::int32_t> locked_children(nodes_.size(), 0), children(nodes_.size(), 0);
   std::int64_t pages = 0, locked = 0;
   std::size_t leaves = 0, live = 0;
   for (CacheNodeId n = 1; n < nodes_.size(); ++n) {
@@ -286,7 +290,7 @@ void PrefixCache::check_invariants() const {
     ++live;
     SIM_CHECK(nodes_[x.parent].alive, "node {} has a dead parent {}", n, x.parent);
     children[x.parent]++;
-    if (x.parent != kCacheRoot) locks_from_children[x.parent] = std::max(locks_from_children[x.parent], x.locks);
+    if (x.locks > 0) locked_children[x.parent]++;
     pages += x.pages;
     if (x.locks > 0) locked += x.pages;
     SIM_CHECK(x.path_tokens == nodes_[x.parent].path_tokens + x.tokens, "node {} path tokens inconsistent", n);
@@ -296,7 +300,9 @@ void PrefixCache::check_invariants() const {
     const Node& x = nodes_[n];
     if (!x.alive) continue;
     SIM_CHECK(x.children == children[n], "node {} child count {} != {}", n, x.children, children[n]);
-    SIM_CHECK(x.locks >= locks_from_children[n], "node {} has fewer locks than a child (path locking broken)", n);
+    SIM_CHECK(x.locks >= locked_children[n], "node {} counts {} locks for {} locked children (path locking broken)", n,
+              x.locks, locked_children[n]);
+    SIM_CHECK(x.last_access >= 0, "node {} has no access time", n);
     const bool leaf = x.locks == 0 && x.children == 0;
     leaves += leaf ? 1 : 0;
   }

@@ -15,10 +15,16 @@
 // running requests' private KV (one capacity). Pages are allocated when a node
 // is inserted and released when it is evicted.
 //
-// Locking: a running request locks the path root..its node (lock counts).
-// Locked nodes are never evicted. Because a lock covers a whole path, an
-// unlocked node has no locked descendant, so every unlocked page is
-// evictable: evictable_pages() = pages() - locked pages.
+// Locking: a running request locks the path root..its node. Locked nodes are
+// never evicted. Because a lock covers a whole path, an unlocked node has no
+// locked descendant, so every unlocked page is evictable: evictable_pages() =
+// pages() - locked pages. A node's count is the requests whose path ends at it
+// plus its locked children, so lock/unlock walk up only while a node's
+// lockedness changes (a popular prefix locked by many requests is not walked).
+// Access times are exact for leaves, which are what eviction orders: lock,
+// unlock and insert stamp the whole path in effect, but lock/unlock write only
+// the path's deepest node, and an evicted leaf passes its time to its parent
+// (max), so a node that becomes a leaf carries the latest time of its subtree.
 //
 // Eviction: unlocked leaves, least recently used first (ties: lower node id),
 // as many as needed; a parent that becomes an unlocked leaf joins the queue
@@ -120,8 +126,10 @@ class PrefixCache {
   std::vector<CacheNodeId> live_nodes() const;
   std::vector<BlockHash> path_blocks(CacheNodeId n) const;  // root..n block ids
   std::int64_t path_tokens(CacheNodeId n) const { return nodes_[n].path_tokens; }
+  // Requests whose path ends at n plus n's locked children: > 0 iff n is locked.
   std::int32_t lock_count(CacheNodeId n) const { return nodes_[n].locks; }
   std::int32_t child_count(CacheNodeId n) const { return nodes_[n].children; }
+  // Exact for a leaf; for an inner node at most its subtree's latest (see Locking).
   Time last_access(CacheNodeId n) const { return nodes_[n].last_access; }
 
  private:
@@ -135,7 +143,7 @@ class PrefixCache {
     std::int32_t tokens = 0;        // tokens of this block
     std::int32_t pages = 0;
     std::int32_t depth = 0;         // blocks root..this node
-    std::int32_t locks = 0;
+    std::int32_t locks = 0;         // requests whose path ends here + locked children
     std::int32_t children = 0;
     bool alive = false;
   };

@@ -142,19 +142,30 @@ TEST_CASE("radix matches equal a naive matcher and locked nodes survive eviction
 TEST_CASE("every eviction takes the least recently used unlocked leaf (ties: lower node id)") {
   // make_room may evict a parent an eviction left as a leaf without queueing it;
   // the order must still be the LRU order over all unlocked leaves: checked at
-  // each eviction (the hook runs just before the node is freed).
+  // each eviction (the hook runs just before the node is freed). The access
+  // times are the test's own: every lock, unlock and insert stamps each block
+  // of its whole path (the cache may keep them lazily), kept per path here.
   for (std::int32_t block : {16, 40}) {
     KvPool kv(300, 16);
     PrefixCache cache(kv);
+    std::map<std::vector<BlockHash>, Time> accessed;  // path root..node -> last access
+    auto stamp = [&](CacheNodeId n, Time now) {
+      std::vector<BlockHash> path = cache.path_blocks(n);
+      for (; !path.empty(); path.pop_back()) accessed[path] = now;
+    };
     std::int64_t evictions = 0;
     cache.set_evict_hook([&](std::uint64_t key, std::int64_t) {
       CacheNodeId victim = kCacheRoot, best = kCacheRoot;
+      Time best_at = 0;
       for (CacheNodeId n : cache.live_nodes()) {
         if (cache.lock_count(n) != 0 || cache.child_count(n) != 0) continue;
+        const Time at = accessed.at(cache.path_blocks(n));
+        CHECK(cache.last_access(n) == at);  // a leaf's own time is exact
         if (cache.path_key(n) == key) victim = n;
-        if (best == kCacheRoot || cache.last_access(n) < cache.last_access(best) ||
-            (cache.last_access(n) == cache.last_access(best) && n < best))
+        if (best == kCacheRoot || at < best_at || (at == best_at && n < best)) {
           best = n;
+          best_at = at;
+        }
       }
       REQUIRE(victim != kCacheRoot);
       REQUIRE(victim == best);
@@ -169,6 +180,7 @@ TEST_CASE("every eviction takes the least recently used unlocked leaf (ties: low
         PrefixMatch memo;
         cache.refresh(memo, spec, spec.prompt_tokens - 1);
         cache.lock(memo.node, now);
+        stamp(memo.node, now);
         const std::int64_t need = kv.pages_for(spec.prompt_tokens - memo.tokens);
         if (kv.free() + cache.evictable_pages() < need) {
           cache.unlock(memo.node, now);
@@ -177,12 +189,14 @@ TEST_CASE("every eviction takes the least recently used unlocked leaf (ties: low
         REQUIRE(cache.make_room(need));
         const std::int64_t budget = kv.free();
         auto res = cache.insert(spec, memo, spec.prompt_tokens, budget, now);
+        stamp(res.node, now);
         cache.lock(res.node, now);
         cache.unlock(memo.node, now);
         REQUIRE(kv.try_alloc(res.private_pages));
         held.emplace_back(res.node, res.private_pages);
       } else if (!held.empty()) {
         const auto k = static_cast<std::size_t>(rng.below(held.size()));
+        stamp(held[k].first, now);
         cache.unlock(held[k].first, now);
         kv.release(held[k].second);
         held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
