@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <set>
 
 #include "sim/core/error.h"
@@ -21,7 +22,12 @@ std::int64_t PrefixCache::block_tokens(const RequestSpec& spec, std::size_t i) {
   return std::clamp<std::int64_t>(spec.prompt_tokens - start, 0, b);
 }
 
-CacheNodeId PrefixCache::child(CacheNodeId parent, BlockHash h) const { return children_.find(parent, h); }
+CacheNodeId PrefixCache::child(CacheNodeId parent, BlockHash h) const {
+  const Node& p = nodes_[parent];
+  if (p.in_index) return children_.find(parent, h);
+  const CacheNodeId c = p.only_child;
+  return c != kCacheRoot && nodes_[c].hash == h ? c : kCacheRoot;
+}
 
 void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t cap) const {
   if (spec.prefix_blocks.empty() || spec.prefix_block_size <= 0) {
@@ -137,6 +143,16 @@ CacheNodeId PrefixCache::new_node(CacheNodeId parent, BlockHash h, std::int64_t 
     nodes_.emplace_back();
   }
   Node& p = nodes_[parent];
+  if (p.in_index) {
+    children_.insert(parent, h, id);
+  } else if (p.only_child == kCacheRoot) {
+    p.only_child = id;
+  } else {  // a second child: both go to the index
+    children_.insert(parent, nodes_[p.only_child].hash, p.only_child);
+    children_.insert(parent, h, id);
+    p.only_child = kCacheRoot;
+    p.in_index = true;
+  }
   p.children++;
   p.child_stamp = ++stamp_;
   Node& x = nodes_[id];
@@ -145,7 +161,9 @@ CacheNodeId PrefixCache::new_node(CacheNodeId parent, BlockHash h, std::int64_t 
   x.parent = parent;
   x.hash = h;
   x.tokens = static_cast<std::int32_t>(tokens);
-  x.path_tokens = nodes_[parent].path_tokens + tokens;
+  const std::int64_t path = nodes_[parent].path_tokens + tokens;
+  SIM_CHECK(path <= std::numeric_limits<std::int32_t>::max(), "prefix cache path of {} tokens is too long", path);
+  x.path_tokens = static_cast<std::int32_t>(path);
   x.pages = static_cast<std::int32_t>(kv_.pages_for(tokens));
   x.depth = nodes_[parent].depth + 1;
   x.generation = gen;
@@ -154,7 +172,6 @@ CacheNodeId PrefixCache::new_node(CacheNodeId parent, BlockHash h, std::int64_t 
   SIM_CHECK(kv_.try_alloc(x.pages), "prefix cache insert of {} pages does not fit ({} free)", x.pages, kv_.free());
   pages_ += x.pages;
   ++live_nodes_;
-  children_.insert(parent, h, id);
   return id;
 }
 
@@ -212,7 +229,13 @@ CacheNodeId PrefixCache::evict_leaf(CacheNodeId n) {
   SIM_CHECK(x.alive && x.locks == 0 && x.children == 0, "evicting prefix cache node {} that is locked or not a leaf",
             n);
   if (evict_hook_) evict_hook_(path_key(n), x.tokens);
-  children_.erase(x.parent, x.hash);
+  Node& p = nodes_[x.parent];
+  if (p.in_index) {
+    children_.erase(x.parent, x.hash);
+    p.in_index = p.children > 1;
+  } else {
+    p.only_child = kCacheRoot;
+  }
   kv_.release(x.pages);
   pages_ -= x.pages;
   evicted_pages_ += x.pages;
@@ -221,7 +244,6 @@ CacheNodeId PrefixCache::evict_leaf(CacheNodeId n) {
   x.alive = false;
   x.generation++;
   free_.push_back(n);
-  Node& p = nodes_[x.parent];
   p.children--;
   p.last_access = std::max(p.last_access, x.last_access);  // the lazily kept access time moves up
   const bool leaf = x.parent != kCacheRoot && p.alive && p.locks == 0 && p.children == 0;
@@ -283,7 +305,7 @@ std::vector<BlockHash> PrefixCache::path_blocks(CacheNodeId n) const {
 void PrefixCache::check_invariants() const {
   std::vector<std::int32_t> locked_children(nodes_.size(), 0), children(nodes_.size(), 0);
   std::int64_t pages = 0, locked = 0;
-  std::size_t leaves = 0, live = 0;
+  std::size_t leaves = 0, live = 0, indexed = 0;
   for (CacheNodeId n = 1; n < nodes_.size(); ++n) {
     const Node& x = nodes_[n];
     if (!x.alive) continue;
@@ -294,12 +316,17 @@ void PrefixCache::check_invariants() const {
     pages += x.pages;
     if (x.locks > 0) locked += x.pages;
     SIM_CHECK(x.path_tokens == nodes_[x.parent].path_tokens + x.tokens, "node {} path tokens inconsistent", n);
-    SIM_CHECK(children_.find(x.parent, x.hash) == n, "node {} missing from the child index", n);
+    SIM_CHECK(child(x.parent, x.hash) == n, "node {} not found as its parent's child", n);
+    SIM_CHECK(nodes_[x.parent].in_index == (children_.find(x.parent, x.hash) == n),
+              "node {} is in the child index iff its parent keeps its children there", n);
+    if (nodes_[x.parent].in_index) ++indexed;
   }
   for (CacheNodeId n = 1; n < nodes_.size(); ++n) {
     const Node& x = nodes_[n];
     if (!x.alive) continue;
     SIM_CHECK(x.children == children[n], "node {} child count {} != {}", n, x.children, children[n]);
+    SIM_CHECK(x.in_index ? x.children > 0 && x.only_child == kCacheRoot : x.children <= 1,
+              "node {} keeps {} children {}", n, x.children, x.in_index ? "in the index" : "inline");
     SIM_CHECK(x.locks >= locked_children[n], "node {} counts {} locks for {} locked children (path locking broken)", n,
               x.locks, locked_children[n]);
     SIM_CHECK(x.last_access >= 0, "node {} has no access time", n);
@@ -314,7 +341,7 @@ void PrefixCache::check_invariants() const {
             leaves);
   SIM_CHECK(pages == pages_ && locked == locked_pages_, "page sums {} / {} != tracked {} / {}", pages, locked, pages_,
             locked_pages_);
-  SIM_CHECK(live == live_nodes_ && children_.size() == live_nodes_, "node counts disagree");
+  SIM_CHECK(live == live_nodes_ && children_.size() == indexed, "node counts disagree");
 }
 
 }  // namespace servesim

@@ -135,9 +135,9 @@ class PrefixCache {
  private:
   struct alignas(64) Node {  // one cache line
     BlockHash hash = 0;
-    std::int64_t path_tokens = 0;   // tokens root..this node
     std::uint64_t child_stamp = 0;  // stamp of the last child insertion
     Time last_access = 0;
+    std::int32_t path_tokens = 0;   // tokens root..this node (checked to fit at insertion)
     CacheNodeId parent = kCacheRoot;
     std::uint32_t generation = 0;
     std::int32_t tokens = 0;        // tokens of this block
@@ -145,8 +145,15 @@ class PrefixCache {
     std::int32_t depth = 0;         // blocks root..this node
     std::int32_t locks = 0;         // requests whose path ends here + locked children
     std::int32_t children = 0;
+    // Children: while a node has never had two at once, its child (if any) is
+    // `only_child` and the child index holds none of them; from its second child on,
+    // all are in the child index (in_index) until it has none. Chains, most of a
+    // radix cache, then never touch the index.
+    CacheNodeId only_child = 0;
     bool alive = false;
+    bool in_index = false;
   };
+  static_assert(sizeof(Node) == 64, "a cache node is one cache line");
   CacheNodeId child(CacheNodeId parent, BlockHash h) const;
   CacheNodeId new_node(CacheNodeId parent, BlockHash h, std::int64_t tokens, Time now);
   // Evicts unlocked leaf n; returns its parent when that is now an unlocked leaf
