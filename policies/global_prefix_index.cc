@@ -15,7 +15,12 @@ GlobalPrefixIndex::GlobalPrefixIndex(std::size_t workers)
   nodes_[0].alive = true;
 }
 
-IndexNodeId GlobalPrefixIndex::child(IndexNodeId parent, BlockHash h) const { return children_.find(parent, h); }
+IndexNodeId GlobalPrefixIndex::child(IndexNodeId parent, BlockHash h) const {
+  const Node& p = nodes_[parent];
+  if (p.in_index) return children_.find(parent, h);
+  const IndexNodeId c = p.only_child;
+  return c != 0 && nodes_[c].hash == h ? c : 0;
+}
 
 std::uint32_t GlobalPrefixIndex::find_own(IndexNodeId n, WorkerId w) const {
   for (const Holder& h : holders(nodes_[n]))
@@ -106,13 +111,27 @@ IndexNodeId GlobalPrefixIndex::add_node(IndexNodeId parent, BlockHash h, std::in
   x.parent = parent;
   x.hash = h;
   x.tokens = static_cast<std::int32_t>(tokens);
-  x.path_tokens = nodes_[parent].path_tokens + tokens;
+  const std::int64_t path = nodes_[parent].path_tokens + tokens;
+  SIM_CHECK(path <= std::numeric_limits<std::int32_t>::max(), "prefix index path of {} tokens is too long", path);
+  x.path_tokens = static_cast<std::int32_t>(path);
   x.children = 0;
+  x.only_child = 0;
+  x.in_index = false;
   x.generation++;
   x.alive = true;
   x.holders = 0;
-  nodes_[parent].children++;
-  children_.insert(parent, h, id);
+  Node& p = nodes_[parent];
+  if (p.in_index) {
+    children_.insert(parent, h, id);
+  } else if (p.only_child == 0) {
+    p.only_child = id;
+  } else {  // a second child: both go to the index
+    children_.insert(parent, nodes_[p.only_child].hash, p.only_child);
+    children_.insert(parent, h, id);
+    p.only_child = 0;
+    p.in_index = true;
+  }
+  p.children++;
   ++live_;
   return id;
 }
@@ -179,11 +198,17 @@ void GlobalPrefixIndex::drop(std::uint32_t o) {
   for (IndexNodeId x = n; x != 0 && nodes_[x].holders == 0 && nodes_[x].children == 0;) {
     Node& d = nodes_[x];
     const IndexNodeId parent = d.parent;
-    children_.erase(parent, d.hash);
+    Node& p = nodes_[parent];
+    if (p.in_index) {
+      children_.erase(parent, d.hash);
+      p.in_index = p.children > 1;
+    } else {
+      p.only_child = 0;
+    }
     d.alive = false;
     free_nodes_.push_back(x);
     --live_;
-    nodes_[parent].children--;
+    p.children--;
     x = parent;
   }
 }
@@ -306,9 +331,26 @@ void GlobalPrefixIndex::check_invariants() const {
     }
     SIM_CHECK(t == kNil, "worker {}'s tops list is longer than its top-level holdings", w);
   }
-  std::size_t live = 0;
-  for (IndexNodeId n = 1; n < nodes_.size(); ++n) live += nodes_[n].alive ? 1 : 0;
-  SIM_CHECK(live == live_ && children_.size() == live_, "index node counts disagree");
+  std::size_t live = 0, indexed = 0;
+  std::vector<std::int32_t> children(nodes_.size(), 0);
+  for (IndexNodeId n = 1; n < nodes_.size(); ++n) {
+    const Node& x = nodes_[n];
+    if (!x.alive) continue;
+    ++live;
+    children[x.parent]++;
+    SIM_CHECK(child(x.parent, x.hash) == n, "index node {} not found as its parent's child", n);
+    SIM_CHECK(nodes_[x.parent].in_index == (children_.find(x.parent, x.hash) == n),
+              "index node {} is in the child index iff its parent keeps its children there", n);
+    if (nodes_[x.parent].in_index) ++indexed;
+  }
+  for (IndexNodeId n = 0; n < nodes_.size(); ++n) {
+    const Node& x = nodes_[n];
+    if (n != 0 && !x.alive) continue;
+    SIM_CHECK(x.children == children[n], "index node {} child count {} != {}", n, x.children, children[n]);
+    SIM_CHECK(x.in_index ? x.children > 0 && x.only_child == 0 : x.children <= 1,
+              "index node {} keeps {} children {}", n, x.children, x.in_index ? "in the index" : "inline");
+  }
+  SIM_CHECK(live == live_ && children_.size() == indexed, "index node counts disagree");
 }
 
 }  // namespace servesim

@@ -116,16 +116,22 @@ class GlobalPrefixIndex {
   static constexpr std::uint16_t kInlineHolders = 3;
   struct alignas(64) Node {
     BlockHash hash = 0;
-    std::int64_t path_tokens = 0;
+    std::int32_t path_tokens = 0;  // checked to fit at insertion
     IndexNodeId parent = 0;
     std::uint32_t generation = 0;
     std::int32_t tokens = 0;
     std::int32_t children = 0;
     Holder held[kInlineHolders];
     std::uint32_t spill = 0;   // holders > kInlineHolders: their list, spills_[spill]
+    // Children: a node's only child is `only_child`, and the child index holds
+    // none of them, until it has two at once; from then on all are in the index
+    // (in_index) until it has none. Chains then never touch the index.
+    IndexNodeId only_child = 0;
     std::uint16_t holders = 0;
     bool alive = false;
+    bool in_index = false;
   };
+  static_assert(sizeof(Node) == 64, "an index node is one cache line");
   struct HolderSpan {
     const Holder* b;
     const Holder* e;
