@@ -17,9 +17,7 @@ GlobalPrefixIndex::GlobalPrefixIndex(std::size_t workers)
 
 IndexNodeId GlobalPrefixIndex::child(IndexNodeId parent, BlockHash h) const {
   const Node& p = nodes_[parent];
-  if (p.in_index) return children_.find(parent, h);
-  const IndexNodeId c = p.only_child;
-  return c != 0 && nodes_[c].hash == h ? c : 0;
+  return children_.find_child(parent, h, p.only_child, p.in_index, [this](IndexNodeId c) { return nodes_[c].hash; });
 }
 
 std::uint32_t GlobalPrefixIndex::find_own(IndexNodeId n, WorkerId w) const {
@@ -121,16 +119,7 @@ IndexNodeId GlobalPrefixIndex::add_node(IndexNodeId parent, BlockHash h, std::in
   x.alive = true;
   x.holders = 0;
   Node& p = nodes_[parent];
-  if (p.in_index) {
-    children_.insert(parent, h, id);
-  } else if (p.only_child == 0) {
-    p.only_child = id;
-  } else {  // a second child: both go to the index
-    children_.insert(parent, nodes_[p.only_child].hash, p.only_child);
-    children_.insert(parent, h, id);
-    p.only_child = 0;
-    p.in_index = true;
-  }
+  children_.add_child(parent, h, id, p.only_child, p.in_index, [this](IndexNodeId c) { return nodes_[c].hash; });
   p.children++;
   ++live_;
   return id;
@@ -199,12 +188,7 @@ void GlobalPrefixIndex::drop(std::uint32_t o) {
     Node& d = nodes_[x];
     const IndexNodeId parent = d.parent;
     Node& p = nodes_[parent];
-    if (p.in_index) {
-      children_.erase(parent, d.hash);
-      p.in_index = p.children > 1;
-    } else {
-      p.only_child = 0;
-    }
+    children_.remove_child(parent, d.hash, p.children, p.only_child, p.in_index);
     d.alive = false;
     free_nodes_.push_back(x);
     --live_;

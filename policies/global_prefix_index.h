@@ -123,9 +123,8 @@ class GlobalPrefixIndex {
     std::int32_t children = 0;
     Holder held[kInlineHolders];
     std::uint32_t spill = 0;   // holders > kInlineHolders: their list, spills_[spill]
-    // Children: a node's only child is `only_child`, and the child index holds
-    // none of them, until it has two at once; from then on all are in the index
-    // (in_index) until it has none. Chains then never touch the index.
+    // Children: the only child inline, the child index from the second on
+    // (ChildIndex::add_child / find_child / remove_child).
     IndexNodeId only_child = 0;
     std::uint16_t holders = 0;
     bool alive = false;

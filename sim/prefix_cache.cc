@@ -24,9 +24,7 @@ std::int64_t PrefixCache::block_tokens(const RequestSpec& spec, std::size_t i) {
 
 CacheNodeId PrefixCache::child(CacheNodeId parent, BlockHash h) const {
   const Node& p = nodes_[parent];
-  if (p.in_index) return children_.find(parent, h);
-  const CacheNodeId c = p.only_child;
-  return c != kCacheRoot && nodes_[c].hash == h ? c : kCacheRoot;
+  return children_.find_child(parent, h, p.only_child, p.in_index, [this](CacheNodeId c) { return nodes_[c].hash; });
 }
 
 void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t cap) const {
@@ -143,16 +141,7 @@ CacheNodeId PrefixCache::new_node(CacheNodeId parent, BlockHash h, std::int64_t 
     nodes_.emplace_back();
   }
   Node& p = nodes_[parent];
-  if (p.in_index) {
-    children_.insert(parent, h, id);
-  } else if (p.only_child == kCacheRoot) {
-    p.only_child = id;
-  } else {  // a second child: both go to the index
-    children_.insert(parent, nodes_[p.only_child].hash, p.only_child);
-    children_.insert(parent, h, id);
-    p.only_child = kCacheRoot;
-    p.in_index = true;
-  }
+  children_.add_child(parent, h, id, p.only_child, p.in_index, [this](CacheNodeId c) { return nodes_[c].hash; });
   p.children++;
   p.child_stamp = ++stamp_;
   Node& x = nodes_[id];
@@ -230,12 +219,7 @@ CacheNodeId PrefixCache::evict_leaf(CacheNodeId n) {
             n);
   if (evict_hook_) evict_hook_(path_key(n), x.tokens);
   Node& p = nodes_[x.parent];
-  if (p.in_index) {
-    children_.erase(x.parent, x.hash);
-    p.in_index = p.children > 1;
-  } else {
-    p.only_child = kCacheRoot;
-  }
+  children_.remove_child(x.parent, x.hash, p.children, p.only_child, p.in_index);
   kv_.release(x.pages);
   pages_ -= x.pages;
   evicted_pages_ += x.pages;

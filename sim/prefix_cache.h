@@ -145,10 +145,8 @@ class PrefixCache {
     std::int32_t depth = 0;         // blocks root..this node
     std::int32_t locks = 0;         // requests whose path ends here + locked children
     std::int32_t children = 0;
-    // Children: while a node has never had two at once, its child (if any) is
-    // `only_child` and the child index holds none of them; from its second child on,
-    // all are in the child index (in_index) until it has none. Chains, most of a
-    // radix cache, then never touch the index.
+    // Children: the only child inline, the child index from the second on
+    // (ChildIndex::add_child / find_child / remove_child).
     CacheNodeId only_child = 0;
     bool alive = false;
     bool in_index = false;

@@ -5,6 +5,8 @@
 // per lookup where std::unordered_map costs two or three.
 //
 // Node ids are > 0 (0 is the root and never a child; it marks empty slots).
+// add_child / find_child / remove_child: the same table behind an inline only
+// child (PrefixCache, GlobalPrefixIndex).
 // Lookups only: nothing iterates the table, so its layout never reaches an
 // output (determinism).
 #pragma once
@@ -51,6 +53,42 @@ class ChildIndex {
     --size_;
   }
   std::size_t size() const { return size_; }
+
+  // Children of radix nodes that keep their only child inline: while a parent
+  // has at most one child it is `only` (0: none) and the table holds none of its
+  // children; from its second child on all of them are in the table (in_table)
+  // until it has none. Chains, most of a radix tree, never touch the table.
+  // `hash_of(id)` gives a child's block id (read from the caller's node array).
+  template <typename HashOf>
+  std::uint32_t find_child(std::uint32_t parent, BlockHash hash, std::uint32_t only, bool in_table,
+                           HashOf hash_of) const {
+    if (in_table) return find(parent, hash);
+    return only != 0 && hash_of(only) == hash ? only : 0;
+  }
+  template <typename HashOf>
+  void add_child(std::uint32_t parent, BlockHash hash, std::uint32_t child, std::uint32_t& only, bool& in_table,
+                 HashOf hash_of) {
+    if (in_table) {
+      insert(parent, hash, child);
+    } else if (only == 0) {
+      only = child;
+    } else {  // a second child: both go to the table
+      insert(parent, hash_of(only), only);
+      insert(parent, hash, child);
+      only = 0;
+      in_table = true;
+    }
+  }
+  // `children`: the parent's child count before the removal.
+  void remove_child(std::uint32_t parent, BlockHash hash, std::int32_t children, std::uint32_t& only,
+                    bool& in_table) {
+    if (in_table) {
+      erase(parent, hash);
+      in_table = children > 1;
+    } else {
+      only = 0;
+    }
+  }
 
  private:
   struct Slot {
