@@ -313,7 +313,6 @@ void PrefixCache::check_invariants() const {
               "node {} keeps {} children {}", n, x.children, x.in_index ? "in the index" : "inline");
     SIM_CHECK(x.locks >= locked_children[n], "node {} counts {} locks for {} locked children (path locking broken)", n,
               x.locks, locked_children[n]);
-    SIM_CHECK(x.last_access >= 0, "node {} has no access time", n);
     const bool leaf = x.locks == 0 && x.children == 0;
     leaves += leaf ? 1 : 0;
   }
