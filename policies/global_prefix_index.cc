@@ -322,16 +322,17 @@ void GlobalPrefixIndex::check_invariants() const {
     if (!x.alive) continue;
     ++live;
     children[x.parent]++;
-    SIM_CHECK(child(x.parent, x.hash) == n, "index node {} not found as its parent's child", n);
-    SIM_CHECK(nodes_[x.parent].in_index == (children_.find(x.parent, x.hash) == n),
-              "index node {} is in the child index iff its parent keeps its children there", n);
-    if (nodes_[x.parent].in_index) ++indexed;
+    const Node& p = nodes_[x.parent];
+    const auto hash_of = [this](auto c) { return nodes_[c].hash; };
+    SIM_CHECK(children_.child_kept(x.parent, x.hash, n, p.only_child, p.in_index, hash_of),
+              "index node {} is not found, or not kept where its parent's state says", n);
+    if (p.in_index) ++indexed;
   }
   for (IndexNodeId n = 0; n < nodes_.size(); ++n) {
     const Node& x = nodes_[n];
     if (n != 0 && !x.alive) continue;
     SIM_CHECK(x.children == children[n], "index node {} child count {} != {}", n, x.children, children[n]);
-    SIM_CHECK(x.in_index ? x.children > 0 && x.only_child == 0 : x.children <= 1,
+    SIM_CHECK(ChildIndex::parent_state_ok(x.only_child, x.in_index, x.children),
               "index node {} keeps {} children {}", n, x.children, x.in_index ? "in the index" : "inline");
   }
   SIM_CHECK(live == live_ && children_.size() == indexed, "index node counts disagree");

@@ -300,16 +300,17 @@ void PrefixCache::check_invariants() const {
     pages += x.pages;
     if (x.locks > 0) locked += x.pages;
     SIM_CHECK(x.path_tokens == nodes_[x.parent].path_tokens + x.tokens, "node {} path tokens inconsistent", n);
-    SIM_CHECK(child(x.parent, x.hash) == n, "node {} not found as its parent's child", n);
-    SIM_CHECK(nodes_[x.parent].in_index == (children_.find(x.parent, x.hash) == n),
-              "node {} is in the child index iff its parent keeps its children there", n);
-    if (nodes_[x.parent].in_index) ++indexed;
+    const Node& p = nodes_[x.parent];
+    const auto hash_of = [this](auto c) { return nodes_[c].hash; };
+    SIM_CHECK(children_.child_kept(x.parent, x.hash, n, p.only_child, p.in_index, hash_of),
+              "node {} is not found, or not kept where its parent's state says", n);
+    if (p.in_index) ++indexed;
   }
   for (CacheNodeId n = 1; n < nodes_.size(); ++n) {
     const Node& x = nodes_[n];
     if (!x.alive) continue;
     SIM_CHECK(x.children == children[n], "node {} child count {} != {}", n, x.children, children[n]);
-    SIM_CHECK(x.in_index ? x.children > 0 && x.only_child == kCacheRoot : x.children <= 1,
+    SIM_CHECK(ChildIndex::parent_state_ok(x.only_child, x.in_index, x.children),
               "node {} keeps {} children {}", n, x.children, x.in_index ? "in the index" : "inline");
     SIM_CHECK(x.locks >= locked_children[n], "node {} counts {} locks for {} locked children (path locking broken)", n,
               x.locks, locked_children[n]);

@@ -89,6 +89,16 @@ class ChildIndex {
       only = 0;
     }
   }
+  // Invariant checks of the rule (check_invariants, O(1) each): a parent's state
+  // fits its child count, and `child` is found and kept where the state says.
+  static bool parent_state_ok(std::uint32_t only, bool in_table, std::int32_t children) {
+    return in_table ? children > 0 && only == 0 : children <= 1;
+  }
+  template <typename HashOf>
+  bool child_kept(std::uint32_t parent, BlockHash hash, std::uint32_t child, std::uint32_t only, bool in_table,
+                  HashOf hash_of) const {
+    return find_child(parent, hash, only, in_table, hash_of) == child && in_table == (find(parent, hash) == child);
+  }
 
  private:
   struct Slot {
