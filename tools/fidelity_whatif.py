@@ -6,9 +6,10 @@ H200"), estimated offline on the committed GPU replays, without changing the mod
                 rows (linear in log batch and log context between measured points, clamped
                 at the grid's edges; a ragged batch as its mean context) instead of the
                 linear fit;
-  launch only   the measured launch excess (ceiling launch_alone minus launch_queued / 256:
-                1.84 us on H200, 1.70 us on H100; logs/session5-launch-ceilings-*) taken off
-                each of the iteration's launches;
+  launch only   the measured launch excess taken off each of the iteration's launches:
+                launch_alone - (launch_queued - launch_queued_spin) / launches, from the
+                GPU's committed ceiling rows (logs/session5-launch-ceilings-*.csv), the
+                mean over its runs (printed);
   table+launch  both.
 
     python3 tools/fidelity_whatif.py
@@ -19,10 +20,25 @@ later model changes; `servesim calibrate fidelity` re-prices those). Prints per-
 |predicted - measured| / measured, median and p90, and the signed median.
 """
 import csv
+import glob
 import math
 import statistics as st
 
+
 def rows(p): return list(csv.DictReader(l for l in open(p) if not l.startswith('#')))
+
+
+def launch_excess(gpu_dir):
+    """Mean over the committed ceiling runs of launch_alone - queued cost per launch (us)."""
+    per_run = []
+    for f in sorted(glob.glob(f"{gpu_dir}/logs/session5-launch-ceilings-*.csv")):
+        v = {r['variant']: r for r in rows(f) if r['kernel'] == 'ceiling'}
+        n = int(dict(kv.split('=') for kv in v['launch_queued']['params'].split(';'))['launches'])
+        queued = (float(v['launch_queued']['median_us']) - float(v['launch_queued_spin']['median_us'])) / n
+        per_run.append(float(v['launch_alone']['median_us']) - queued)
+    if not per_run:
+        raise SystemExit(f"fidelity_whatif: no launch ceiling rows under {gpu_dir}/logs")
+    return sum(per_run) / len(per_run)
 def table(profile):
     t={}
     for r in rows(profile):
@@ -59,7 +75,9 @@ def run(profile, batches, replay, excess):
     for k,v in out.items():
         a=sorted(abs(x) for x in v)
         print(f"  {k:14s} median {100*st.median(a):5.2f}%  p90 {100*a[int(.9*(len(a)-1))]:5.2f}%  signed {100*st.median(v):+5.2f}%")
-for name,prof,b,rp,ex in [("H200 default",'costmodel/profiles/h200/profile.csv','costmodel/profiles/h200/fidelity/batches.csv','costmodel/profiles/h200/fidelity/replay.csv',1.84),
-  ("H200 mooncake",'costmodel/profiles/h200/profile.csv','costmodel/profiles/h200/fidelity_mooncake/batches.csv','costmodel/profiles/h200/fidelity_mooncake/replay.csv',1.84),
-  ("H100 mooncake",'costmodel/profiles/h100-sxm/profile.csv','costmodel/profiles/h100-sxm/fidelity_mooncake/batches.csv','costmodel/profiles/h100-sxm/fidelity_mooncake/replay.csv',1.70)]:
-    print(name); run(prof,b,rp,ex)
+for name, gpu, fid in [("H200 default", 'costmodel/profiles/h200', 'fidelity'),
+                       ("H200 mooncake", 'costmodel/profiles/h200', 'fidelity_mooncake'),
+                       ("H100 mooncake", 'costmodel/profiles/h100-sxm', 'fidelity_mooncake')]:
+    ex = launch_excess(gpu)
+    print(f"{name} (launch excess {ex:.3f} us)")
+    run(f"{gpu}/profile.csv", f"{gpu}/{fid}/batches.csv", f"{gpu}/{fid}/replay.csv", ex)
