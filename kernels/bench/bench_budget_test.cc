@@ -175,6 +175,37 @@ TEST_CASE("merge --sessions of an already merged profile keeps its session lines
   CHECK(err.find("already") != std::string::npos);
 }
 
+TEST_CASE("merge --sessions --add-variants adds a later session's new variants of a family, never a second measurement") {
+  const std::string other = "fedcba9876543210fedcba9876543210fedcba98";
+  std::string first, merged, err;
+  REQUIRE(merge_profiles({{"a.csv", family_profile("ceiling", kSha, 2)}, {"b.csv", family_profile("decode", kSha, 1)}},
+                         &first, &err));
+  // The later session measured v0, v1 again (dropped: the first session's stay) and v2, v3 (new).
+  const std::vector<ProfileInput> two = {{"profile.csv", first}, {"c.csv", family_profile("ceiling", other, 4, "gpu-2")}};
+  CHECK_FALSE(merge_profiles(two, &merged, &err, true));  // without the flag: one session per family
+  CHECK(err.find("--add-variants") != std::string::npos);
+  CHECK_FALSE(merge_profiles(two, &merged, &err, false, true));  // the flag needs --sessions
+  REQUIRE(merge_profiles(two, &merged, &err, true, true));
+  ParsedProfile p;
+  REQUIRE(parse_profile(merged, &p, &err));
+  REQUIRE(p.rows.size() == 5);
+  std::vector<std::string> medians;  // of kernel ceiling, in file order
+  for (const auto& r : p.rows)
+    if (r[0] == "ceiling") medians.push_back(r[1] + "=" + r[16]);
+  CHECK(medians == std::vector<std::string>{"v0=1.000", "v1=2.000", "v2=3.000", "v3=4.000"});
+  std::string s2, families;
+  for (const auto& [k, v] : p.provenance) {
+    if (k == "session.2") s2 = v;
+    if (k == "families") families = v;
+  }
+  CHECK(s2 == "families:ceiling;added:v2+v3;dropped_rows:2;gpu_uuid:gpu-2;git_commit:" + other + ";date_utc:");
+  CHECK(families == "ceiling,decode");
+  // Nothing new: refused.
+  CHECK_FALSE(merge_profiles({{"profile.csv", first}, {"c.csv", family_profile("ceiling", other, 2, "gpu-2")}}, &merged,
+                             &err, true, true));
+  CHECK(err.find("adds no kernel variant") != std::string::npos);
+}
+
 TEST_CASE("a known commit is a hex SHA, optionally dirty") {
   CHECK(is_known_commit(kSha));
   CHECK(is_known_commit("e471fb1"));

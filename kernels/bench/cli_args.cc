@@ -52,6 +52,8 @@ std::string kernels_cli_usage() {
          "  --warmup N, --reps N     replay: untimed and timed runs per iteration (default 2, 5)\n"
          "  --kv-gb G                replay: GPU memory for the KV cache (default 40)\n"
          "  --sessions               merge: inputs from several sessions of one GPU model and stack\n"
+         "  --add-variants           merge --sessions: a family an earlier input has adds only its new\n"
+         "                           kernel variants (e.g. new ceiling rows); the rest are dropped\n"
          "  --prefill-variant V      replay: auto (hopper_wgmma on H100/H200, else fa2) | fa2 | hopper_wgmma\n";
 }
 
@@ -111,6 +113,8 @@ bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::
       (arg == "--tp" ? cli->tp : arg == "--warmup" ? cli->warmup : cli->reps) = static_cast<int>(n);
     } else if (arg == "--sessions") {
       cli->sessions = true;
+    } else if (arg == "--add-variants") {
+      cli->add_variants = true;
     } else if (arg == "--prefill-variant") {
       if (!value(&cli->prefill_variant)) return false;
       if (cli->prefill_variant != "auto" && cli->prefill_variant != "fa2" && cli->prefill_variant != "hopper_wgmma") {

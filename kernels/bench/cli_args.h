@@ -35,6 +35,7 @@ struct KernelsCli {
   double kv_gb = 0;        // replay: GPU memory for the KV cache pools; 0 = 40 GB
   std::string prefill_variant = "auto";  // replay: auto | fa2 | hopper_wgmma (replay_gpu.cuh)
   bool sessions = false;   // merge: inputs from several measuring sessions (profile_merge.h)
+  bool add_variants = false;  // merge --sessions: a repeated family adds only its new kernel variants
 };
 
 // Parses argv[1..]. Returns false with a one-line *error on unknown options, missing

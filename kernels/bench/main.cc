@@ -118,7 +118,7 @@ int run_merge(const KernelsCli& cli) {
     inputs.push_back({path, text.str()});
   }
   std::string merged, error;
-  if (!merge_profiles(inputs, &merged, &error, cli.sessions)) {
+  if (!merge_profiles(inputs, &merged, &error, cli.sessions, cli.add_variants)) {
     std::fprintf(stderr, "servesim-kernels merge: refused: %s\n", error.c_str());
     return 2;
   }

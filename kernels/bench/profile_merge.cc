@@ -1,5 +1,6 @@
 #include "kernels/bench/profile_merge.h"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -44,9 +45,14 @@ bool is_known_commit(const std::string& commit) {
   return true;
 }
 
-bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged, std::string* error, bool sessions) {
+bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged, std::string* error, bool sessions,
+                    bool add_variants) {
   if (inputs.empty()) {
     *error = "no profiles to merge";
+    return false;
+  }
+  if (add_variants && !sessions) {
+    *error = "--add-variants needs --sessions (it adds a later session's new kernel variants)";
     return false;
   }
   std::vector<ParsedProfile> parsed(inputs.size());
@@ -71,6 +77,44 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
   std::string families, commands, session_lines;
   std::vector<std::string> seen_families;
   int session_count = 0;
+  // --add-variants: inputs whose family an earlier input holds keep only their new
+  // (kernel, variant) pairs; added[i] is the session line's ";added:..;dropped_rows:N".
+  std::vector<bool> repeated(parsed.size(), false);
+  std::vector<std::string> added(parsed.size());
+  auto pair_of = [&](const ParsedProfile& p, const std::vector<std::string>& row) {
+    std::string kernel, variant;
+    for (size_t c = 0; c < p.columns.size() && c < row.size(); ++c) {
+      if (p.columns[c] == "kernel") kernel = row[c];
+      if (p.columns[c] == "variant") variant = row[c];
+    }
+    return kernel + "/" + variant;
+  };
+  auto keep_new_variants = [&](size_t i) {
+    std::vector<std::string> earlier, kept_names;
+    for (size_t j = 0; j < i; ++j)
+      for (const auto& row : parsed[j].rows) earlier.push_back(pair_of(parsed[j], row));
+    std::vector<std::vector<std::string>> kept;
+    size_t dropped = 0;
+    for (auto& row : parsed[i].rows) {
+      const std::string key = pair_of(parsed[i], row);
+      if (std::find(earlier.begin(), earlier.end(), key) != earlier.end()) {
+        ++dropped;
+        continue;
+      }
+      const std::string variant = key.substr(key.find('/') + 1);
+      if (std::find(kept_names.begin(), kept_names.end(), variant) == kept_names.end()) kept_names.push_back(variant);
+      kept.push_back(std::move(row));
+    }
+    if (kept.empty()) {
+      *error = inputs[i].name + ": adds no kernel variant that an earlier input does not already have";
+      return false;
+    }
+    parsed[i].rows = std::move(kept);
+    std::string names;
+    for (const auto& n : kept_names) names += (names.empty() ? "" : "+") + n;
+    added[i] = ";added:" + names + ";dropped_rows:" + std::to_string(dropped);
+    return true;
+  };
   const std::vector<const char*> same_run = {"schema_version", "gpu_uuid", "git_commit", "mode"};
   const std::vector<const char*> same_stack = {"schema_version", "mode", "gpu", "gpu_cc", "gpu_sms", "nvidia_driver",
                                                "runtime_cuda_version", "cublaslt_version"};
@@ -83,13 +127,17 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
       }
       std::stringstream fs(lookup(parsed[i].provenance, "families"));
       for (std::string f; std::getline(fs, f, ',');) {
-        for (const auto& g : seen_families)
-          if (g == f) {
-            *error = inputs[i].name + ": family '" + f + "' is already in an earlier input (one session per family)";
-            return false;
-          }
-        seen_families.push_back(f);
+        bool seen = false;
+        for (const auto& g : seen_families) seen = seen || g == f;
+        if (seen && !add_variants) {
+          *error = inputs[i].name + ": family '" + f + "' is already in an earlier input (one session per family; " +
+                   "--add-variants keeps only its kernel variants no earlier input has)";
+          return false;
+        }
+        if (seen) repeated[i] = true;
+        if (!seen) seen_families.push_back(f);
       }
+      if (repeated[i] && !keep_new_variants(i)) return false;
       // An input that is itself a --sessions merge carries its own session lines: keep
       // them (renumbered) instead of crediting all its families to its first session.
       bool carried = false;
@@ -100,7 +148,7 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
         }
       if (!carried)
         session_lines += "# session." + std::to_string(++session_count) + "=families:" +
-                         lookup(parsed[i].provenance, "families") + ";gpu_uuid:" + lookup(parsed[i].provenance, "gpu_uuid") +
+                         lookup(parsed[i].provenance, "families") + added[i] + ";gpu_uuid:" + lookup(parsed[i].provenance, "gpu_uuid") +
                          ";git_commit:" + c + ";date_utc:" + lookup(parsed[i].provenance, "date_utc") + "\n";
     }
     for (const char* key : sessions ? same_stack : same_run) {
@@ -117,7 +165,7 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
         return false;
       }
     }
-    families += (families.empty() ? "" : ",") + lookup(parsed[i].provenance, "families");
+    if (!repeated[i]) families += (families.empty() ? "" : ",") + lookup(parsed[i].provenance, "families");
     commands += (commands.empty() ? "" : " ; ") + lookup(parsed[i].provenance, "command");
   }
   std::ostringstream out;

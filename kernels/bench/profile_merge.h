@@ -38,7 +38,15 @@ bool is_known_commit(const std::string& commit);
 // `# session.N=families:..;gpu_uuid:..;git_commit:..;date_utc:..` line per input says
 // where each family's rows were measured; an input that is itself such a merge keeps its
 // own session lines (renumbered), so a profile can gain a family session by session.
+//
+// add_variants = true (`merge --sessions --add-variants`, requires sessions): a later input
+// may bring a family an earlier input already holds, to add the kernel variants that family
+// gained since (e.g. the `ceilings` family's launch rows). Of such an input only the rows
+// whose (kernel, variant) pair no earlier input has are kept: a kernel variant is measured
+// by one session, never two averaged or mixed. Its session line says so:
+// `families:ceilings;added:launch_alone+launch_queued;dropped_rows:5;gpu_uuid:..`. An input
+// that adds no new pair is refused.
 bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged, std::string* error,
-                    bool sessions = false);
+                    bool sessions = false, bool add_variants = false);
 
 }  // namespace servesim::kernels
