@@ -158,6 +158,12 @@ const OptionTable<CalibratedOptions>& calibrated_options() {
        "per TP all-reduce (plus bytes / hardware tp_allreduce_gbps)", 1e6},
       {"allow_scaling", &CalibratedOptions::allow_scaling, R::kAny,
        "price unmeasured head/GEMM shapes by the scaling rules (false: error)"},
+      {"launch_excess", one_of(&CalibratedOptions::launch_excess, "launch excess", {"auto", "none", "measured"}),
+       R::kAny, "measured: take the profile's launch excess (ceilings launch_* rows) off every row-priced kernel; "
+                "auto: where the profile has those rows"},
+      {"decode_attention", one_of(&CalibratedOptions::decode_attention, "decode pricing", {"auto", "fit", "rows"}),
+       R::kAny, "rows: dense decode from the profile's uniform decode rows (the fit outside them); auto: rows where "
+                "they exist and the launch excess is taken off, else the fit"},
   };
   return t;
 }

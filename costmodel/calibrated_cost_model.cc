@@ -21,17 +21,28 @@ std::string measured_shapes(const std::map<HeadShape, FeatureFit>& fits) {
 }
 
 // The dense kernels of the profile, for the attention pricers.
+// Decode from the uniform rows when `grid` is set (decode_attention: rows); each
+// launch less the launch excess (launch_excess: measured; `queued`, the backend's rule).
 class FittedDenseKernels final : public DenseAttentionKernels {
  public:
-  FittedDenseKernels(const FeatureFit* prefill, const FeatureFit* decode, HeadShape shape)
-      : prefill_(prefill), decode_(decode), shape_(shape) {}
-  double prefill_us(const PrefillWork& w) const override { return prefill_->predict(prefill_features(shape_, w)); }
-  double decode_us(const DecodeWork& w) const override { return decode_->predict(decode_features(shape_, w)); }
+  FittedDenseKernels(const FeatureFit* prefill, const FeatureFit* decode, const DecodeGrid* grid, HeadShape shape,
+                     double launch_excess_us)
+      : prefill_(prefill), decode_(decode), grid_(grid), shape_(shape), excess_(launch_excess_us) {}
+  double prefill_us(const PrefillWork& w) const override {
+    return queued_us(prefill_->predict(prefill_features(shape_, w)), excess_);
+  }
+  double decode_us(const DecodeWork& w) const override {
+    return queued_us(grid_ && w.seqs >= 1 ? grid_->us(w.seqs, w.kv_tokens, *decode_, shape_)
+                                          : decode_->predict(decode_features(shape_, w)),
+                     excess_);
+  }
 
  private:
   const FeatureFit* prefill_;
   const FeatureFit* decode_;
+  const DecodeGrid* grid_;
   HeadShape shape_;
+  double excess_;
 };
 
 }  // namespace
@@ -51,7 +62,29 @@ CalibratedCostModel::CalibratedCostModel(std::shared_ptr<const KernelFits> fits,
   const auto shapes = gemm_shapes({m_.hidden, m_.heads, m_.kv_heads, m_.head_dim, m_.intermediate, m_.vocab}, tp);
   Gemm* slots[5] = {&qkv_, &o_, &gate_up_, &down_, &lm_head_};
   for (std::size_t i = 0; i < shapes.size(); ++i) *slots[i] = resolve_gemm(shapes[i].n, shapes[i].k, shapes[i].layer);
-  dense_ = std::make_unique<FittedDenseKernels>(prefill_, decode_, shape_);
+  if (opt_.launch_excess == LaunchExcess::kMeasured ||
+      (opt_.launch_excess == LaunchExcess::kAuto && fits_->launch_excess_us())) {
+    if (!fits_->launch_excess_us())
+      throw InputError(fmt::format("{}: cost_model.launch_excess is measured but the profile has no usable launch rows "
+                                   "(ceilings family: launch_alone, launch_queued, launch_queued_spin); run "
+                                   "`servesim-kernels bench --family ceilings` and merge it with `servesim-kernels merge "
+                                   "--sessions --add-variants`, or set launch_excess: none", fits_->file()));
+    launch_excess_us_ = *fits_->launch_excess_us();
+  }
+  const DecodeGrid* grid = nullptr;
+  const auto g = fits_->decode_grids().find(shape_);
+  const bool has_grid = g != fits_->decode_grids().end() && fits_->decode().count(shape_);
+  if (opt_.decode_attention == DecodePricing::kRows ||
+      (opt_.decode_attention == DecodePricing::kAuto && has_grid && launch_excess_us_ > 0)) {
+    if (has_grid) {
+      grid = &g->second;
+      decode_rows_ = g->second.describe();
+    } else {
+      notes_.push_back(fmt::format("decode {} by the fit (decode_attention: rows, but the profile has no uniform "
+                                   "decode rows at this head shape)", shape_.label()));
+    }
+  }
+  dense_ = std::make_unique<FittedDenseKernels>(prefill_, decode_, grid, shape_, launch_excess_us_);
   attention_ = make_attention_pricers(
       attn_, AttentionPricingContext{dense_.get(), fits_.get(), shape_, m_.layers, opt_.tp, opt_.allow_scaling, &notes_});
   // Elementwise parts, measured (kernel_fits.h): the replay's kernels (our bench), else an
@@ -147,13 +180,13 @@ PartTimes CalibratedCostModel::parts(const BatchShape& b) const {
                         : op.part == Part::kGateUp ? &gate_up_
                         : op.part == Part::kDown   ? &down_
                                                    : &lm_head_;
-        at(op.part) += times * (*g)(op.m);
+        at(op.part) += times * queued((*g)(op.m));
         break;
       }
       case OpKind::kElementwise: {
         const auto& kernels = elementwise_[static_cast<std::size_t>(op.part)];
         double us = 0;
-        for (const MonotoneCurve* c : kernels) us += (*c)(op.bytes);
+        for (const MonotoneCurve* c : kernels) us += queued((*c)(op.bytes));
         at(op.part) += times * (kernels.empty() ? op.bytes / (copy_gbps_ * 1e3) : us);
         break;
       }
@@ -223,6 +256,8 @@ std::string CalibratedCostModel::identity() const {
     s += allreduce_ ? fmt::format(" allreduce=measured ({} gpus; {})", opt_.tp, fits_->allreduce_source())
                     : std::string(" allreduce=datasheet interconnect");
   if (prefill_variant_ != "fa2") s += " prefill_variant=" + prefill_variant_;  // the fastest measured one (kernel_fits.h)
+  if (launch_excess_us_ > 0) s += fmt::format(" launch_excess={:.3f}us", launch_excess_us_);
+  if (!decode_rows_.empty()) s += " decode=rows(" + decode_rows_ + ")";
   if (!notes_.empty()) {
     s += " scaled:";
     for (const auto& n : notes_) s += " [" + n + "]";

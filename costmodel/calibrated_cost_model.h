@@ -34,6 +34,7 @@
 // the head shape (KernelFits::prefill_variant(): fa2, fa2_qreg, hopper_wgmma,
 // ...); identity() names it when it is not fa2.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <string>
@@ -49,11 +50,31 @@
 
 namespace servesim {
 
+// cost_model.launch_excess: none prices every kernel at its isolated row (the bench times
+// one launch alone between events); measured takes the profile's measured launch excess
+// (KernelFits::launch_excess_us) off every row-priced kernel of the iteration, as each
+// launch of a real forward pass is queued behind the previous one (an error when the
+// profile lacks the ceilings' launch rows); auto (default): measured where the profile
+// has those rows, none elsewhere (imported public tables: their rows are not isolated
+// launches of ours).
+enum class LaunchExcess { kAuto, kNone, kMeasured };
+// cost_model.decode_attention: fit prices dense decode by the linear decode fit; rows by
+// the profile's uniform decode rows where they exist for the head shape (decode_grid.h),
+// the fit elsewhere (noted in identity()); auto (default): rows where the grid exists and
+// the launch excess is taken off (the rows are isolated launches: the two go together,
+// docs/costmodel.md "Decode rows and launch excess"), else the fit.
+enum class DecodePricing { kAuto, kFit, kRows };
+
+// A row-priced kernel's time less the launch excess, never below half the row.
+inline double queued_us(double row_us, double excess_us) { return row_us - std::min(excess_us, 0.5 * row_us); }
+
 struct CalibratedOptions {
   double iteration_overhead_us = 50;  // host work per iteration: scheduling, sampling (not measured by the bench)
   double layer_overhead_us = 0;       // per layer, for launches the bench does not measure (0: CUDA graphs)
   double allreduce_latency_us = 10;   // per TP all-reduce, plus bytes / hardware interconnect (datasheet)
   bool allow_scaling = true;          // price unmeasured shapes by the scaling rules (false: reject)
+  LaunchExcess launch_excess = LaunchExcess::kAuto;
+  DecodePricing decode_attention = DecodePricing::kAuto;
   int tp = 1;                         // tensor-parallel degree of the worker
   bool operator==(const CalibratedOptions&) const = default;
 };
@@ -108,6 +129,9 @@ class CalibratedCostModel final : public CostModel, public TablePricedBackend {
   std::unique_ptr<DenseAttentionKernels> dense_;  // the profile's dense fits (the pricers point here)
   AttentionPricers attention_;  // one pricer per phase's method (costmodel/*_pricer.cc)
   double copy_gbps_ = 0;
+  std::string decode_rows_;  // the grid pricing decode (decode_attention: rows), "" for the fit
+  double launch_excess_us_ = 0;  // taken off each row-priced kernel (launch_excess: measured), else 0
+  double queued(double row_us) const { return queued_us(row_us, launch_excess_us_); }
   // Per part, the measured elementwise kernels that price it (family `elementwise`; an
   // imported stack may run a part as two kernels, e.g. residual add + RMSNorm), each
   // over the part's bytes; none: that part is priced at its bytes over copy_gbps_.

@@ -217,3 +217,96 @@ TEST_CASE("estimate noise is deterministic per batch and unbiased in the log") {
   CHECK(std::abs(log_sum / 200) < 0.05);
   CHECK(NoisyCostModel(exact, 0, 9).iteration_time(b) == exact->iteration_time(b));
 }
+
+namespace {
+
+// The synthetic profile plus the ceilings' launch rows: alone 3 us, 256 queued launches
+// behind a 3,000 us spin in 3,256 us (1 us each): an excess of 2 us per isolated row.
+std::shared_ptr<const KernelFits> fits_with_launch_rows() {
+  static std::shared_ptr<const KernelFits> f;
+  if (!f) {
+    SyntheticOptions o;
+    o.noise = 0;
+    std::string csv = synthetic_profile_csv(o);
+    csv += "ceiling,launch_alone,,,,,,,,,,,,,launches=1,50,3.000,3.000,3.000,3.000,3.000,0,0,0,0\n"
+           "ceiling,launch_queued_spin,,,,,,,,,,,,,launches=0;spin_ns=3000000,10,3000.000,3000.000,3000.000,3000.000,"
+           "3000.000,0,0,0,0\n"
+           "ceiling,launch_queued,,,,,,,,,,,,,launches=256;spin_ns=3000000,10,3256.000,3256.000,3256.000,3256.000,"
+           "3256.000,0,0,0,0\n";
+    f = std::make_shared<KernelFits>(KernelFits::fit(ProfileTable::parse(csv, "synth_launch.csv")));
+  }
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("launch_excess: measured takes the ceilings' launch excess off every row-priced kernel") {
+  REQUIRE(fits_with_launch_rows()->launch_excess_us().has_value());
+  CHECK(*fits_with_launch_rows()->launch_excess_us() == doctest::Approx(2.0));
+  CHECK_FALSE(fits()->launch_excess_us().has_value());
+  CalibratedOptions off, on;
+  off.launch_excess = LaunchExcess::kNone;
+  off.decode_attention = on.decode_attention = DecodePricing::kFit;
+  on.launch_excess = LaunchExcess::kMeasured;
+  const CalibratedCostModel plain(fits_with_launch_rows(), llama8b(), HardwareSpec{}, {}, off);
+  const CalibratedCostModel queued(fits_with_launch_rows(), llama8b(), HardwareSpec{}, {}, on);
+  const BatchShape b = decode_batch(8, 4095);
+  const auto p = plain.breakdown(b), q = queued.breakdown(b);
+  CHECK(q.linear == doctest::Approx(p.linear - 4 * 32 * 2.0));        // qkv, o, gate_up, down per layer
+  CHECK(q.decode_attention == doctest::Approx(p.decode_attention - 32 * 2.0));
+  CHECK(q.lm_head == doctest::Approx(p.lm_head - 2.0));
+  CHECK(q.elementwise == doctest::Approx(p.elementwise));  // no elementwise rows: priced at bytes, no launch in them
+  CHECK(q.overhead == doctest::Approx(p.overhead));
+  CHECK(queued.identity().find("launch_excess=2.000us") != std::string::npos);
+  CHECK(plain.identity().find("launch_excess") == std::string::npos);
+  // Never below half a row: a tiny kernel keeps half its time.
+  CHECK(queued_us(3.0, 2.0) == doctest::Approx(1.5));
+  CHECK(queued_us(10.0, 2.0) == doctest::Approx(8.0));
+  // A profile without the rows: a clear error naming the option and the bench family.
+  try {
+    CalibratedCostModel(fits(), llama8b(), HardwareSpec{}, {}, on);
+    FAIL("expected an InputError");  // (auto, the default, prices such a profile without the excess: below)
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("launch_excess") != std::string::npos);
+    CHECK(std::string(e.what()).find("--family ceilings") != std::string::npos);
+  }
+}
+
+TEST_CASE("auto (the default) takes the launch excess off and prices decode from the rows only where both are measured") {
+  const CalibratedCostModel with_rows(fits_with_launch_rows(), llama8b(), HardwareSpec{}, {}, {});
+  CHECK(with_rows.identity().find("launch_excess=2.000us") != std::string::npos);
+  CHECK(with_rows.identity().find("decode=rows(") != std::string::npos);
+  const CalibratedCostModel without = model();  // the synthetic profile alone: no launch rows
+  CHECK(without.identity().find("launch_excess") == std::string::npos);
+  CHECK(without.identity().find("decode=rows") == std::string::npos);  // the rows need the excess taken off
+  CalibratedOptions rows_only;
+  rows_only.launch_excess = LaunchExcess::kNone;
+  const CalibratedCostModel no_excess(fits_with_launch_rows(), llama8b(), HardwareSpec{}, {}, rows_only);
+  CHECK(no_excess.identity().find("decode=rows") == std::string::npos);
+}
+
+TEST_CASE("decode_attention: rows prices dense decode from the uniform rows and says so") {
+  CalibratedOptions rows;
+  rows.decode_attention = DecodePricing::kRows;
+  const CalibratedCostModel fit = model(), grid = model({}, rows);
+  REQUIRE(fits()->decode_grids().count(HeadShape{32, 8, 128}));
+  CHECK(grid.identity().find("decode=rows(") != std::string::npos);
+  CHECK(fit.identity().find("decode=rows") == std::string::npos);
+  // The synthetic rows follow the fit's own formula: the grid agrees with the fit closely.
+  for (std::int64_t n : {1, 3, 16, 100, 400})
+    for (std::int64_t ctx : {300, 2047, 9000, 60000}) {
+      CAPTURE(n);
+      CAPTURE(ctx);
+      const double a = fit.breakdown(decode_batch(n, ctx)).decode_attention;
+      const double r = grid.breakdown(decode_batch(n, ctx)).decode_attention;
+      CHECK(r == doctest::Approx(a).epsilon(0.1));
+    }
+  // Monotone in every KV length, and other parts unchanged.
+  Time prev = 0;
+  for (std::int64_t ctx : {100, 1000, 10000, 100000}) {
+    const Time t = grid.iteration_time(decode_batch(16, ctx));
+    CHECK(t > prev);
+    prev = t;
+  }
+  CHECK(grid.breakdown(decode_batch(8, 4095)).linear == fit.breakdown(decode_batch(8, 4095)).linear);
+}

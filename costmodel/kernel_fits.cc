@@ -146,16 +146,22 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     auto it = elementwise.try_emplace(variant).first;
     return elementwise_of.emplace_back(&it->first, &it->second).second;
   };
+  std::map<HeadShape, std::map<std::pair<double, double>, double>> uniform_decode;  // (batch, KV) -> us
+  std::map<std::string, const ProfilePoint*, std::less<>> launch_rows;              // the ceilings' launch_* rows
   for (const ProfilePoint& p : table.points()) {
     if (std::string_view(p.kernel) == "ceiling" && p.variant.starts_with("copy") && p.bytes > 0)
       f.copy_gbps_ = std::max(f.copy_gbps_, p.bytes / (p.median_us * 1e3));
+    if (std::string_view(p.kernel) == "ceiling" && p.variant.starts_with("launch_")) launch_rows.try_emplace(p.variant, &p);
     const FamilyKind fam = family_kind(p);
     if (fam == FamilyKind::kNone || (use && !use(p))) continue;
     if (p.p10_us > 0 && p.p90_us >= p.p10_us) spreads.push_back(std::log(p.p90_us / p.p10_us) / kP10P90Span);
     const double t = p.median_us;
     if (fam == FamilyKind::kDecode) {
       const HeadShape h = row_head_shape(file, p);
-      dec[h].add(decode_features(h, decode_work(file, p)), t);
+      const DecodeWork w = decode_work(file, p);
+      dec[h].add(decode_features(h, w), t);
+      if (p.param("ragged") == "0")  // every sequence at one KV length: a grid point (first row wins)
+        uniform_decode[h].try_emplace({w.seqs, w.kv_tokens / w.seqs}, t);
     } else if (fam == FamilyKind::kPrefill) {
       const HeadShape h = row_head_shape(file, p);
       const auto x = prefill_features(h, prefill_work(file, p, h));
@@ -180,6 +186,20 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
   }
 
   fit_head_shapes(kDecodeFeatureNames, dec, "decode", f.decode_, f.problems_);
+  for (const auto& [h, points] : uniform_decode)
+    if (auto g = DecodeGrid::build(points)) f.decode_grids_.emplace(h, std::move(*g));
+  if (launch_rows.count("launch_alone") && launch_rows.count("launch_queued") && launch_rows.count("launch_queued_spin")) {
+    const ProfilePoint& alone = *launch_rows.at("launch_alone");
+    const ProfilePoint& queued = *launch_rows.at("launch_queued");
+    const double launches = queued.param_number("launches", -1, file);
+    if (!(launches >= 1)) row_error(file, queued, "needs 'launches=' >= 1 in params");
+    const double excess = alone.median_us - (queued.median_us - launch_rows.at("launch_queued_spin")->median_us) / launches;
+    if (excess > 0 && excess < alone.median_us)
+      f.launch_excess_us_ = excess;
+    else
+      f.problems_.push_back(fmt::format("{}: the launch ceiling rows give no launch excess in (0, launch_alone) "
+                                        "({:.3f} us); isolated rows are not corrected", file, excess));
+  }
   for (const auto& [variant, shapes] : pre)
     fit_head_shapes(kPrefillFeatureNames, shapes, variant == "fa2" ? "prefill" : ("prefill/" + variant).c_str(),
                     f.prefill_variants_[variant], f.problems_);

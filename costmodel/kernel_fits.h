@@ -45,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "costmodel/decode_grid.h"
 #include "costmodel/feature_fit.h"
 #include "costmodel/gemm_guide.h"
 #include "costmodel/kernel_features.h"
@@ -88,6 +89,15 @@ class KernelFits {
   std::optional<double> predict(const ProfilePoint& p) const;
 
   const std::map<HeadShape, FeatureFit>& decode() const { return decode_; }
+  // Per head shape, the uniform decode rows (params ragged=0) as a grid over batch and
+  // KV length (decode_grid.h); a shape whose rows make no grid is absent.
+  const std::map<HeadShape, DecodeGrid>& decode_grids() const { return decode_grids_; }
+  // What one isolated-kernel row overstates per launch, µs (docs/costmodel.md, "Launch
+  // excess"): the ceilings family's launch_alone - (launch_queued - launch_queued_spin) /
+  // launches, an empty kernel timed alone between events less the cost of one launch
+  // queued behind others. nullopt when the profile lacks those rows (or they give
+  // no excess in (0, launch_alone)).
+  std::optional<double> launch_excess_us() const { return launch_excess_us_; }
   const std::map<HeadShape, FeatureFit>& prefill() const { return prefill_; }  // the chosen variant per shape
   const std::map<HeadShape, std::string>& prefill_variant() const { return prefill_variant_; }
   // Every launchable prefill variant's fits: variant → head shape → fit.
@@ -139,6 +149,8 @@ class KernelFits {
 
  private:
   std::map<HeadShape, FeatureFit> decode_, prefill_;
+  std::map<HeadShape, DecodeGrid> decode_grids_;
+  std::optional<double> launch_excess_us_;
   std::map<HeadShape, std::string> prefill_variant_;
   std::map<std::string, std::map<HeadShape, FeatureFit>> prefill_variants_;
   std::map<std::pair<std::int64_t, std::int64_t>, GemmCurve> gemm_;

@@ -6,7 +6,8 @@
 //   servesim_pricing_bench [--benchmark_filter=...] [--benchmark_min_time=...]
 // The calibrated backend uses costmodel/profiles/h100-sxm/profile.csv (skipped
 // with an error line when it cannot be loaded). *_sums: the same batches with
-// the decode sums the engine's decode lane hands over (batch_shape.h).
+// the decode sums the engine's decode lane hands over (batch_shape.h). *_fit: decode by
+// the linear fit, no launch excess (cost_model.decode_attention: fit, launch_excess: none).
 #include <benchmark/benchmark.h>
 
 #include <memory>
@@ -98,17 +99,22 @@ void BM_roofline_flat(benchmark::State& s) {
 }
 void BM_fixed(benchmark::State& s) { run(s, FixedCostModel(FixedCostOptions{})); }
 
-std::shared_ptr<const CostModel> calibrated_model() {
-  static std::shared_ptr<const CostModel> model = []() -> std::shared_ptr<const CostModel> {
+// decode_fit: decode priced by the linear fit without the launch excess (the pricing
+// before the decode rows; *_fit benchmarks) instead of the default (auto: the rows).
+std::shared_ptr<const CostModel> calibrated_model(bool decode_fit = false) {
+  auto make = [](bool fit) -> std::shared_ptr<const CostModel> {
     try {
       auto fits = std::make_shared<const KernelFits>(
           KernelFits::fit(ProfileTable::load(SERVESIM_SOURCE_DIR "/costmodel/profiles/h100-sxm/profile.csv")));
-      return std::make_shared<CalibratedCostModel>(fits, llama3_8b(), h100(), AttentionMethods{}, CalibratedOptions{});
+      CalibratedOptions o;
+      if (fit) o.launch_excess = LaunchExcess::kNone, o.decode_attention = DecodePricing::kFit;
+      return std::make_shared<CalibratedCostModel>(fits, llama3_8b(), h100(), AttentionMethods{}, o);
     } catch (const std::exception&) {
       return nullptr;
     }
-  }();
-  return model;
+  };
+  static std::shared_ptr<const CostModel> rows = make(false), fit = make(true);
+  return decode_fit ? fit : rows;
 }
 void BM_calibrated(benchmark::State& s) {
   auto m = calibrated_model();
@@ -134,6 +140,14 @@ void BM_calibrated_priced_sums(benchmark::State& s) {
   }
   run(s, *priced(m), true);
 }
+void BM_calibrated_priced_sums_fit(benchmark::State& s) {
+  auto m = calibrated_model(true);
+  if (!m) {
+    s.SkipWithError("costmodel/profiles/h100-sxm/profile.csv could not be loaded and fitted");
+    return;
+  }
+  run(s, *priced(m), true);
+}
 
 }  // namespace
 
@@ -144,5 +158,6 @@ BENCHMARK(BM_roofline_flat);
 BENCHMARK(BM_calibrated);
 BENCHMARK(BM_calibrated_priced);
 BENCHMARK(BM_calibrated_priced_sums);
+BENCHMARK(BM_calibrated_priced_sums_fit);
 BENCHMARK(BM_fixed);
 BENCHMARK_MAIN();

@@ -1,0 +1,95 @@
+// Dense decode from the profile's uniform rows; see decode_grid.h.
+#include "costmodel/decode_grid.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace servesim {
+namespace {
+
+double fit_us(const FeatureFit& fit, const HeadShape& h, double seqs, double kv_len) {
+  DecodeWork w;
+  w.seqs = seqs;
+  w.kv_tokens = seqs * kv_len;
+  return fit.predict(decode_features(h, w));
+}
+
+// The fit's ratio between two shapes, 1 when the fit cannot say (empty or not positive).
+double fit_ratio(const FeatureFit& fit, const HeadShape& h, double to_seqs, double to_kv, double from_seqs,
+                 double from_kv) {
+  if (fit.empty()) return 1;
+  const double to = fit_us(fit, h, to_seqs, to_kv), from = fit_us(fit, h, from_seqs, from_kv);
+  return to > 0 && from > 0 && std::isfinite(to / from) ? to / from : 1;
+}
+
+// Index i with xs[i] <= x < xs[i + 1] (xs ascending, x inside [xs.front(), xs.back()]).
+std::size_t bracket(const std::vector<double>& xs, double x) {
+  const auto it = std::upper_bound(xs.begin(), xs.end(), x);
+  return std::min<std::size_t>(static_cast<std::size_t>(it - xs.begin()), xs.size() - 1) - 1;
+}
+
+}  // namespace
+
+std::optional<DecodeGrid> DecodeGrid::build(const std::map<std::pair<double, double>, double>& points) {
+  DecodeGrid g;
+  for (const auto& [key, us] : points) {
+    const auto [batch, kv] = key;
+    if (!(batch >= 1) || !(kv >= 1) || !(us > 0)) continue;
+    if (g.batches_.empty() || g.batches_.back() != batch) {
+      g.batches_.push_back(batch);
+      g.log_batches_.push_back(std::log(batch));
+      g.rows_.emplace_back();
+    }
+    Row& r = g.rows_.back();
+    r.kv.push_back(kv);
+    r.log_kv.push_back(std::log(kv));
+    r.us.push_back(r.us.empty() ? us : std::max(us, r.us.back()));  // non-decreasing in KV length
+  }
+  if (g.batches_.size() < 2 || g.points() < 4) return std::nullopt;
+  return g;
+}
+
+std::size_t DecodeGrid::points() const {
+  std::size_t n = 0;
+  for (const Row& r : rows_) n += r.kv.size();
+  return n;
+}
+
+std::string DecodeGrid::describe() const {
+  std::size_t lo = rows_.front().kv.size(), hi = lo;
+  double kv_lo = rows_.front().kv.front(), kv_hi = kv_lo;
+  for (const Row& r : rows_) {
+    lo = std::min(lo, r.kv.size());
+    hi = std::max(hi, r.kv.size());
+    kv_lo = std::min(kv_lo, r.kv.front());
+    kv_hi = std::max(kv_hi, r.kv.back());
+  }
+  return fmt::format("{} batches x {}-{} KV lengths, batch {}-{}, KV {}-{}", batches_.size(), lo, hi, batches_.front(),
+                     batches_.back(), kv_lo, kv_hi);
+}
+
+double DecodeGrid::at_batch(std::size_t i, double kv, double log_kv, const FeatureFit& fit, const HeadShape& h) const {
+  const Row& r = rows_[i];
+  const double b = batches_[i];
+  if (kv <= r.kv.front()) return r.us.front() * fit_ratio(fit, h, b, kv, b, r.kv.front());
+  if (kv >= r.kv.back()) return r.us.back() * fit_ratio(fit, h, b, kv, b, r.kv.back());
+  const std::size_t j = bracket(r.kv, kv);
+  const double w = (log_kv - r.log_kv[j]) / (r.log_kv[j + 1] - r.log_kv[j]);
+  return r.us[j] * (1 - w) + r.us[j + 1] * w;
+}
+
+double DecodeGrid::us(double seqs, double kv_tokens, const FeatureFit& fit, const HeadShape& h) const {
+  const double kv = kv_tokens / seqs;  // the mean KV length
+  const double log_kv = std::log(kv);
+  if (seqs <= batches_.front())
+    return at_batch(0, kv, log_kv, fit, h) * fit_ratio(fit, h, seqs, kv, batches_.front(), kv);
+  const std::size_t last = batches_.size() - 1;
+  if (seqs >= batches_[last]) return at_batch(last, kv, log_kv, fit, h) * fit_ratio(fit, h, seqs, kv, batches_[last], kv);
+  const std::size_t i = bracket(batches_, seqs);
+  if (seqs == batches_[i]) return at_batch(i, kv, log_kv, fit, h);  // a measured batch size: one row
+  const double w = (std::log(seqs) - log_batches_[i]) / (log_batches_[i + 1] - log_batches_[i]);
+  return at_batch(i, kv, log_kv, fit, h) * (1 - w) + at_batch(i + 1, kv, log_kv, fit, h) * w;
+}
+}  // namespace servesim

@@ -1,0 +1,71 @@
+// Tests of DecodeGrid (decode_grid.h): dense decode priced from uniform decode rows.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "costmodel/decode_grid.h"
+
+using namespace servesim;
+
+namespace {
+
+// (batch, KV length) -> us: two batch rows, the second with a dip the grid must not keep.
+std::map<std::pair<double, double>, double> points() {
+  return {{{1, 1024}, 10}, {{1, 4096}, 20}, {{1, 16384}, 50},
+          {{16, 1024}, 40}, {{16, 4096}, 30}, {{16, 16384}, 200}};
+}
+
+}  // namespace
+
+TEST_CASE("a decode grid needs two batch sizes and four points") {
+  CHECK_FALSE(DecodeGrid::build({{{1, 1024}, 10}, {{1, 4096}, 20}, {{1, 16384}, 50}}).has_value());
+  CHECK_FALSE(DecodeGrid::build({{{1, 1024}, 10}, {{2, 4096}, 20}, {{4, 16384}, 50}}).has_value());
+  const auto g = DecodeGrid::build(points());
+  REQUIRE(g.has_value());
+  CHECK(g->batches() == 2);
+  CHECK(g->points() == 6);
+  CHECK(g->describe() == "2 batches x 3-3 KV lengths, batch 1-16, KV 1024-16384");
+}
+
+TEST_CASE("the grid returns its rows at measured points and interpolates in log batch and log KV length") {
+  const auto g = DecodeGrid::build(points());
+  REQUIRE(g.has_value());
+  const FeatureFit none;  // no fit: outside the grid, the nearest point unscaled
+  const HeadShape h;
+  CHECK(g->us(1, 1 * 4096, none, h) == doctest::Approx(20));
+  CHECK(g->us(16, 16 * 16384, none, h) == doctest::Approx(200));
+  CHECK(g->us(1, 2048, none, h) == doctest::Approx(15));             // halfway in log KV length
+  CHECK(g->us(4, 4 * 1024, none, h) == doctest::Approx((10 + 40) / 2.0));  // halfway in log batch
+  // The dip (16, 4096) = 30 < (16, 1024) = 40 is lifted to 40: monotone in KV length.
+  CHECK(g->us(16, 16 * 4096, none, h) == doctest::Approx(40));
+  double last = 0;
+  for (double kv = 512; kv <= 65536; kv *= 1.25) {
+    for (double b : {1.0, 3.0, 16.0, 40.0}) CHECK(g->us(b, b * kv, none, h) > 0);
+    const double t = g->us(8, 8 * kv, none, h);
+    CHECK(t >= last);
+    last = t;
+  }
+  // A ragged batch is priced as the uniform batch of its mean KV length.
+  CHECK(g->us(16, 16 * 4096, none, h) == g->us(16, 8 * 1024 + 8 * 7168, none, h));
+}
+
+TEST_CASE("outside the grid the nearest measured point is moved by the fit's ratio") {
+  // A fit t = 1 + kv_bytes / 1e6 (the decode features: 1, kv_bytes, seqs, bytes per seq and head).
+  const FeatureFit fit = FeatureFit::fit({"1", "kv_bytes", "seqs", "kv_bytes_per_seq_head"},
+                                         {{1, 1e6, 1, 1e6 / 8}, {1, 4e6, 1, 4e6 / 8}, {1, 2e7, 2, 1e7 / 8},
+                                          {1, 5e7, 4, 1.25e7 / 8}, {1, 1e8, 8, 1.25e7 / 8}},
+                                         {2, 5, 21, 51, 101});
+  const HeadShape h;  // 32/8/128: 4096 B per KV token
+  auto f = [&](double b, double kv) {
+    DecodeWork w;
+    w.seqs = b;
+    w.kv_tokens = b * kv;
+    return fit.predict(decode_features(h, w));
+  };
+  const auto g = DecodeGrid::build(points());
+  REQUIRE(g.has_value());
+  // Beyond the longest KV length of batch 1: its row at 16384 times fit(1, 65536) / fit(1, 16384).
+  CHECK(g->us(1, 65536, fit, h) == doctest::Approx(50 * f(1, 65536) / f(1, 16384)));
+  // Beyond the largest batch: batch 16's price times fit(64, kv) / fit(16, kv).
+  CHECK(g->us(64, 64 * 4096.0, fit, h) == doctest::Approx(g->us(16, 16 * 4096.0, fit, h) * f(64, 4096) / f(16, 4096)));
+}
