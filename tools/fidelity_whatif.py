@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
-"""What-if of the two calibrated-model fixes docs/costmodel.md proposes ("Long context on an
-H200"), estimated offline on the committed GPU replays, without changing the model:
+"""What-if of the two calibrated-model fixes docs/costmodel.md proposed ("Long context on an
+H200"), estimated offline on the committed GPU replays before the model had them. Since commit
+433053b the model does both (cost_model.decode_attention / launch_excess, `auto`); the exact
+figures are `servesim calibrate fidelity REPLAY --scenario S [--set cost_model.launch_excess=none]
+[--set cost_model.decode_attention=fit]` ("Decode rows and launch excess"). Kept as the record
+of the estimate (it counts the replay's launches, the model one per priced row):
 
   table         decode attention priced from the profile's uniform Llama-3-8B 32/8/128 decode
                 rows (linear in log batch and log context between measured points, clamped
