@@ -312,6 +312,21 @@ TEST_CASE("an empty measurement window is a warning") {
   CHECK(run(q, opt, clients, 0, s(3)).summary.values.warnings.empty());
 }
 
+TEST_CASE("admissions that dropped their cached prefix are a warning naming the count and the page size") {
+  WarningInputs in;
+  std::vector<WorkerStats> w(2);
+  CHECK(run_warnings(in, w).empty());
+  w[1].uncached_admissions = 3;
+  w[1].uncached_admission_tokens = 336;
+  const auto out = run_warnings(in, w);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].find("3 admissions to an empty worker") != std::string::npos);
+  CHECK(out[0].find("336 cached tokens") != std::string::npos);
+  CHECK(out[0].find("page size") != std::string::npos);
+  CHECK(warning_tags(out[0]) == std::vector<std::string>{"uncached_admission"});
+  CHECK_FALSE(has_error_warning(out[0]));
+}
+
 TEST_CASE("the imbalance warning fires when one worker does > 90% of the work") {
   WarningInputs in;
   in.policy_global = "cache_aware(balance_abs=32)";

@@ -39,6 +39,14 @@ std::vector<std::string> run_warnings(const WarningInputs& in, const std::vector
               ? " (cache_aware routes by prefix blocks; a workload without them gives it nothing to tell workers apart)"
               : ""));
   }
+  std::int64_t uncached = 0, uncached_tokens = 0;
+  for (const WorkerStats& w : workers) uncached += w.uncached_admissions, uncached_tokens += w.uncached_admission_tokens;
+  if (uncached > 0)
+    out.push_back(fmt::format(
+        "{} admissions to an empty worker computed their prompt without its cached prefix ({} cached tokens "
+        "computed again): the prefix's KV pages, rounded up per cached block, did not fit beside the rest of the "
+        "prompt; choose a KV page size that divides the workload's prefix block size",
+        uncached, uncached_tokens));
   for (const std::string& c : in.unknown_slo_clients)
     out.push_back(fmt::format("slo.clients names '{}', which is not a client of this workload: its thresholds were "
                               "not used",
@@ -54,6 +62,7 @@ const std::vector<WarningKind>& warning_kinds() {
       {"slo_client", "which is not a client of this workload", false},
       {"window_fallback", "cover the whole run, not the measurement window", false},
       {"identical_repetitions", "repetitions are identical", false},
+      {"uncached_admission", "computed their prompt without its cached prefix", false},
   };
   return kinds;
 }

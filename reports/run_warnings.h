@@ -10,7 +10,10 @@
 //  - empty window (error level: the text starts with "error: "):
 //    report.window excludes every arrival; the rates, goodput and the
 //    windowed fairness columns are then empty, not 0 or a perfect 1;
-//  - slo_clients: slo.clients names a client the workload never had.
+//  - slo_clients: slo.clients names a client the workload never had;
+//  - uncached admissions: an empty worker admitted a request without its cached
+//    prefix, whose pages (rounded up per block) did not fit beside the prompt
+//    (KvManager::admit): more prefill than the cache hit rate suggests.
 //
 // Warnings travel: summary.csv keeps them, sweep_summary.csv aggregates them
 // per point, `compare` and the HTML report show them, and plots mark the

@@ -134,7 +134,7 @@ std::int64_t KvManager::cached_prefix(const RequestSpec& spec) const {
   return m.tokens;
 }
 
-bool KvManager::admit(RequestHandle h, std::int64_t reserve, bool first, Admitted& out) {
+bool KvManager::admit(RequestHandle h, std::int64_t reserve, bool first, Admitted& out, bool alone) {
   LiveRequest& r = table_[h];
   const PrefixMatch& m = match(h);
   const std::int64_t cached = m.tokens;
@@ -143,7 +143,17 @@ bool KvManager::admit(RequestHandle h, std::int64_t reserve, bool first, Admitte
   cache_.lock(m.node, now_);
   if (kv_.free() + cache_.evictable_pages() - need < reserve || !alloc(need)) {
     cache_.unlock(m.node, now_);
-    return false;
+    if (!alone || cached == 0) return false;
+    // Alone on the worker, the match's rounded-up pages crowd out the rest of the prompt
+    // (see the header): compute the whole prompt instead, if it fits.
+    const std::int64_t all = kv_.pages_for(r.prefill_target);
+    if (kv_.free() + cache_.evictable_pages() - all < reserve || !alloc(all)) return false;
+    r.kv_pages = all;
+    r.cache_node = kCacheRoot;
+    r.shared_tokens = 0;
+    r.shared_blocks = 0;
+    out = Admitted{0, 0, 0, cached};
+    return true;
   }
   r.kv_pages = need;
   r.cache_node = m.node;

@@ -76,12 +76,19 @@ class KvManager {
     std::int64_t cached = 0;  // HBM match
     std::int64_t loaded = 0;  // lower tiers + store: HBM pages allocated, loaded instead of computed
     std::int64_t store = 0;   // of loaded, from the cluster store (moved by the engine)
+    std::int64_t dropped = 0;  // alone: the HBM match it could not keep (computed instead; see admit)
   };
   // Locks r's match and allocates pages for the rest of its prefill target,
   // keeping `reserve` pages free beyond it; false (nothing changed) without
   // room. On success r's placement fields are set and lower-tier hits are
   // taken (touched, counted in the stats; `first`: its first admission).
-  bool admit(RequestHandle h, std::int64_t reserve, bool first, Admitted& out);
+  // alone: the worker runs nothing else (work conservation). If the match's
+  // pages plus the rest of the prompt do not fit - possible only when the cache
+  // rounds each block up to whole pages (page_size larger than, or not dividing,
+  // the trace's block size: prefix_cache.h) - the request is admitted without
+  // its match (cached 0, out.dropped = the match's tokens, no lower-tier hits)
+  // when its whole prefill target fits, rather than leave the worker idle.
+  bool admit(RequestHandle h, std::int64_t reserve, bool first, Admitted& out, bool alone = false);
   // Loads of the iteration being built (lower tiers).
   void begin_iteration() { iter_load_ns_ = 0; }
   Time iteration_load() const { return iter_load_ns_; }

@@ -109,6 +109,35 @@ TEST_CASE("memory-tight workload preempts by recomputation, never exceeds KV cap
   for (const auto& [id, o] : obs.by_id) CHECK(o.generated == 400);
 }
 
+TEST_CASE("an empty worker admits a request whose cached prefix crowds out its prompt without that prefix") {
+  // Pages of 64 tokens, prefix blocks of 16: each cached block takes a whole page (4x
+  // its tokens). A caches 8 of its 16 blocks (8 pages + 2 of its own: the 10 there
+  // are). B shares A's 16 blocks but its 600-token prompt needs 8 pages beside the 8
+  // locked ones: more than the 10 there are. Alone on the worker, B is admitted without the match
+  // (it evicts it) instead of leaving the worker idle with B waiting.
+  TinyCluster c;
+  c.kv_pages = 10;
+  c.page_size = 64;
+  c.batching.reservation_ratio = 0.0;
+  auto with_blocks = [](RequestSpec r) {
+    r.prefix_block_size = 16;
+    for (BlockHash b = 1; b <= 16; ++b) r.prefix_blocks.push_back(b);
+    return r;
+  };
+  VectorSource src({with_blocks(req(0, 0, 256, 1)), with_blocks(req(1, 1.0, 600, 1))});
+  CollectingObserver obs;
+  Simulation sim(make_setup(c), src, obs);
+  SimulationTotals tot = sim.run();
+  CHECK(tot.finished == 2);
+  CHECK(obs.by_id[1].status == RequestStatus::kFinished);
+  const WorkerStats& st = sim.worker_list()[0]->stats();
+  CHECK(st.uncached_admissions == 1);
+  CHECK(st.uncached_admission_tokens == 8 * 16);
+  CHECK(st.cached_tokens == 0);
+  CHECK(st.peak_kv_pages <= 10);
+  CHECK(sim.worker_list()[0]->kv().used() <= 10);
+}
+
 TEST_CASE("requests that can never run are rejected with a reason, not lost") {
   TinyCluster c;
   c.kv_pages = 10;

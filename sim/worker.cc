@@ -228,7 +228,11 @@ AdmitResult Worker::try_admit(const QueuedRequest& q) {
   const bool first = !r.admitted;
   kvm_.set_now(now_);
   KvManager::Admitted a;
-  if (!kvm_.admit(q.handle, reserve, first, a)) return AdmitResult::kNoMemory;
+  if (!kvm_.admit(q.handle, reserve, first, a, running_.empty() && parked() == 0)) return AdmitResult::kNoMemory;
+  if (a.dropped > 0) {
+    stats_.uncached_admissions++;
+    stats_.uncached_admission_tokens += a.dropped;
+  }
   const std::int64_t cached = a.cached;
   const std::int64_t loaded = a.loaded;  // lower-tier hits: HBM pages allocated, loaded instead of computed
   if (a.store > 0) {  // its store KV moves first (the engine), then it computes

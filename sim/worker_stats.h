@@ -23,6 +23,10 @@ struct WorkerStats {
   std::int64_t peak_running = 0;
   std::int64_t peak_waiting = 0;
   std::int64_t kv_evicted_tokens = 0;  // context tokens dropped by KV eviction after prefills
+  // Admissions to an empty worker that computed a cached prefix again because its pages,
+  // rounded up per block, did not fit beside the prompt (KvManager::admit; a run warning).
+  std::int64_t uncached_admissions = 0;
+  std::int64_t uncached_admission_tokens = 0;
   // Tiered KV cache (sim/kv_tier.h; zeros without tiers).
   KvTierStats host, ssd;
   // Cluster KV store (sim/kv_store.h): this worker's hits (hit_tokens at first
