@@ -90,7 +90,8 @@ struct DecodeModel {
 };
 
 void bench_point(const BenchOptions& opts, ProfileWriter& out, GpuTimer& timer, KvPagePool& pool,
-                 const DecodeModel& model, const std::vector<int32_t>& lens, bool ragged, int sms, uint64_t seed) {
+                 const DecodeModel& model, const std::vector<int32_t>& lens, bool ragged, int sms, uint64_t seed,
+                 const std::string& extra_params = "") {
   const AttentionHeads& h = model.heads;
   const int batch = static_cast<int>(lens.size());
   int64_t tokens = 0, pages = 0, lo = lens[0], hi = lens[0];
@@ -133,7 +134,7 @@ void bench_point(const BenchOptions& opts, ProfileWriter& out, GpuTimer& timer, 
   row.params = std::string("model=") + model.name + ";ragged=" + (ragged ? "1" : "0") +
                ";ctx_min=" + std::to_string(lo) + ";ctx_max=" + std::to_string(hi) + ";ctx_sum=" +
                std::to_string(tokens) + ";split_tokens=" + std::to_string(plan.split_tokens) +
-               ";work_items=" + std::to_string(plan.num_work());
+               ";work_items=" + std::to_string(plan.num_work()) + extra_params;
   const double kv_bytes = double(tokens) * h.num_kv_heads * h.head_dim * 2 /*K,V*/ * 2 /*bf16*/;
   row.bytes = kv_bytes + 2.0 * batch * h.num_q_heads * h.head_dim * 2 /*q,out*/ + 4.0 * (pages + 2 * batch);
   row.flops = 4.0 * h.head_dim * h.num_q_heads * double(tokens);
@@ -184,8 +185,59 @@ void bench_decode(const BenchOptions& opts, ProfileWriter& out) {
   grid(l2_7b, {1, 4, 16, 64, 256}, {512, 1024, 2048, 4096, 8192, 32768}, max_tokens / 4);
 }
 
+// decode_ragged: ragged batches against the uniform batch of the same size at their mean
+// KV length (the cost model prices a ragged batch as that uniform one: docs/costmodel.md,
+// "Decode rows and launch excess"), Llama-3-8B heads. Each ragged row carries
+// dist=<shape> and its uniform partner dist=<shape>-uniform. Kept apart from the `decode`
+// family so a profile can gain it as a family of its own (merge --sessions).
+void bench_decode_ragged(const BenchOptions& opts, ProfileWriter& out) {
+  GpuTimer timer;
+  KvPagePool pool;
+  const int sms = current_device_sm_count();
+  const DecodeModel l8b{"llama3-8b", {32, 8, 128}};
+  uint64_t seed = derive_seed(opts.seed, 0xDEC0DE + 7);
+  struct Dist {
+    const char* name;
+    int lo, hi;      // log-uniform in [lo, hi], or
+    int base, long_; // all at base but one at long_ (lo == 0)
+  };
+  const std::vector<Dist> dists = {{"loguniform_128_4096", 128, 4096, 0, 0},
+                                   {"loguniform_512_16384", 512, 16384, 0, 0},
+                                   {"loguniform_256_32768", 256, 32768, 0, 0},
+                                   {"one_long_1024_32768", 0, 0, 1024, 32768},
+                                   {"halves_512_8192", 0, 0, 512, 8192}};
+  const std::vector<int> batches = opts.quick ? std::vector<int>{16, 128} : std::vector<int>{16, 48, 64, 96, 128, 192, 256};
+  pool.reserve((int64_t{1} << 21) / kPageSize, 8, 128, opts.seed);
+  for (const Dist& d : dists) {
+    for (int b : batches) {
+      SplitMix64 g(++seed);
+      std::vector<int32_t> lens(b);
+      for (int i = 0; i < b; ++i) {
+        if (d.lo > 0)
+          lens[i] = static_cast<int32_t>(std::exp(g.uniform(std::log(double(d.lo)), std::log(double(d.hi)))));
+        else if (d.name[0] == 'o')
+          lens[i] = i == b / 2 ? d.long_ : d.base;
+        else
+          lens[i] = i % 2 ? d.long_ : d.base;
+      }
+      int64_t sum = 0;
+      for (int32_t l : lens) sum += l;
+      bench_point(opts, out, timer, pool, l8b, lens, true, sms, ++seed, std::string(";dist=") + d.name);
+      const auto mean = static_cast<int32_t>((sum + b / 2) / b);
+      bench_point(opts, out, timer, pool, l8b, std::vector<int32_t>(b, mean), false, sms, ++seed,
+                  std::string(";dist=") + d.name + "-uniform");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace servesim::kernels
+
+SERVESIM_REGISTER_KERNEL_FAMILY(decode_ragged, {.name = "decode_ragged",
+                                                .description = "dense decode: ragged batches vs the uniform batch at their mean KV length",
+                                                .check = nullptr,  // decode's kernel: checked by family decode
+                                                .bench = servesim::kernels::bench_decode_ragged,
+                                                .order = 31});
 
 SERVESIM_REGISTER_KERNEL_FAMILY(decode, {.name = "decode",
                                          .description = "dense paged decode, split-KV + merge, GQA (page 16)",
