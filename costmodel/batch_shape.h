@@ -29,13 +29,14 @@ struct BatchShape {
   std::vector<std::int64_t> decode_contexts;
   // Optional sums over decode_contexts, for pricers that need only these (the
   // dense decode pricer): kv = Σ (context + 1) (KV tokens read, each new token's
-  // included) and splits = Σ decode_split_count(context). Set
+  // included), splits = Σ decode_split_count(context) and max_kv = max (context + 1). Set
   // by whoever fills the contexts and can keep the sums cheaply (the engine's
   // decode lane, sim/worker_lane.cc); unset, a pricer sums the contexts itself.
   // Whatever changes decode_contexts afterwards must reset them (clear() does).
   struct DecodeSums {
     std::int64_t kv = 0;
     std::int64_t splits = 0;
+    std::int64_t max_kv = 0;  // max (context + 1): the longest KV read (ragged decode pricing)
   };
   std::optional<DecodeSums> decode_sums;
 

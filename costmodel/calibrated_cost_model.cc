@@ -25,22 +25,24 @@ std::string measured_shapes(const std::map<HeadShape, FeatureFit>& fits) {
 // launch less the launch excess (launch_excess: measured; `queued`, the backend's rule).
 class FittedDenseKernels final : public DenseAttentionKernels {
  public:
-  FittedDenseKernels(const FeatureFit* prefill, const FeatureFit* decode, const DecodeGrid* grid, HeadShape shape,
-                     double launch_excess_us)
-      : prefill_(prefill), decode_(decode), grid_(grid), shape_(shape), excess_(launch_excess_us) {}
+  FittedDenseKernels(const FeatureFit* prefill, const FeatureFit* decode, const DecodeGrid* grid,
+                     const RaggedDecode* ragged, HeadShape shape, double launch_excess_us)
+      : prefill_(prefill), decode_(decode), grid_(grid), ragged_(ragged), shape_(shape), excess_(launch_excess_us) {}
   double prefill_us(const PrefillWork& w) const override {
     return queued_us(prefill_->predict(prefill_features(shape_, w)), excess_);
   }
   double decode_us(const DecodeWork& w) const override {
-    return queued_us(grid_ && w.seqs >= 1 ? grid_->us(w.seqs, w.kv_tokens, *decode_, shape_)
-                                          : decode_->predict(decode_features(shape_, w)),
-                     excess_);
+    if (!grid_ || w.seqs < 1) return queued_us(decode_->predict(decode_features(shape_, w)), excess_);
+    double us = grid_->us(w.seqs, w.kv_tokens, *decode_, shape_);
+    if (ragged_ && w.max_kv > 0) us *= ragged_->factor(w.seqs, w.max_kv * w.seqs / w.kv_tokens);
+    return queued_us(us, excess_);
   }
 
  private:
   const FeatureFit* prefill_;
   const FeatureFit* decode_;
   const DecodeGrid* grid_;
+  const RaggedDecode* ragged_;  // with grid_: a ragged batch's factor over its mean's uniform batch
   HeadShape shape_;
   double excess_;
 };
@@ -72,6 +74,7 @@ CalibratedCostModel::CalibratedCostModel(std::shared_ptr<const KernelFits> fits,
     launch_excess_us_ = *fits_->launch_excess_us();
   }
   const DecodeGrid* grid = nullptr;
+  const RaggedDecode* ragged = nullptr;
   const auto g = fits_->decode_grids().find(shape_);
   const bool has_grid = g != fits_->decode_grids().end() && fits_->decode().count(shape_);
   if (opt_.decode_attention == DecodePricing::kRows ||
@@ -79,12 +82,16 @@ CalibratedCostModel::CalibratedCostModel(std::shared_ptr<const KernelFits> fits,
     if (has_grid) {
       grid = &g->second;
       decode_rows_ = g->second.describe();
+      if (auto r = fits_->ragged_decode().find(shape_); r != fits_->ragged_decode().end()) {
+        ragged = &r->second;
+        decode_rows_ += fmt::format(" x ragged factor from {} decode_ragged pairs", r->second.pairs());
+      }
     } else {
       notes_.push_back(fmt::format("decode {} by the fit (decode_attention: rows, but the profile has no uniform "
                                    "decode rows at this head shape)", shape_.label()));
     }
   }
-  dense_ = std::make_unique<FittedDenseKernels>(prefill_, decode_, grid, shape_, launch_excess_us_);
+  dense_ = std::make_unique<FittedDenseKernels>(prefill_, decode_, grid, ragged, shape_, launch_excess_us_);
   attention_ = make_attention_pricers(
       attn_, AttentionPricingContext{dense_.get(), fits_.get(), shape_, m_.layers, opt_.tp, opt_.allow_scaling, &notes_});
   // Elementwise parts, measured (kernel_fits.h): the replay's kernels (our bench), else an

@@ -310,3 +310,38 @@ TEST_CASE("decode_attention: rows prices dense decode from the uniform rows and 
   }
   CHECK(grid.breakdown(decode_batch(8, 4095)).linear == fit.breakdown(decode_batch(8, 4095)).linear);
 }
+
+TEST_CASE("decode_ragged pairs price a ragged batch above the uniform one at its mean, and feed nothing else") {
+  SyntheticOptions o;
+  o.noise = 0;
+  std::string csv = synthetic_profile_csv(o);
+  const KernelFits plain_fits = KernelFits::fit(ProfileTable::parse(csv, "synth.csv"));
+  // One pair at batch 64: the ragged batch (spread 4: longest 4,096, mean 1,024) took 1.2x its
+  // uniform partner; the partner's time is nonsense on purpose (it must not reach the grid or fit).
+  csv += "decode,splitkv,64,1024,1,,32,8,128,16,,,,,model=llama3-8b;ragged=1;ctx_min=16;ctx_max=4096;ctx_sum=65536;"
+         "split_tokens=0;work_items=0;dist=test,10,120.000,120.000,120.000,120.000,120.000,0,0,0,0\n"
+         "decode,splitkv,64,1024,1,,32,8,128,16,,,,,model=llama3-8b;ragged=0;ctx_min=1024;ctx_max=1024;ctx_sum=65536;"
+         "split_tokens=0;work_items=0;dist=test-uniform,10,100.000,100.000,100.000,100.000,100.000,0,0,0,0\n";
+  auto with = std::make_shared<KernelFits>(KernelFits::fit(ProfileTable::parse(csv, "synth_ragged.csv")));
+  REQUIRE(with->ragged_decode().count(HeadShape{32, 8, 128}));
+  CHECK(with->ragged_decode().at(HeadShape{32, 8, 128}).factor(64, 4.0) == doctest::Approx(1.2));
+  CHECK(with->decode().at(HeadShape{32, 8, 128}).coefficients() ==
+        plain_fits.decode().at(HeadShape{32, 8, 128}).coefficients());  // the fit did not see the pair
+  CHECK(with->decode_grids().at(HeadShape{32, 8, 128}).points() ==
+        plain_fits.decode_grids().at(HeadShape{32, 8, 128}).points());  // nor did the grid
+  CalibratedOptions rows;
+  rows.decode_attention = DecodePricing::kRows;
+  const CalibratedCostModel m(with, llama8b(), HardwareSpec{}, {}, rows);
+  CHECK(m.identity().find("ragged factor from 1 decode_ragged pairs") != std::string::npos);
+  BatchShape uniform = decode_batch(64, 1023), ragged;
+  for (int i = 0; i < 63; ++i) ragged.decode_contexts.push_back(975);  // mean KV 1,024, longest 4,096:
+  ragged.decode_contexts.push_back(4095);                              // 63 x 976 + 4,096 = 65,584 ~ 64 x 1,024.75
+  const double u = m.breakdown(uniform).decode_attention, r = m.breakdown(ragged).decode_attention;
+  const double spread = 4096.0 * 64 / 65584.0;  // longest / mean KV length
+  CHECK(r / u == doctest::Approx(1 + 0.2 * std::log(spread) / std::log(4.0)).epsilon(0.01));
+  // Sums handed over by the engine (max_kv included) price the same as the contexts.
+  BatchShape with_sums = ragged;
+  with_sums.decode_sums = BatchShape::DecodeSums{65584, 0, 4096};
+  for (std::int64_t c : ragged.decode_contexts) with_sums.decode_sums->splits += decode_split_count(static_cast<std::uint64_t>(c));
+  CHECK(m.breakdown(with_sums).decode_attention == r);
+}

@@ -93,3 +93,48 @@ double DecodeGrid::us(double seqs, double kv_tokens, const FeatureFit& fit, cons
   return at_batch(i, kv, log_kv, fit, h) * (1 - w) + at_batch(i + 1, kv, log_kv, fit, h) * w;
 }
 }  // namespace servesim
+
+namespace servesim {
+
+std::optional<RaggedDecode> RaggedDecode::build(std::vector<Pair> pairs) {
+  std::sort(pairs.begin(), pairs.end(),
+            [](const Pair& a, const Pair& b) { return a.batch != b.batch ? a.batch < b.batch : a.spread < b.spread; });
+  RaggedDecode r;
+  for (const Pair& p : pairs) {
+    if (!(p.batch >= 1) || !(p.spread > 1) || !(p.ratio > 0) || !std::isfinite(p.ratio)) continue;
+    if (r.batches_.empty() || r.batches_.back() != p.batch) {
+      r.batches_.push_back(p.batch);
+      r.log_batches_.push_back(std::log(p.batch));
+      r.rows_.emplace_back();
+    }
+    r.rows_.back().emplace_back(std::log(p.spread), p.ratio);
+    ++r.pairs_;
+  }
+  if (r.pairs_ == 0) return std::nullopt;
+  return r;
+}
+
+double RaggedDecode::at_batch(std::size_t i, double ls) const {
+  const auto& row = rows_[i];
+  if (ls <= row.front().first) return 1 + (row.front().second - 1) * ls / row.front().first;  // from 1 at spread 1
+  if (ls >= row.back().first) return row.back().second;
+  for (std::size_t j = 0; j + 1 < row.size(); ++j)
+    if (ls <= row[j + 1].first) {
+      const double w = (ls - row[j].first) / (row[j + 1].first - row[j].first);
+      return row[j].second * (1 - w) + row[j + 1].second * w;
+    }
+  return row.back().second;
+}
+
+double RaggedDecode::factor(double seqs, double spread) const {
+  if (!(spread > 1)) return 1;
+  const double ls = std::log(spread);
+  if (seqs <= batches_.front()) return at_batch(0, ls);
+  const std::size_t last = batches_.size() - 1;
+  if (seqs >= batches_[last]) return at_batch(last, ls);
+  const std::size_t i = bracket(batches_, seqs);
+  const double w = (std::log(seqs) - log_batches_[i]) / (log_batches_[i + 1] - log_batches_[i]);
+  return at_batch(i, ls) * (1 - w) + at_batch(i + 1, ls) * w;
+}
+
+}  // namespace servesim

@@ -31,6 +31,31 @@
 
 namespace servesim {
 
+// RaggedDecode: how much longer a ragged decode batch takes than the uniform batch of
+// the same size at its mean KV length, from the profile's `decode_ragged` family (pairs of
+// rows measured back to back: a ragged batch, params dist=<shape>, and its uniform partner,
+// dist=<shape>-uniform). The factor is read at (batch, longest / mean KV length): per
+// measured batch size, piecewise linear in log(longest / mean) through that batch's pairs,
+// from 1 at a uniform batch (ratio 1) to the first pair, flat beyond the last; between
+// measured batch sizes linear in log batch, flat outside. A ratio of ratios measured on
+// one card, so it applies to a grid measured on another.
+class RaggedDecode {
+ public:
+  struct Pair {
+    double batch = 0, spread = 1, ratio = 1;  // spread: longest / mean KV length
+  };
+  // nullopt without at least one pair of spread > 1.
+  static std::optional<RaggedDecode> build(std::vector<Pair> pairs);
+  double factor(double seqs, double spread) const;
+  std::size_t pairs() const { return pairs_; }
+
+ private:
+  double at_batch(std::size_t i, double log_spread) const;
+  std::vector<double> batches_, log_batches_;
+  std::vector<std::vector<std::pair<double, double>>> rows_;  // per batch: (log spread, ratio), ascending
+  std::size_t pairs_ = 0;
+};
+
 class DecodeGrid {
  public:
   // From (batch, KV length) -> µs of uniform rows of one head shape. nullopt when

@@ -69,3 +69,21 @@ TEST_CASE("outside the grid the nearest measured point is moved by the fit's rat
   // Beyond the largest batch: batch 16's price times fit(64, kv) / fit(16, kv).
   CHECK(g->us(64, 64 * 4096.0, fit, h) == doctest::Approx(g->us(16, 16 * 4096.0, fit, h) * f(64, 4096) / f(16, 4096)));
 }
+
+TEST_CASE("the ragged decode factor is 1 at a uniform batch and follows the measured pairs in spread and batch") {
+  CHECK_FALSE(RaggedDecode::build({}).has_value());
+  CHECK_FALSE(RaggedDecode::build({{16, 1.0, 1.2}}).has_value());  // spread 1 is no pair
+  // Batch 16: 1.10 at spread e, 1.20 at spread e^3; batch 256: 1.05 at spread e.
+  const auto r = RaggedDecode::build({{256, std::exp(1.0), 1.05}, {16, std::exp(3.0), 1.20}, {16, std::exp(1.0), 1.10}});
+  REQUIRE(r.has_value());
+  CHECK(r->pairs() == 3);
+  CHECK(r->factor(16, 1.0) == doctest::Approx(1.0));
+  CHECK(r->factor(16, std::exp(0.5)) == doctest::Approx(1.05));  // from 1 at spread 1 to the first pair
+  CHECK(r->factor(16, std::exp(1.0)) == doctest::Approx(1.10));
+  CHECK(r->factor(16, std::exp(2.0)) == doctest::Approx(1.15));
+  CHECK(r->factor(16, std::exp(9.0)) == doctest::Approx(1.20));  // flat beyond the last pair
+  CHECK(r->factor(4, std::exp(1.0)) == doctest::Approx(1.10));   // flat below the smallest batch
+  CHECK(r->factor(1000, std::exp(1.0)) == doctest::Approx(1.05));
+  CHECK(r->factor(64, std::exp(1.0)) == doctest::Approx(1.075));  // halfway in log batch
+  CHECK(r->factor(64, 0.5) == 1.0);                                // (a spread below 1 cannot happen: 1)
+}

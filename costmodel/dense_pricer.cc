@@ -4,6 +4,8 @@
 // appended first). Also the registry entries of the default methods
 // (prefill: dense, decode: dense, kv: none; attention_registry.h): no
 // parameters, priced by both backends, no memory effect.
+#include <algorithm>
+
 #include "costmodel/attention_pricer.h"
 #include "costmodel/attention_registry.h"
 
@@ -37,28 +39,32 @@ class DenseDecode final : public AttentionPricer {
     // DecodeWork::add per request, in integers (the engine's hottest loop: one
     // pass per iteration over every decode). Exact: the sums are integers far
     // below 2^53, and ceil(n / 256) == (n + 255) / 256 for n >= 1.
-    std::int64_t kv = 0, splits = 0;
+    std::int64_t kv = 0, splits = 0, max_kv = 0;
     if (b.decode_sums) {  // kept by the engine (batch_shape.h): no pass over the contexts
       kv = b.decode_sums->kv;
       splits = b.decode_sums->splits;
+      max_kv = b.decode_sums->max_kv;
     } else {
       // Contexts are token counts (>= 0): unsigned sums and a shift, which the
       // compiler vectorizes (GCC builds this file with -ftree-vectorize: CMakeLists.txt).
       const std::int64_t* c = b.decode_contexts.data();
       const std::size_t n = b.decode_contexts.size();
-      std::uint64_t sum = 0, split_sum = 0;
+      std::uint64_t sum = 0, split_sum = 0, longest = 0;
       for (std::size_t i = 0; i < n; ++i) {
         const auto a = static_cast<std::uint64_t>(c[i]);
         sum += a;
         split_sum += decode_split_count(a);
+        longest = std::max(longest, a);
       }
       kv = static_cast<std::int64_t>(sum + n);  // + 1 per request: its new token
       splits = static_cast<std::int64_t>(split_sum);
+      max_kv = static_cast<std::int64_t>(longest + 1);
     }
     DecodeWork w;
     w.seqs = static_cast<double>(b.decode_contexts.size());
     w.kv_tokens = static_cast<double>(kv);
     w.kv_splits = static_cast<double>(splits);
+    w.max_kv = static_cast<double>(max_kv);
     return static_cast<double>(layers_) * dense_->decode_us(w);
   }
 

@@ -10,6 +10,7 @@
 // An attention method's own kernels have their features beside its fits
 // (quest_fits.h, minference_fits.h, andpro_fits.h).
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -37,10 +38,12 @@ struct DecodeWork {
   double seqs = 0;
   double kv_tokens = 0;  // Σ KV length read (the new token's K/V included)
   double kv_splits = 0;
+  double max_kv = 0;     // the longest KV length (0: unknown; ragged decode pricing, decode_grid.h)
   void add(double kv) {
     seqs += 1;
     kv_tokens += kv;
     kv_splits += std::ceil(kv / kDecodeSplitTokens);
+    max_kv = std::max(max_kv, kv);
   }
 };
 inline const std::vector<std::string> kDecodeFeatureNames = {"1", "kv_bytes", "seqs", "kv_bytes_per_seq_head"};

@@ -147,6 +147,10 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     return elementwise_of.emplace_back(&it->first, &it->second).second;
   };
   std::map<HeadShape, std::map<std::pair<double, double>, double>> uniform_decode;  // (batch, KV) -> us
+  struct RaggedPairRows {
+    double first = 0, second = 0, spread = 0;  // ragged us, uniform us, longest / mean
+  };
+  std::map<HeadShape, std::map<std::pair<std::string, double>, RaggedPairRows>> ragged_pairs;  // (dist, batch)
   std::map<std::string, const ProfilePoint*, std::less<>> launch_rows;              // the ceilings' launch_* rows
   for (const ProfilePoint& p : table.points()) {
     if (std::string_view(p.kernel) == "ceiling" && p.variant.starts_with("copy") && p.bytes > 0)
@@ -159,6 +163,17 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     if (fam == FamilyKind::kDecode) {
       const HeadShape h = row_head_shape(file, p);
       const DecodeWork w = decode_work(file, p);
+      if (auto dist = p.param("dist")) {  // family decode_ragged: a pair's row, for the ragged factor only
+        const bool uniform = dist->ends_with("-uniform");
+        auto& pair = ragged_pairs[h][{uniform ? dist->substr(0, dist->size() - 8) : *dist, w.seqs}];
+        if (uniform) {
+          pair.second = t;
+        } else {
+          pair.first = t;
+          pair.spread = p.param_number("ctx_max", -1, file) * w.seqs / w.kv_tokens;
+        }
+        continue;
+      }
       dec[h].add(decode_features(h, w), t);
       if (p.param("ragged") == "0")  // every sequence at one KV length: a grid point (first row wins)
         uniform_decode[h].try_emplace({w.seqs, w.kv_tokens / w.seqs}, t);
@@ -188,6 +203,12 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
   fit_head_shapes(kDecodeFeatureNames, dec, "decode", f.decode_, f.problems_);
   for (const auto& [h, points] : uniform_decode)
     if (auto g = DecodeGrid::build(points)) f.decode_grids_.emplace(h, std::move(*g));
+  for (const auto& [h, pairs] : ragged_pairs) {
+    std::vector<RaggedDecode::Pair> ps;
+    for (const auto& [key, rows] : pairs)
+      if (rows.first > 0 && rows.second > 0) ps.push_back({key.second, rows.spread, rows.first / rows.second});
+    if (auto r = RaggedDecode::build(std::move(ps))) f.ragged_decode_.emplace(h, std::move(*r));
+  }
   if (launch_rows.count("launch_alone") && launch_rows.count("launch_queued") && launch_rows.count("launch_queued_spin")) {
     const ProfilePoint& alone = *launch_rows.at("launch_alone");
     const ProfilePoint& queued = *launch_rows.at("launch_queued");

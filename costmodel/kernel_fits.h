@@ -92,6 +92,9 @@ class KernelFits {
   // Per head shape, the uniform decode rows (params ragged=0) as a grid over batch and
   // KV length (decode_grid.h); a shape whose rows make no grid is absent.
   const std::map<HeadShape, DecodeGrid>& decode_grids() const { return decode_grids_; }
+  // Per head shape, the ragged decode factor from family decode_ragged's pairs (rows with
+  // params dist=...; they are used for nothing else: not the decode fit, not the grid).
+  const std::map<HeadShape, RaggedDecode>& ragged_decode() const { return ragged_decode_; }
   // What one isolated-kernel row overstates per launch, µs (docs/costmodel.md, "Launch
   // excess"): the ceilings family's launch_alone - (launch_queued - launch_queued_spin) /
   // launches, an empty kernel timed alone between events less the cost of one launch
@@ -150,6 +153,7 @@ class KernelFits {
  private:
   std::map<HeadShape, FeatureFit> decode_, prefill_;
   std::map<HeadShape, DecodeGrid> decode_grids_;
+  std::map<HeadShape, RaggedDecode> ragged_decode_;
   std::optional<double> launch_excess_us_;
   std::map<HeadShape, std::string> prefill_variant_;
   std::map<std::string, std::map<HeadShape, FeatureFit>> prefill_variants_;

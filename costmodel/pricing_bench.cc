@@ -10,6 +10,7 @@
 // the linear fit, no launch excess (cost_model.decode_attention: fit, launch_excess: none).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <vector>
@@ -54,6 +55,7 @@ const std::vector<BatchShape>& batches_with_sums() {
       for (std::int64_t c : b.decode_contexts) {
         sums.kv += c + 1;
         sums.splits += static_cast<std::int64_t>(decode_split_count(static_cast<std::uint64_t>(c)));
+        sums.max_kv = std::max(sums.max_kv, c + 1);
       }
       b.decode_sums = sums;
     }

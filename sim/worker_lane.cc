@@ -210,11 +210,15 @@ bool Worker::lane_schedule() {
   ctx.resize(n);
   std::int64_t* out = ctx.data();
   const std::int64_t* cb = ln_cb_.data();
-  for (std::size_t j = 0; j < n; ++j) out[j] = cb[j] + s;
-  // The dense decode pricer's sums (batch_shape.h): Σ (context + 1) and the splits.
+  std::int64_t cb_max = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    out[j] = cb[j] + s;
+    cb_max = std::max(cb_max, cb[j]);
+  }
+  // The dense decode pricer's sums (batch_shape.h): Σ (context + 1), the splits, the longest.
   lane_sums_to(s);
   const auto kv = static_cast<std::uint64_t>(lane_cb_sum_) + static_cast<std::uint64_t>(s) * n + n;
-  shape_.decode_sums = BatchShape::DecodeSums{static_cast<std::int64_t>(kv), lane_splits_};
+  shape_.decode_sums = BatchShape::DecodeSums{static_cast<std::int64_t>(kv), lane_splits_, n > 0 ? cb_max + s + 1 : 0};
   budget_ -= static_cast<std::int64_t>(n);
   lane_scheduled_ = true;
   return true;
