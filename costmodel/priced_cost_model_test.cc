@@ -3,6 +3,8 @@
 // decode, TP 1 and 2; the flat model and the fixed backend are not wrapped.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <random>
 
 #include "costmodel/calibrated_cost_model.h"
@@ -100,7 +102,7 @@ TEST_CASE("priced cost model: bit-identical to the calibrated backend (own and i
 
 TEST_CASE("decode sums handed over with a batch price it exactly as the pricer's own pass does") {
   // batch_shape.h: the engine's decode lane hands the dense decode pricer
-  // Σ (context + 1) and Σ ceil((context + 1) / 256); the price must be the same
+  // Σ (context + 1), Σ ceil((context + 1) / 256) and max (context + 1); the price must be the same
   // bits as when the pricer sums the contexts itself (roofline, calibrated; plain
   // and table-priced). Contexts include the split boundaries 255, 256, 511, 512.
   ModelSpec m;
@@ -124,6 +126,7 @@ TEST_CASE("decode sums handed over with a batch price it exactly as the pricer's
     for (std::int64_t c : b.decode_contexts) {
       sums.kv += c + 1;
       sums.splits += (c + 1 + 255) / 256;
+      sums.max_kv = std::max(sums.max_kv, c + 1);
     }
     BatchShape with = b;
     with.decode_sums = sums;

@@ -210,7 +210,7 @@ bool Worker::lane_schedule() {
   ctx.resize(n);
   std::int64_t* out = ctx.data();
   const std::int64_t* cb = ln_cb_.data();
-  std::int64_t cb_max = 0;
+  std::int64_t cb_max = std::numeric_limits<std::int64_t>::min();  // (a base may be negative: context - steps)
   for (std::size_t j = 0; j < n; ++j) {
     out[j] = cb[j] + s;
     cb_max = std::max(cb_max, cb[j]);
