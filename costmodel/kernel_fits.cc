@@ -89,7 +89,8 @@ enum class FamilyKind { kNone, kDecode, kPrefill, kAllreduce, kElementwise, kGem
 FamilyKind family_kind(const ProfilePoint& p) {
   const std::string_view k = p.kernel;
   const std::string_view v = p.variant;
-  if (k == "decode") return FamilyKind::kDecode;  // splitkv (the bench), or an imported stack's kernel
+  if (k == "decode")  // splitkv (the bench), or an imported stack's kernel; a decode_ragged pair's row
+    return p.params.find("dist=") == std::string::npos ? FamilyKind::kDecode : FamilyKind::kNone;  // (not fitted)
   if (k == "allreduce") return v == "vllm_custom_eager" ? FamilyKind::kNone : FamilyKind::kAllreduce;
   if (k == "prefill") return v.starts_with("fa2_m") ? FamilyKind::kNone : FamilyKind::kPrefill;  // fa2_m64/m128: forced-tile diagnostics
   if (k == "elementwise") return FamilyKind::kElementwise;
@@ -156,6 +157,20 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     if (std::string_view(p.kernel) == "ceiling" && p.variant.starts_with("copy") && p.bytes > 0)
       f.copy_gbps_ = std::max(f.copy_gbps_, p.bytes / (p.median_us * 1e3));
     if (std::string_view(p.kernel) == "ceiling" && p.variant.starts_with("launch_")) launch_rows.try_emplace(p.variant, &p);
+    if (std::string_view(p.kernel) == "decode" && (!use || use(p)))
+      if (auto dist = p.param("dist")) {  // family decode_ragged: a pair's row, for the ragged factor only
+        const HeadShape h = row_head_shape(file, p);
+        const DecodeWork w = decode_work(file, p);
+        const bool uniform = dist->ends_with("-uniform");
+        auto& pair = ragged_pairs[h][{uniform ? dist->substr(0, dist->size() - 8) : *dist, w.seqs}];
+        if (uniform) {
+          pair.second = p.median_us;
+        } else {
+          pair.first = p.median_us;
+          pair.spread = p.param_number("ctx_max", -1, file) * w.seqs / w.kv_tokens;
+        }
+        continue;
+      }
     const FamilyKind fam = family_kind(p);
     if (fam == FamilyKind::kNone || (use && !use(p))) continue;
     if (p.p10_us > 0 && p.p90_us >= p.p10_us) spreads.push_back(std::log(p.p90_us / p.p10_us) / kP10P90Span);
@@ -163,17 +178,6 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     if (fam == FamilyKind::kDecode) {
       const HeadShape h = row_head_shape(file, p);
       const DecodeWork w = decode_work(file, p);
-      if (auto dist = p.param("dist")) {  // family decode_ragged: a pair's row, for the ragged factor only
-        const bool uniform = dist->ends_with("-uniform");
-        auto& pair = ragged_pairs[h][{uniform ? dist->substr(0, dist->size() - 8) : *dist, w.seqs}];
-        if (uniform) {
-          pair.second = t;
-        } else {
-          pair.first = t;
-          pair.spread = p.param_number("ctx_max", -1, file) * w.seqs / w.kv_tokens;
-        }
-        continue;
-      }
       dec[h].add(decode_features(h, w), t);
       if (p.param("ragged") == "0")  // every sequence at one KV length: a grid point (first row wins)
         uniform_decode[h].try_emplace({w.seqs, w.kv_tokens / w.seqs}, t);
