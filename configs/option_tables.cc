@@ -162,8 +162,9 @@ const OptionTable<CalibratedOptions>& calibrated_options() {
        R::kAny, "measured: take the profile's launch excess (ceilings launch_* rows) off every row-priced kernel; "
                 "auto: where the profile has those rows"},
       {"decode_attention", one_of(&CalibratedOptions::decode_attention, "decode pricing", {"auto", "fit", "rows"}),
-       R::kAny, "rows: dense decode from the profile's uniform decode rows (the fit outside them); auto: rows where "
-                "they exist and the launch excess is taken off, else the fit"},
+       R::kAny, "rows: dense decode from the profile's uniform decode rows (the fit outside them; x its measured ragged "
+                "factor where it has decode_ragged pairs); auto: rows where they exist and the launch excess is taken "
+                "off, else the fit"},
   };
   return t;
 }
