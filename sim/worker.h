@@ -350,6 +350,10 @@ class Worker final : private AdmissionContext {
   // and a member's term grows by one at the steps t with (ln_cb_ + t) % S == 0, so
   // lane_split_due_[r] counts the members with (-ln_cb_) % S == r (lane_sums_to).
   std::int64_t lane_cb_sum_ = 0;
+  // max ln_cb_ (the longest member's context is it + steps): raised as members join;
+  // stale when a member with that base leaves, then recomputed by the next lane_schedule.
+  std::int64_t lane_cb_max_ = std::numeric_limits<std::int64_t>::min();
+  bool lane_cb_max_stale_ = false;
   std::int64_t lane_splits_ = 0;
   std::int64_t lane_splits_at_ = 0;
   std::vector<std::uint32_t> lane_split_due_;

@@ -69,6 +69,7 @@ bool Worker::lane_add(std::size_t pos, std::uint32_t i, std::int64_t b) {
   ln_slot_.insert(at(ln_slot_), c);
   lane_sums_to(b);  // (b is steps_: the sums are as of the step it joins at)
   lane_cb_sum_ += cb;
+  if (!lane_cb_max_stale_) lane_cb_max_ = std::max(lane_cb_max_, cb);
   lane_splits_ += lane_split_term(cb, b);
   ++lane_split_due_[lane_split_residue(cb)];
   ln_client_.insert(at(ln_client_), r.client);
@@ -122,6 +123,8 @@ bool Worker::lane_build() {
   lane_min_fin_ = std::numeric_limits<std::int64_t>::max();
   steps_ = 0;
   lane_cb_sum_ = lane_splits_ = lane_splits_at_ = 0;
+  lane_cb_max_ = std::numeric_limits<std::int64_t>::min();
+  lane_cb_max_stale_ = false;
   lane_split_due_.assign(static_cast<std::size_t>(kSplit), 0);
   for (std::size_t i = 0; i < running_.size(); ++i) {
     if (hot_[i].phase != Phase::kDecode) continue;
@@ -210,15 +213,16 @@ bool Worker::lane_schedule() {
   ctx.resize(n);
   std::int64_t* out = ctx.data();
   const std::int64_t* cb = ln_cb_.data();
-  std::int64_t cb_max = std::numeric_limits<std::int64_t>::min();  // (a base may be negative: context - steps)
-  for (std::size_t j = 0; j < n; ++j) {
-    out[j] = cb[j] + s;
-    cb_max = std::max(cb_max, cb[j]);
+  for (std::size_t j = 0; j < n; ++j) out[j] = cb[j] + s;
+  if (lane_cb_max_stale_) {  // the longest member left: one pass (rare; a base may be negative)
+    lane_cb_max_ = std::numeric_limits<std::int64_t>::min();
+    for (std::size_t j = 0; j < n; ++j) lane_cb_max_ = std::max(lane_cb_max_, cb[j]);
+    lane_cb_max_stale_ = false;
   }
   // The dense decode pricer's sums (batch_shape.h): Σ (context + 1), the splits, the longest.
   lane_sums_to(s);
   const auto kv = static_cast<std::uint64_t>(lane_cb_sum_) + static_cast<std::uint64_t>(s) * n + n;
-  shape_.decode_sums = BatchShape::DecodeSums{static_cast<std::int64_t>(kv), lane_splits_, n > 0 ? cb_max + s + 1 : 0};
+  shape_.decode_sums = BatchShape::DecodeSums{static_cast<std::int64_t>(kv), lane_splits_, n > 0 ? lane_cb_max_ + s + 1 : 0};
   budget_ -= static_cast<std::int64_t>(n);
   lane_scheduled_ = true;
   return true;
@@ -312,6 +316,7 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
         hot_[i].generated += s1 - ln_b_[j];
         lane_client_left(ln_client_[j]);
         lane_cb_sum_ -= ln_cb_[j];  // (the sums are as of steps_: this iteration's lane_schedule)
+        lane_cb_max_stale_ = lane_cb_max_stale_ || ln_cb_[j] == lane_cb_max_;
         lane_splits_ -= lane_split_term(ln_cb_[j], lane_splits_at_);
         --lane_split_due_[lane_split_residue(ln_cb_[j])];
         lane_slot_free(ln_slot_[j]);
