@@ -197,6 +197,17 @@ void GlobalPrefixIndex::drop(std::uint32_t o) {
   }
 }
 
+// Drops w's least recent holdings while it holds more than its capacity. The next
+// victim's node is fetched while this one is dropped: the LRU tail is cold, and each
+// drop reads its node (holders, tokens, parent) after its LRU neighbour.
+void GlobalPrefixIndex::trim(WorkerId w) {
+  while (held_[w] > capacity_[w] && tail_[w] != kNil) {
+    const std::uint32_t o = tail_[w];
+    if (const std::uint32_t p = owns_[o].prev; p != kNil) __builtin_prefetch(&nodes_[owns_[p].node]);
+    drop(o);
+  }
+}
+
 std::size_t GlobalPrefixIndex::take_hint(const RecordedPath& hint, WorkerId w) {
   std::size_t i = 0;
   for (; i < hint.size(); ++i) {
@@ -255,7 +266,7 @@ void GlobalPrefixIndex::record(const RequestSpec& spec, WorkerId w, RecordedPath
     for (std::size_t j = 0; j < path_.size(); ++j)
       (*path)[j] = PathStep{path_[j], path_owns_[j], owns_[path_owns_[j]].generation};
   }
-  while (held_[w] > capacity_[w] && tail_[w] != kNil) drop(tail_[w]);
+  trim(w);
 }
 
 std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, WorkerId to) {
@@ -290,7 +301,7 @@ std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, Worke
     h->worker = to;
     push_front(o);
   }
-  while (held_[to] > capacity_[to] && tail_[to] != kNil) drop(tail_[to]);
+  trim(to);
   return moved;
 }
 

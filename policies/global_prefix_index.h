@@ -156,6 +156,7 @@ class GlobalPrefixIndex {
   struct Link {
     std::uint32_t prev = kNil, next = kNil;
   };
+  void trim(WorkerId w);  // drops w's least recent holdings down to its capacity
   IndexNodeId child(IndexNodeId parent, BlockHash h) const;
   IndexNodeId add_node(IndexNodeId parent, BlockHash h, std::int64_t tokens);
   std::uint32_t find_own(IndexNodeId n, WorkerId w) const;

@@ -248,6 +248,10 @@ bool PrefixCache::make_room(std::int64_t pages) {
       std::pop_heap(h.begin(), h.end(), std::greater<>());
       const LruEntry e = h.back();
       h.pop_back();
+      // The next candidates' nodes are read next (current(), then evict_leaf): fetch them
+      // while this one is checked and evicted (the LRU end of the cache is cold).
+      if (!lru_.empty()) __builtin_prefetch(&nodes_[lru_.front().id]);
+      if (!lru_old_.empty()) __builtin_prefetch(&nodes_[lru_old_.front().id]);
       if (!current(e)) continue;
       next = e.id;
     }
