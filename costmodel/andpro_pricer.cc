@@ -78,8 +78,10 @@ class AndproPricer final : public AttentionPricer {
       const double kept = static_cast<double>(p_.kept_tokens(n));
       const FeatureFit& select = p_.layer_topk ? a_->select_layer : a_->select;
       const FeatureFit& compact = p_.layer_topk ? a_->compact_ragged : a_->compact;
-      t += a_->score.predict(andpro_scan_features(shape, nd, w)) + select.predict(andpro_scan_features(shape, nd, w)) +
-           compact.predict(andpro_compact_features(shape, kept));
+      const double e = ctx_.launch_excess_us;  // each of its own kernels is one launch
+      t += queued_us(a_->score.predict(andpro_scan_features(shape, nd, w)), e) +
+           queued_us(select.predict(andpro_scan_features(shape, nd, w)), e) +
+           queued_us(compact.predict(andpro_compact_features(shape, kept)), e);
     }
     return static_cast<double>(ctx_.layers) * t;
   }

@@ -22,6 +22,7 @@
 // A sparse method whose family the profile lacks entirely is priced from the
 // profile's dense kernels when ctx.allow_scaling (derived_sparse.h; a note).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,7 +53,14 @@ struct AttentionPricingContext {
   int tp = 1;
   bool allow_scaling = true;                     // false: an unmeasured shape is an InputError
   std::vector<std::string>* notes = nullptr;     // scaling notes for identity(); may be null
+  // What an isolated-kernel row overstates per launch (cost_model.launch_excess;
+  // 0: none): a method's own measured kernels are charged queued_us(row, it), as
+  // the dense kernels are (their DenseAttentionKernels already are).
+  double launch_excess_us = 0;
 };
+
+// A row-priced kernel's time less the launch excess, never below half the row.
+inline double queued_us(double row_us, double excess_us) { return row_us - std::min(excess_us, 0.5 * row_us); }
 
 class AttentionPricer {
  public:

@@ -92,8 +92,8 @@ CalibratedCostModel::CalibratedCostModel(std::shared_ptr<const KernelFits> fits,
     }
   }
   dense_ = std::make_unique<FittedDenseKernels>(prefill_, decode_, grid, ragged, shape_, launch_excess_us_);
-  attention_ = make_attention_pricers(
-      attn_, AttentionPricingContext{dense_.get(), fits_.get(), shape_, m_.layers, opt_.tp, opt_.allow_scaling, &notes_});
+  attention_ = make_attention_pricers(attn_, AttentionPricingContext{dense_.get(), fits_.get(), shape_, m_.layers, opt_.tp,
+                                                                     opt_.allow_scaling, &notes_, launch_excess_us_});
   // Elementwise parts, measured (kernel_fits.h): the replay's kernels (our bench), else an
   // imported stack's kernels (Vidur's per-op tables run the residual add as its own
   // kernel before each norm); a part without rows keeps the bandwidth price below.

@@ -65,8 +65,7 @@ enum class LaunchExcess { kAuto, kNone, kMeasured };
 // docs/costmodel.md "Decode rows and launch excess"), else the fit.
 enum class DecodePricing { kAuto, kFit, kRows };
 
-// A row-priced kernel's time less the launch excess, never below half the row.
-inline double queued_us(double row_us, double excess_us) { return row_us - std::min(excess_us, 0.5 * row_us); }
+// (queued_us, the launch excess rule, is in attention_pricer.h.)
 
 struct CalibratedOptions {
   double iteration_overhead_us = 50;  // host work per iteration: scheduling, sampling (not measured by the bench)

@@ -345,3 +345,21 @@ TEST_CASE("decode_ragged pairs price a ragged batch above the uniform one at its
   for (std::int64_t c : ragged.decode_contexts) with_sums.decode_sums->splits += decode_split_count(static_cast<std::uint64_t>(c));
   CHECK(m.breakdown(with_sums).decode_attention == r);
 }
+
+TEST_CASE("a sparse method's own measured kernels are charged the launch excess too, one per launch") {
+  AttentionMethods quest;
+  quest.decode = DecodeMethod::kQuest;
+  CalibratedOptions off, on;
+  off.launch_excess = LaunchExcess::kNone;
+  on.launch_excess = LaunchExcess::kMeasured;
+  off.decode_attention = on.decode_attention = DecodePricing::kFit;
+  const CalibratedCostModel a(fits_with_launch_rows(), llama8b(), HardwareSpec{}, quest, off);
+  const CalibratedCostModel b(fits_with_launch_rows(), llama8b(), HardwareSpec{}, quest, on);
+  // Every context beyond the budget: 2 dense layers (one launch each) and 30 Quest layers
+  // (metadata, estimate, top-k, sparse decode: four launches each), 2 us less per launch,
+  // but never more than half a row (the synthetic metadata update is a ~3 us kernel).
+  const BatchShape batch = decode_batch(8, 32768);
+  const double less = a.breakdown(batch).decode_attention - b.breakdown(batch).decode_attention;
+  CHECK(less > 2.0 * (2 * 1 + 30 * 3) + 30 * 1.0);  // all four launches of a Quest layer, the fourth at least half
+  CHECK(less <= 2.0 * (2 * 1 + 30 * 4) + 1e-9);
+}

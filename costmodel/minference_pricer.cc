@@ -88,10 +88,11 @@ class MInferencePricer final : public AttentionPricer {
       for (const Pattern& p : patterns_) {
         const MinfFits& m = *p.fits;
         const double tiles = (minf_band_tiles(span, m.band_width) - minf_band_tiles(ctx, m.band_width)) * heads;
-        double t = m.attention.predict(minf_attention_features(shape, n, tiles));
+        const double e = ctx_.launch_excess_us;  // each of its own kernels is one launch
+        double t = queued_us(m.attention.predict(minf_attention_features(shape, n, tiles)), e);
         if (!m.estimate.empty())
-          t += m.estimate.predict(minf_estimate_features(shape, span, m.info)) +
-               m.index.predict(minf_index_features(shape, span, m.info));
+          t += queued_us(m.estimate.predict(minf_estimate_features(shape, span, m.info)), e) +
+               queued_us(m.index.predict(minf_index_features(shape, span, m.info)), e);
         sparse += p.share * t;
       }
     }

@@ -95,12 +95,13 @@ class QuestPricer final : public AttentionPricer {
     const HeadShape& shape = ctx_.shape;
     const auto [all, short_ctx, sparse, selected] = split_by_budget(b, p_.budget);
     const double dense_layer = ctx_.dense->decode_us(all);
-    double quest_layer = q_->metadata.predict(quest_metadata_features(shape, QuestWork{all.seqs, 0, 0, 0}));
+    const double e = ctx_.launch_excess_us;  // each of its own kernels is one launch
+    double quest_layer = queued_us(q_->metadata.predict(quest_metadata_features(shape, QuestWork{all.seqs, 0, 0, 0})), e);
     if (short_ctx.seqs > 0) quest_layer += ctx_.dense->decode_us(short_ctx);
     if (sparse.seqs > 0)
-      quest_layer += q_->estimate.predict(quest_estimate_features(shape, sparse)) +
-                     q_->topk.predict(quest_topk_features(shape, sparse)) +
-                     q_->decode.predict(quest_decode_features(shape, sparse));
+      quest_layer += queued_us(q_->estimate.predict(quest_estimate_features(shape, sparse)), e) +
+                     queued_us(q_->topk.predict(quest_topk_features(shape, sparse)), e) +
+                     queued_us(q_->decode.predict(quest_decode_features(shape, sparse)), e);
     return over_layers(layers, p_.dense_layers, dense_layer, quest_layer);
   }
 
