@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <sstream>
 
 #include "kernels/bench/profile_csv.h"
@@ -90,14 +91,15 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
     return kernel + "/" + variant;
   };
   auto keep_new_variants = [&](size_t i) {
-    std::vector<std::string> earlier, kept_names;
+    std::set<std::string> earlier;
+    std::vector<std::string> kept_names;
     for (size_t j = 0; j < i; ++j)
-      for (const auto& row : parsed[j].rows) earlier.push_back(pair_of(parsed[j], row));
+      for (const auto& row : parsed[j].rows) earlier.insert(pair_of(parsed[j], row));
     std::vector<std::vector<std::string>> kept;
     size_t dropped = 0;
     for (auto& row : parsed[i].rows) {
       const std::string key = pair_of(parsed[i], row);
-      if (std::find(earlier.begin(), earlier.end(), key) != earlier.end()) {
+      if (earlier.count(key)) {
         ++dropped;
         continue;
       }
