@@ -43,6 +43,10 @@ class DenseAttentionKernels {
   virtual ~DenseAttentionKernels() = default;
   virtual double prefill_us(const PrefillWork& w) const = 0;
   virtual double decode_us(const DecodeWork& w) const = 0;
+  // Whether decode_us reads DecodeWork::max_kv (a ragged-decode factor): a pricer that
+  // sums the contexts itself finds the longest only then (its sums loop vectorizes
+  // without the max).
+  virtual bool uses_max_kv() const { return false; }
 };
 
 struct AttentionPricingContext {

@@ -37,6 +37,7 @@ class FittedDenseKernels final : public DenseAttentionKernels {
     if (ragged_ && w.max_kv > 0) us *= ragged_->factor(w.seqs, w.max_kv * w.seqs / w.kv_tokens);
     return queued_us(us, excess_);
   }
+  bool uses_max_kv() const override { return grid_ && ragged_; }
 
  private:
   const FeatureFit* prefill_;

@@ -24,10 +24,17 @@ double fit_ratio(const FeatureFit& fit, const HeadShape& h, double to_seqs, doub
   return to > 0 && from > 0 && std::isfinite(to / from) ? to / from : 1;
 }
 
-// Index i with xs[i] <= x < xs[i + 1] (xs ascending, x inside [xs.front(), xs.back()]).
-std::size_t bracket(const std::vector<double>& xs, double x) {
-  const auto it = std::upper_bound(xs.begin(), xs.end(), x);
-  return std::min<std::size_t>(static_cast<std::size_t>(it - xs.begin()), xs.size() - 1) - 1;
+// For p inside [pos.front(), pos.back()] (pos ascending, at least two): the interval
+// i with pos[i] <= p < pos[i + 1] (the last one at pos.back()) and p's weight on its
+// upper end, linear in pos (the callers' positions are logarithms).
+struct Interval {
+  std::size_t i;
+  double w;
+};
+Interval interval(const std::vector<double>& pos, double p) {
+  const auto it = std::upper_bound(pos.begin(), pos.end(), p);
+  const std::size_t i = std::min<std::size_t>(static_cast<std::size_t>(it - pos.begin()), pos.size() - 1) - 1;
+  return {i, (p - pos[i]) / (pos[i + 1] - pos[i])};
 }
 
 }  // namespace
@@ -75,8 +82,7 @@ double DecodeGrid::at_batch(std::size_t i, double kv, double log_kv, const Featu
   const double b = batches_[i];
   if (kv <= r.kv.front()) return r.us.front() * fit_ratio(fit, h, b, kv, b, r.kv.front());
   if (kv >= r.kv.back()) return r.us.back() * fit_ratio(fit, h, b, kv, b, r.kv.back());
-  const std::size_t j = bracket(r.kv, kv);
-  const double w = (log_kv - r.log_kv[j]) / (r.log_kv[j + 1] - r.log_kv[j]);
+  const auto [j, w] = interval(r.log_kv, log_kv);
   return r.us[j] * (1 - w) + r.us[j + 1] * w;
 }
 
@@ -87,14 +93,10 @@ double DecodeGrid::us(double seqs, double kv_tokens, const FeatureFit& fit, cons
     return at_batch(0, kv, log_kv, fit, h) * fit_ratio(fit, h, seqs, kv, batches_.front(), kv);
   const std::size_t last = batches_.size() - 1;
   if (seqs >= batches_[last]) return at_batch(last, kv, log_kv, fit, h) * fit_ratio(fit, h, seqs, kv, batches_[last], kv);
-  const std::size_t i = bracket(batches_, seqs);
-  if (seqs == batches_[i]) return at_batch(i, kv, log_kv, fit, h);  // a measured batch size: one row
-  const double w = (std::log(seqs) - log_batches_[i]) / (log_batches_[i + 1] - log_batches_[i]);
+  const auto [i, w] = interval(log_batches_, std::log(seqs));
+  if (w == 0) return at_batch(i, kv, log_kv, fit, h);  // a measured batch size: one row
   return at_batch(i, kv, log_kv, fit, h) * (1 - w) + at_batch(i + 1, kv, log_kv, fit, h) * w;
 }
-}  // namespace servesim
-
-namespace servesim {
 
 std::optional<RaggedDecode> RaggedDecode::build(std::vector<Pair> pairs) {
   std::sort(pairs.begin(), pairs.end(),
@@ -107,7 +109,8 @@ std::optional<RaggedDecode> RaggedDecode::build(std::vector<Pair> pairs) {
       r.log_batches_.push_back(std::log(p.batch));
       r.rows_.emplace_back();
     }
-    r.rows_.back().emplace_back(std::log(p.spread), p.ratio);
+    r.rows_.back().log_spread.push_back(std::log(p.spread));
+    r.rows_.back().ratio.push_back(p.ratio);
     ++r.pairs_;
   }
   if (r.pairs_ == 0) return std::nullopt;
@@ -115,15 +118,11 @@ std::optional<RaggedDecode> RaggedDecode::build(std::vector<Pair> pairs) {
 }
 
 double RaggedDecode::at_batch(std::size_t i, double ls) const {
-  const auto& row = rows_[i];
-  if (ls <= row.front().first) return 1 + (row.front().second - 1) * ls / row.front().first;  // from 1 at spread 1
-  if (ls >= row.back().first) return row.back().second;
-  for (std::size_t j = 0; j + 1 < row.size(); ++j)
-    if (ls <= row[j + 1].first) {
-      const double w = (ls - row[j].first) / (row[j + 1].first - row[j].first);
-      return row[j].second * (1 - w) + row[j + 1].second * w;
-    }
-  return row.back().second;
+  const Row& r = rows_[i];
+  if (ls <= r.log_spread.front()) return 1 + (r.ratio.front() - 1) * ls / r.log_spread.front();  // from 1 at spread 1
+  if (ls >= r.log_spread.back()) return r.ratio.back();
+  const auto [j, w] = interval(r.log_spread, ls);
+  return r.ratio[j] * (1 - w) + r.ratio[j + 1] * w;
 }
 
 double RaggedDecode::factor(double seqs, double spread) const {
@@ -132,8 +131,7 @@ double RaggedDecode::factor(double seqs, double spread) const {
   if (seqs <= batches_.front()) return at_batch(0, ls);
   const std::size_t last = batches_.size() - 1;
   if (seqs >= batches_[last]) return at_batch(last, ls);
-  const std::size_t i = bracket(batches_, seqs);
-  const double w = (std::log(seqs) - log_batches_[i]) / (log_batches_[i + 1] - log_batches_[i]);
+  const auto [i, w] = interval(log_batches_, std::log(seqs));
   return at_batch(i, ls) * (1 - w) + at_batch(i + 1, ls) * w;
 }
 

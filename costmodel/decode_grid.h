@@ -50,9 +50,12 @@ class RaggedDecode {
   std::size_t pairs() const { return pairs_; }
 
  private:
+  struct Row {
+    std::vector<double> log_spread, ratio;  // ascending spread
+  };
   double at_batch(std::size_t i, double log_spread) const;
   std::vector<double> batches_, log_batches_;
-  std::vector<std::vector<std::pair<double, double>>> rows_;  // per batch: (log spread, ratio), ascending
+  std::vector<Row> rows_;
   std::size_t pairs_ = 0;
 };
 

@@ -49,16 +49,19 @@ class DenseDecode final : public AttentionPricer {
       // compiler vectorizes (GCC builds this file with -ftree-vectorize: CMakeLists.txt).
       const std::int64_t* c = b.decode_contexts.data();
       const std::size_t n = b.decode_contexts.size();
-      std::uint64_t sum = 0, split_sum = 0, longest = 0;
+      std::uint64_t sum = 0, split_sum = 0;
       for (std::size_t i = 0; i < n; ++i) {
         const auto a = static_cast<std::uint64_t>(c[i]);
         sum += a;
         split_sum += decode_split_count(a);
-        longest = std::max(longest, a);
       }
       kv = static_cast<std::int64_t>(sum + n);  // + 1 per request: its new token
       splits = static_cast<std::int64_t>(split_sum);
-      max_kv = static_cast<std::int64_t>(longest + 1);
+      if (dense_->uses_max_kv()) {  // a pass of its own: a 64-bit max would keep the loop above scalar
+        std::uint64_t longest = 0;
+        for (std::size_t i = 0; i < n; ++i) longest = std::max(longest, static_cast<std::uint64_t>(c[i]));
+        max_kv = static_cast<std::int64_t>(longest + 1);
+      }
     }
     DecodeWork w;
     w.seqs = static_cast<double>(b.decode_contexts.size());

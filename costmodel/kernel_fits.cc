@@ -86,11 +86,15 @@ const AttentionMethodType* owner_of(std::string_view kernel) {
 // registered method's kernel (family_of(p) == p.kernel), kNone is "".
 enum class FamilyKind { kNone, kDecode, kPrefill, kAllreduce, kElementwise, kGemm, kMethod };
 
+// A row of family decode_ragged: one of a pair (params dist=...), used for the ragged
+// decode factor only, never fitted.
+bool is_ragged_pair_row(const ProfilePoint& p) { return std::string_view(p.kernel) == "decode" && p.param("dist"); }
+
 FamilyKind family_kind(const ProfilePoint& p) {
   const std::string_view k = p.kernel;
   const std::string_view v = p.variant;
-  if (k == "decode")  // splitkv (the bench), or an imported stack's kernel; a decode_ragged pair's row
-    return p.params.find("dist=") == std::string::npos ? FamilyKind::kDecode : FamilyKind::kNone;  // (not fitted)
+  if (k == "decode")  // splitkv (the bench), or an imported stack's kernel
+    return is_ragged_pair_row(p) ? FamilyKind::kNone : FamilyKind::kDecode;
   if (k == "allreduce") return v == "vllm_custom_eager" ? FamilyKind::kNone : FamilyKind::kAllreduce;
   if (k == "prefill") return v.starts_with("fa2_m") ? FamilyKind::kNone : FamilyKind::kPrefill;  // fa2_m64/m128: forced-tile diagnostics
   if (k == "elementwise") return FamilyKind::kElementwise;
@@ -157,17 +161,19 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     if (std::string_view(p.kernel) == "ceiling" && p.variant.starts_with("copy") && p.bytes > 0)
       f.copy_gbps_ = std::max(f.copy_gbps_, p.bytes / (p.median_us * 1e3));
     if (std::string_view(p.kernel) == "ceiling" && p.variant.starts_with("launch_")) launch_rows.try_emplace(p.variant, &p);
-    if (std::string_view(p.kernel) == "decode" && (!use || use(p)))
-      if (auto dist = p.param("dist")) {  // family decode_ragged: a pair's row, for the ragged factor only
-        const HeadShape h = row_head_shape(file, p);
-        const DecodeWork w = decode_work(file, p);
-        const bool uniform = dist->ends_with("-uniform");
-        auto& pair = ragged_pairs[h][{uniform ? dist->substr(0, dist->size() - 8) : *dist, w.seqs}];
-        if (uniform) {
-          pair.second = p.median_us;
-        } else {
-          pair.first = p.median_us;
-          pair.spread = p.param_number("ctx_max", -1, file) * w.seqs / w.kv_tokens;
+    if (std::string_view(p.kernel) == "decode")
+      if (const auto dist = p.param("dist")) {  // is_ragged_pair_row: for the ragged factor only
+        if (!use || use(p)) {
+          const HeadShape h = row_head_shape(file, p);
+          const DecodeWork w = decode_work(file, p);
+          const bool uniform = dist->ends_with("-uniform");
+          auto& pair = ragged_pairs[h][{uniform ? dist->substr(0, dist->size() - 8) : *dist, w.seqs}];
+          if (uniform) {
+            pair.second = p.median_us;
+          } else {
+            pair.first = p.median_us;
+            pair.spread = p.param_number("ctx_max", -1, file) * w.seqs / w.kv_tokens;
+          }
         }
         continue;
       }

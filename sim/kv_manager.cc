@@ -139,15 +139,19 @@ bool KvManager::admit(RequestHandle h, std::int64_t reserve, bool first, Admitte
   const PrefixMatch& m = match(h);
   const std::int64_t cached = m.tokens;
   const std::int64_t need = kv_.pages_for(r.prefill_target - cached);
+  // `pages` more, keeping `reserve` free beyond them (unlocked cache pages count as free).
+  auto take = [&](std::int64_t pages) {
+    return kv_.free() + cache_.evictable_pages() - pages >= reserve && alloc(pages);
+  };
   // Lock the match first, so making room cannot evict it.
   cache_.lock(m.node, now_);
-  if (kv_.free() + cache_.evictable_pages() - need < reserve || !alloc(need)) {
+  if (!take(need)) {
     cache_.unlock(m.node, now_);
     if (!alone || cached == 0) return false;
     // Alone on the worker, the match's rounded-up pages crowd out the rest of the prompt
     // (see the header): compute the whole prompt instead, if it fits.
     const std::int64_t all = kv_.pages_for(r.prefill_target);
-    if (kv_.free() + cache_.evictable_pages() - all < reserve || !alloc(all)) return false;
+    if (!take(all)) return false;
     r.kv_pages = all;
     r.cache_node = kCacheRoot;
     r.shared_tokens = 0;
