@@ -174,6 +174,26 @@ std::string error_summary_csv(const std::vector<ErrorSummary>& s) {
   return csv;
 }
 
+std::string iteration_table_csv(const ReplayTable& t) {
+  std::string csv = "iteration,kind,batch_tokens,prefill_tokens,decodes,decode_kv_sum,decode_kv_max,measured_us";
+  for (const std::string& b : t.backends) csv += fmt::format(",predicted_{}_us,err_{}", b, b);
+  csv += '\n';
+  for (const ReplayRow& r : t.rows) {
+    const std::int64_t prefill = r.shape.prefill_tokens(), decodes = r.shape.decode_tokens();
+    std::int64_t kv_sum = 0, kv_max = 0;
+    for (const std::int64_t c : r.shape.decode_contexts) {
+      kv_sum += c + 1;
+      kv_max = std::max(kv_max, c + 1);
+    }
+    csv += fmt::format("{},{},{},{},{},{},{},{:.3f}", r.iteration, kIterationKindNames[static_cast<std::size_t>(
+                                                                        iteration_kind(prefill, decodes))],
+                       batch_bucket(prefill + decodes), prefill, decodes, kv_sum, kv_max, r.measured_us);
+    for (const double p : r.predicted_us) csv += fmt::format(",{:.3f},{:.6f}", p, (p - r.measured_us) / r.measured_us);
+    csv += '\n';
+  }
+  return csv;
+}
+
 std::string MeasuredCostModel::key(const BatchShape& b) {
   std::string k;
   for (const auto& c : b.prefills) k += fmt::format("{}:{}:{};", c.new_tokens, c.context, c.completes ? 1 : 0);

@@ -59,6 +59,12 @@ struct ErrorSummary {
 std::vector<ErrorSummary> summarise_errors(const ReplayTable& t);
 // fidelity.csv: backend,group_by,group,iterations,median_abs_rel_err,p90_abs_rel_err,max_abs_rel_err
 std::string error_summary_csv(const std::vector<ErrorSummary>& s);
+// iterations.csv, one row per replayed iteration in the replay's order, to find which
+// iterations a backend misses: iteration,kind,batch_tokens,prefill_tokens,decodes,
+// decode_kv_sum,decode_kv_max,measured_us, then per backend predicted_<name>_us and
+// err_<name> (signed (predicted - measured) / measured). decode_kv_* are the KV tokens
+// the decodes read (context + 1 each; 0 with no decode).
+std::string iteration_table_csv(const ReplayTable& t);
 
 // The measured-substitution backend: for a batch shape that the replay measured, the
 // measured time (the median when a shape was measured more than once); for any other

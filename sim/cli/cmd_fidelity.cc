@@ -4,7 +4,8 @@
 // kind, by batch size; costmodel/replay_fidelity.h), and with --scenario the end-to-end
 // effect: the scenario run on its own backend and again with the measured iteration
 // times substituted (MeasuredCostModel), mean and p99 TTFT, TPOT and E2E compared.
-// Writes DIR/fidelity.csv (and DIR/e2e.csv, DIR/predicted/, DIR/measured/ with
+// Writes DIR/fidelity.csv, DIR/iterations.csv (each iteration's measured time, predictions
+// and signed errors) (and DIR/e2e.csv, DIR/predicted/, DIR/measured/ with
 // --scenario). Method: docs/costmodel.md, "Fidelity against real execution".
 #include <filesystem>
 #include <map>
@@ -125,11 +126,12 @@ void add_fidelity_command(CLI::App& calibrate) {
     const std::vector<ErrorSummary> s = summarise_errors(t);
     print_errors(s);
     OutputLock lock(a->out);
-    remove_outputs(a->out, {kDoneMarker, "fidelity.csv", "e2e.csv"});
+    remove_outputs(a->out, {kDoneMarker, "fidelity.csv", "iterations.csv", "e2e.csv"});
     write_file(a->out + "/fidelity.csv", error_summary_csv(s));
+    write_file(a->out + "/iterations.csv", iteration_table_csv(t));
     if (!a->scenario.empty()) run_end_to_end(t, *a);
     write_file(a->out + "/" + kDoneMarker, "");
-    fmt::print("  output     {}/fidelity.csv{}\n", a->out, a->scenario.empty() ? "" : ", e2e.csv, predicted/, measured/");
+    fmt::print("  output     {}/fidelity.csv, iterations.csv{}\n", a->out, a->scenario.empty() ? "" : ", e2e.csv, predicted/, measured/");
   });
 }
 
