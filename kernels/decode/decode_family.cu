@@ -230,8 +230,38 @@ void bench_decode_ragged(const BenchOptions& opts, ProfileWriter& out) {
   }
 }
 
+// decode_batches: uniform Llama-3-8B decode batches at the batch sizes between the
+// `decode` family's powers of two (3 to 240), where the split-KV plan's wave count, and so
+// the time, is not smooth in the batch size (a batch of 8 x B blocks is one wave of the
+// 3 x SMs slots at B <= 49, then 1.3 waves at 64, 1.9 at 96, 2.6 at 128 on 132 SMs).
+// Rows are ordinary `decode` rows (ragged=0, params grid=batches): the cost model's grid
+// (costmodel/decode_grid.h) gains these batch sizes instead of interpolating across them.
+void bench_decode_batches(const BenchOptions& opts, ProfileWriter& out) {
+  GpuTimer timer;
+  KvPagePool pool;
+  const int sms = current_device_sm_count();
+  const DecodeModel l8b{"llama3-8b", {32, 8, 128}};
+  const int64_t max_tokens = int64_t{1} << 21;
+  uint64_t seed = derive_seed(opts.seed, 0xDEC0DE + 11);
+  const std::vector<int> batches =
+      opts.quick ? std::vector<int>{24, 96}
+                 : std::vector<int>{3, 6, 12, 24, 40, 48, 56, 72, 80, 88, 96, 104, 112, 120, 144, 160, 176, 192, 208, 224, 240};
+  const std::vector<int> ctxs = opts.quick ? std::vector<int>{1024} : std::vector<int>{512, 1024, 2048, 4096, 8192, 16384, 32768};
+  pool.reserve(max_tokens / kPageSize, 8, 128, opts.seed);
+  for (int c : ctxs)
+    for (int b : batches)
+      if (int64_t(b) * c <= max_tokens)
+        bench_point(opts, out, timer, pool, l8b, std::vector<int32_t>(b, c), false, sms, ++seed, ";grid=batches");
+}
+
 }  // namespace
 }  // namespace servesim::kernels
+
+SERVESIM_REGISTER_KERNEL_FAMILY(decode_batches, {.name = "decode_batches",
+                                                 .description = "dense decode: uniform batches between the decode family's powers of two",
+                                                 .check = nullptr,  // decode's kernel: checked by family decode
+                                                 .bench = servesim::kernels::bench_decode_batches,
+                                                 .order = 32});
 
 SERVESIM_REGISTER_KERNEL_FAMILY(decode_ragged, {.name = "decode_ragged",
                                                 .description = "dense decode: ragged batches vs the uniform batch at their mean KV length",
