@@ -206,7 +206,8 @@ void bench_decode_ragged(const BenchOptions& opts, ProfileWriter& out) {
                                    {"loguniform_256_32768", 256, 32768, 0, 0},
                                    {"one_long_1024_32768", 0, 0, 1024, 32768},
                                    {"halves_512_8192", 0, 0, 512, 8192}};
-  const std::vector<int> batches = opts.quick ? std::vector<int>{16, 128} : std::vector<int>{16, 48, 64, 96, 128, 192, 256};
+  const std::vector<int> batches = opts.quick ? std::vector<int>{16, 128}
+                 : std::vector<int>{16, 32, 40, 48, 56, 64, 72, 80, 96, 112, 128, 192, 256};
   pool.reserve((int64_t{1} << 21) / kPageSize, 8, 128, opts.seed);
   for (const Dist& d : dists) {
     for (int b : batches) {
