@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -94,6 +95,19 @@ TEST_CASE("fidelity summary: median, p90 and max per backend, by kind and batch 
   CHECK(csv.find("recorded,kind,decode_only,5,0.200000,0.360000,0.400000\n") != std::string::npos);
   CHECK(csv.find("recorded,all,all,8,") < csv.find("recorded,kind,"));
   CHECK(csv.find("recorded,batch_tokens,1,") < csv.find("recorded,batch_tokens,2-8,"));
+}
+
+TEST_CASE("iterations.csv: one row per replayed iteration with its decode KV sums and each backend's signed error") {
+  const ReplayTable t = read_replay_csv(write("synthetic.csv", kSynthetic).string());
+  const std::string csv = iteration_table_csv(t);
+  CHECK(csv.rfind("iteration,kind,batch_tokens,prefill_tokens,decodes,decode_kv_sum,decode_kv_max,measured_us,"
+                  "predicted_recorded_us,err_recorded,predicted_roofline_us,err_roofline\n",
+                  0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 9);
+  // contexts 5;6;7 read 6 + 7 + 8 = 21 KV tokens, the longest 8; predicted 110 vs 100 measured
+  CHECK(csv.find("1,decode_only,2-8,0,3,21,8,100.000,110.000,0.100000,200.000,1.000000\n") != std::string::npos);
+  CHECK(csv.find("5,prefill_heavy,33-128,128,0,0,0,160.000,200.000,0.250000,320.000,1.000000\n") != std::string::npos);
+  CHECK(csv.find("7,mixed,9-32,2,8,44,9,150.000,300.000,1.000000,300.000,1.000000\n") != std::string::npos);
 }
 
 TEST_CASE("measured substitution: replayed shapes get their measured time, others the prediction x ratio of their kind") {
