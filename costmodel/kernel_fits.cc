@@ -86,10 +86,6 @@ const AttentionMethodType* owner_of(std::string_view kernel) {
 // registered method's kernel (family_of(p) == p.kernel), kNone is "".
 enum class FamilyKind { kNone, kDecode, kPrefill, kAllreduce, kElementwise, kGemm, kMethod };
 
-// A row of family decode_ragged: one of a pair (params dist=...), used for the ragged
-// decode factor only, never fitted.
-bool is_ragged_pair_row(const ProfilePoint& p) { return std::string_view(p.kernel) == "decode" && p.param("dist"); }
-
 FamilyKind family_kind(const ProfilePoint& p) {
   const std::string_view k = p.kernel;
   const std::string_view v = p.variant;

@@ -40,6 +40,10 @@ struct ProfilePoint {
   double param_number(const std::string& key, double def, const std::string& file) const;
 };
 
+// A row of family decode_ragged: one of a pair (kernel decode, params dist=...), kept for
+// the ragged decode factor only: no fit, grid or knob reads it.
+inline bool is_ragged_pair_row(const ProfilePoint& p) { return p.kernel == "decode" && p.param("dist").has_value(); }
+
 class ProfileTable {
  public:
   // Reads `path`. Throws InputError on a missing file, a wrong format or

@@ -75,7 +75,7 @@ RooflineKnobFit fit_roofline_knobs(const ProfileTable& t, const HardwareSpec& hw
       const double ctas = chunks * std::ceil(static_cast<double>(p.q_len) / kPrefillQueryTile) *
                           static_cast<double>(p.heads);
       prefill.push_back(p.flops / (s * peak * wave_fill(ctas, h.sms)));
-    } else if (p.kernel == "decode" && p.variant == "splitkv" && p.bytes > 0) {
+    } else if (p.kernel == "decode" && p.variant == "splitkv" && p.bytes > 0 && !is_ragged_pair_row(p)) {
       fastest = fastest > 0 ? std::min(fastest, p.median_us) : p.median_us;
       const double seqs = p.batch > 0 ? static_cast<double>(p.batch) : 1.0;
       const double items = seqs * std::ceil(static_cast<double>(std::max<std::int64_t>(1, p.ctx + 1)) /

@@ -242,3 +242,23 @@ TEST_CASE("fit-roofline recovers the generated profile's rates as knobs and writ
   const RooflineKnobFit kept = fit_roofline_knobs(empty, roofline_h100());
   CHECK(kept.hardware == roofline_h100());
 }
+
+TEST_CASE("fit-roofline: decode_ragged pair rows (params dist=) do not enter the decode bandwidth fraction") {
+  SyntheticOptions o;
+  o.noise = 0;
+  const std::string csv = synthetic_profile_csv(o);
+  const RooflineKnobFit plain = fit_roofline_knobs(ProfileTable::parse(csv, "syn.csv"), roofline_h100());
+  // Many slow decode rows that would fill the SMs: as pair rows they are ignored, as plain rows they pull the median.
+  std::string pairs, plain_rows;
+  for (int i = 0; i < 400; ++i) {
+    const std::string row = "decode,splitkv,256,8192,1,,32,8,128,16,,,,,model=llama3-8b;ragged=1";
+    const std::string timing = ",20,5000,4900,5100,4900,5100,8.6e9,1e9,,\n";
+    pairs += row + ";dist=halves_512_8192" + timing;
+    plain_rows += row + timing;
+  }
+  const RooflineKnobFit with_pairs = fit_roofline_knobs(ProfileTable::parse(csv + pairs, "pairs.csv"), roofline_h100());
+  CHECK(with_pairs.hardware.decode_attention_bandwidth_fraction ==
+        doctest::Approx(plain.hardware.decode_attention_bandwidth_fraction));
+  const RooflineKnobFit with_rows = fit_roofline_knobs(ProfileTable::parse(csv + plain_rows, "rows.csv"), roofline_h100());
+  CHECK(with_rows.hardware.decode_attention_bandwidth_fraction < 0.9 * plain.hardware.decode_attention_bandwidth_fraction);
+}
