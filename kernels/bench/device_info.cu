@@ -10,6 +10,10 @@
 
 #include "kernels/common/cuda_util.cuh"
 
+// The commit this binary was built from, written at every build (kernels/CMakeLists.txt).
+#if __has_include("servesim_kernels_build_commit.h")
+#include "servesim_kernels_build_commit.h"
+#endif
 #ifndef SERVESIM_KERNELS_BUILD_COMMIT
 #define SERVESIM_KERNELS_BUILD_COMMIT "unknown"
 #endif
