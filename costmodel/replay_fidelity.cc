@@ -177,6 +177,8 @@ std::string error_summary_csv(const std::vector<ErrorSummary>& s) {
 std::string iteration_table_csv(const ReplayTable& t) {
   std::string csv = "iteration,kind,batch_tokens,prefill_tokens,decodes,decode_kv_sum,decode_kv_max,measured_us";
   for (const std::string& b : t.backends) csv += fmt::format(",predicted_{}_us,err_{}", b, b);
+  if (!t.parts_backend.empty())
+    for (const std::string_view part : kPartNames) csv += fmt::format(",{}_{}_us", t.parts_backend, part);
   csv += '\n';
   for (const ReplayRow& r : t.rows) {
     const std::int64_t prefill = r.shape.prefill_tokens(), decodes = r.shape.decode_tokens();
@@ -189,6 +191,8 @@ std::string iteration_table_csv(const ReplayTable& t) {
                                                                         iteration_kind(prefill, decodes))],
                        batch_bucket(prefill + decodes), prefill, decodes, kv_sum, kv_max, r.measured_us);
     for (const double p : r.predicted_us) csv += fmt::format(",{:.3f},{:.6f}", p, (p - r.measured_us) / r.measured_us);
+    if (!t.parts_backend.empty())
+      for (std::size_t i = 0; i < kPartCount; ++i) csv += fmt::format(",{:.3f}", i < r.parts_us.size() ? r.parts_us[i] : 0.0);
     csv += '\n';
   }
   return csv;

@@ -35,11 +35,15 @@ struct ReplayRow {
   BatchShape shape;
   double measured_us = 0;
   std::vector<double> predicted_us;  // one per ReplayTable::backends
+  // The prediction of ReplayTable::parts_backend split by part (operation_list.h), µs;
+  // empty when no backend's split was asked for.
+  std::vector<double> parts_us;
 };
 
 struct ReplayTable {
   std::string path;
   std::vector<std::string> backends;  // "recorded" for predicted_us, else the <name> of predicted_<name>_us
+  std::string parts_backend;          // whose split ReplayRow::parts_us holds ("" = none)
   std::vector<ReplayRow> rows;
 };
 
@@ -62,8 +66,10 @@ std::string error_summary_csv(const std::vector<ErrorSummary>& s);
 // iterations.csv, one row per replayed iteration in the replay's order, to find which
 // iterations a backend misses: iteration,kind,batch_tokens,prefill_tokens,decodes,
 // decode_kv_sum,decode_kv_max,measured_us, then per backend predicted_<name>_us and
-// err_<name> (signed (predicted - measured) / measured). decode_kv_* are the KV tokens
-// the decodes read (context + 1 each; 0 with no decode).
+// err_<name> (signed (predicted - measured) / measured), then, when the rows carry a split,
+// <parts_backend>_<part>_us for every part of the operation list (they sum to that
+// backend's prediction). decode_kv_* are the KV tokens the decodes read (context + 1
+// each; 0 with no decode).
 std::string iteration_table_csv(const ReplayTable& t);
 
 // The measured-substitution backend: for a batch shape that the replay measured, the

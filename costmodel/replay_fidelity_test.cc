@@ -108,6 +108,22 @@ TEST_CASE("iterations.csv: one row per replayed iteration with its decode KV sum
   CHECK(csv.find("1,decode_only,2-8,0,3,21,8,100.000,110.000,0.100000,200.000,1.000000\n") != std::string::npos);
   CHECK(csv.find("5,prefill_heavy,33-128,128,0,0,0,160.000,200.000,0.250000,320.000,1.000000\n") != std::string::npos);
   CHECK(csv.find("7,mixed,9-32,2,8,44,9,150.000,300.000,1.000000,300.000,1.000000\n") != std::string::npos);
+  // With a backend's split by part: one column per part of the operation list, after the errors.
+  ReplayTable split = t;
+  split.parts_backend = "recorded";
+  for (ReplayRow& r : split.rows) {
+    r.parts_us.assign(kPartCount, 0.0);
+    r.parts_us[static_cast<std::size_t>(Part::kAttentionDecode)] = r.predicted_us[0] / 4;
+    r.parts_us[static_cast<std::size_t>(Part::kOther)] = r.predicted_us[0] * 3 / 4;
+  }
+  const std::string with_parts = iteration_table_csv(split);
+  CHECK(with_parts.find(",err_roofline,recorded_embedding_us,recorded_attn_norm_us,") != std::string::npos);
+  CHECK(with_parts.find(",recorded_attention_decode_us,") != std::string::npos);
+  CHECK(with_parts.find(",recorded_other_us\n") != std::string::npos);
+  // iteration 1: 110 us predicted -> attention_decode 27.5, other 82.5
+  CHECK(with_parts.find("1,decode_only,2-8,0,3,21,8,100.000,110.000,0.100000,200.000,1.000000,0.000,") != std::string::npos);
+  CHECK(with_parts.find(",27.500,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,82.500\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("measured substitution: replayed shapes get their measured time, others the prediction x ratio of their kind") {

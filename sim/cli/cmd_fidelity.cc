@@ -32,7 +32,8 @@ struct FidelityArgs {
 };
 
 // Adds predicted_<backend>_us columns: the scenario's roofline and calibrated backends
-// re-price every replayed shape (worker 0's hardware and attention). A backend the
+// re-price every replayed shape (worker 0's hardware and attention); the calibrated one's
+// split by part goes to iterations.csv. A backend the
 // scenario cannot build (calibrated without a profile) is skipped with a note.
 void add_scenario_backends(ReplayTable& t, const FidelityArgs& a) {
   for (const char* backend : {"roofline", "calibrated"}) {
@@ -48,6 +49,13 @@ void add_scenario_backends(ReplayTable& t, const FidelityArgs& a) {
     }
     t.backends.push_back(backend);
     for (ReplayRow& r : t.rows) r.predicted_us.push_back(time_to_seconds(model->iteration_time(r.shape)) * 1e6);
+    if (std::string_view(backend) == "calibrated") {  // iterations.csv splits its predictions by part
+      t.parts_backend = backend;
+      for (ReplayRow& r : t.rows) {
+        const PartTimes p = model->parts(r.shape);
+        r.parts_us.assign(p.begin(), p.end());
+      }
+    }
   }
 }
 
