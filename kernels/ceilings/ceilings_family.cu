@@ -23,6 +23,7 @@
 #include "kernels/bench/gpu_timer.cuh"
 #include "kernels/bench/profile_csv.h"
 #include "kernels/bench/registry.h"
+#include "kernels/bench/spin_kernel.cuh"
 #include "kernels/common/cuda_util.cuh"
 #include "kernels/common/host_util.h"
 #include "kernels/gemm/gemm_cublaslt.cuh"
@@ -72,18 +73,6 @@ __global__ void read_kernel(const uint4* __restrict__ src, size_t n, unsigned lo
 }
 
 __global__ void empty_kernel() {}
-
-// One thread waits until `ns` nanoseconds of the GPU's global timer have passed.
-__global__ void spin_kernel(unsigned long long ns) {
-  unsigned long long t0 = 0, t = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do {
-    __nanosleep(1000);
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  } while (t - t0 < ns);
-}
-
-constexpr unsigned long long kSpinNs = 3'000'000;
 
 constexpr int kLaunchStream = 256;
 

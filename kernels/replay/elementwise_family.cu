@@ -23,6 +23,7 @@
 #include "kernels/bench/gpu_timer.cuh"
 #include "kernels/bench/profile_csv.h"
 #include "kernels/bench/registry.h"
+#include "kernels/bench/spin_kernel.cuh"
 #include "kernels/common/cuda_util.cuh"
 #include "kernels/common/host_util.h"
 #include "kernels/common/layout.h"
@@ -130,60 +131,91 @@ int check_elementwise(const CheckOptions& opts) {
   return report.failures();
 }
 
-void bench_elementwise(const BenchOptions& opts, ProfileWriter& out) {
-  const ReplayModel m = replay_model_by_name("llama3-8b");
-  const int h = int(m.hidden), hq = int(m.q_heads), hk = int(m.kv_heads), d = int(m.head_dim), inter = int(m.intermediate),
-            vocab = int(m.vocab);
-  std::vector<int64_t> grid = opts.quick ? std::vector<int64_t>{1, 16, 512}
-                                         : std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096,
-                                                                8192, 16384};
-  const int64_t max_rows = grid.back();
-  const int64_t max_logit_rows = std::min<int64_t>(max_rows, 1024);
-  GpuTimer timer;
-  const uint64_t seed = derive_seed(opts.seed, 0xE1E);
-  DeviceBuffer<__nv_bfloat16> x(size_t(max_rows) * h), res(size_t(max_rows) * h), w(h), qkv(size_t(max_rows) * (hq + 2 * hk) * d),
-      q(size_t(max_rows) * hq * d), gu(size_t(max_rows) * 2 * inter), act(size_t(max_rows) * inter),
-      table(size_t(vocab) * h), logits(size_t(max_logit_rows) * vocab);
-  const size_t cache = size_t((max_rows + kPageSize - 1) / kPageSize) * hk * kPageSize * d;
-  DeviceBuffer<__nv_bfloat16> kc(cache), vc(cache);
-  for (auto* b : {&x, &res, &w, &qkv, &gu, &table, &logits, &kc, &vc})
-    fill_bf16_uniform_device(b->get(), b->size(), seed + reinterpret_cast<uintptr_t>(b) % 97, -1, 1);
-  std::vector<int32_t> pos(max_rows), tok(max_rows);
-  std::vector<int64_t> slot(max_rows);
-  SplitMix64 g(seed);
-  for (int64_t i = 0; i < max_rows; ++i) {
-    pos[i] = static_cast<int32_t>(g.next() % 8192);
-    tok[i] = static_cast<int32_t>(g.next() % static_cast<uint64_t>(vocab));
-    slot[i] = i;  // token i in page i / 16, slot i % 16: every row its own cache line
-  }
-  DeviceBuffer<int32_t> dpos, dtok, sampled(max_logit_rows);
-  DeviceBuffer<int64_t> dslot;
-  dpos.upload(pos);
-  dtok.upload(tok);
-  dslot.upload(slot);
-  SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
-
+// The replay's small launches on Llama-3-8B buffers sized for `max_rows` rows (logit rows
+// capped at 1,024), each launched as replay_launch.cuh launches it.
+class ElementwiseOps {
+ public:
   struct Op {
     const char* variant;     // the kernel, as the cost model names it
     const char* plan_name;   // its launch in the replay plan (bytes)
-    bool logit_rows;         // rows are logit rows (capped at max_logit_rows)
+    bool logit_rows;         // rows are logit rows (capped at max_logit_rows())
     std::function<void(int, cudaStream_t)> launch;
   };
-  const std::vector<Op> ops = {
-      {"add_rmsnorm", "attn_norm", false,
-       [&](int r, cudaStream_t st) { launch_add_rmsnorm(x.get(), res.get(), w.get(), x.get(), r, h, kEps, 1, st); }},
-      {"rope", "rope", false,
-       [&](int r, cudaStream_t st) { launch_rope(qkv.get(), dpos.get(), q.get(), r, hq, hk, d, kTheta, st); }},
-      {"kv_append", "kv_append", false,
-       [&](int r, cudaStream_t st) { launch_kv_append(qkv.get(), dslot.get(), kc.get(), vc.get(), r, hq, hk, d, st); }},
-      {"silu_mul", "silu_mul", false, [&](int r, cudaStream_t st) { launch_silu_mul(gu.get(), act.get(), r, inter, st); }},
-      {"embedding", "embedding", false,
-       [&](int r, cudaStream_t st) { launch_embedding(dtok.get(), table.get(), x.get(), r, h, st); }},
-      {"argmax", "sampling", true, [&](int r, cudaStream_t st) { launch_argmax(logits.get(), r, vocab, sampled.get(), st); }},
-  };
-  for (const Op& op : ops) {
+
+  ElementwiseOps(const BenchOptions& opts, int64_t max_rows)
+      : m_(replay_model_by_name("llama3-8b")), max_logit_rows_(std::min<int64_t>(max_rows, 1024)) {
+    const int h = int(m_.hidden), hq = int(m_.q_heads), hk = int(m_.kv_heads), d = int(m_.head_dim),
+              inter = int(m_.intermediate), vocab = int(m_.vocab);
+    const uint64_t seed = derive_seed(opts.seed, 0xE1E);
+    x_.resize(size_t(max_rows) * h);
+    res_.resize(size_t(max_rows) * h);
+    w_.resize(h);
+    qkv_.resize(size_t(max_rows) * (hq + 2 * hk) * d);
+    q_.resize(size_t(max_rows) * hq * d);
+    gu_.resize(size_t(max_rows) * 2 * inter);
+    act_.resize(size_t(max_rows) * inter);
+    table_.resize(size_t(vocab) * h);
+    logits_.resize(size_t(max_logit_rows_) * vocab);
+    const size_t cache = size_t((max_rows + kPageSize - 1) / kPageSize) * hk * kPageSize * d;
+    kc_.resize(cache);
+    vc_.resize(cache);
+    for (auto* b : {&x_, &res_, &w_, &qkv_, &gu_, &table_, &logits_, &kc_, &vc_})
+      fill_bf16_uniform_device(b->get(), b->size(), seed + reinterpret_cast<uintptr_t>(b) % 97, -1, 1);
+    std::vector<int32_t> pos(max_rows), tok(max_rows);
+    std::vector<int64_t> slot(max_rows);
+    SplitMix64 g(seed);
+    for (int64_t i = 0; i < max_rows; ++i) {
+      pos[i] = static_cast<int32_t>(g.next() % 8192);
+      tok[i] = static_cast<int32_t>(g.next() % static_cast<uint64_t>(vocab));
+      slot[i] = i;  // token i in page i / 16, slot i % 16: every row its own cache line
+    }
+    sampled_.resize(max_logit_rows_);
+    dpos_.upload(pos);
+    dtok_.upload(tok);
+    dslot_.upload(slot);
+    SERVESIM_CUDA_CHECK(cudaDeviceSynchronize());
+    ops_ = {
+        {"add_rmsnorm", "attn_norm", false,
+         [=, this](int r, cudaStream_t st) { launch_add_rmsnorm(x_.get(), res_.get(), w_.get(), x_.get(), r, h, kEps, 1, st); }},
+        {"rope", "rope", false,
+         [=, this](int r, cudaStream_t st) { launch_rope(qkv_.get(), dpos_.get(), q_.get(), r, hq, hk, d, kTheta, st); }},
+        {"kv_append", "kv_append", false,
+         [=, this](int r, cudaStream_t st) {
+           launch_kv_append(qkv_.get(), dslot_.get(), kc_.get(), vc_.get(), r, hq, hk, d, st);
+         }},
+        {"silu_mul", "silu_mul", false,
+         [=, this](int r, cudaStream_t st) { launch_silu_mul(gu_.get(), act_.get(), r, inter, st); }},
+        {"embedding", "embedding", false,
+         [=, this](int r, cudaStream_t st) { launch_embedding(dtok_.get(), table_.get(), x_.get(), r, h, st); }},
+        {"argmax", "sampling", true,
+         [=, this](int r, cudaStream_t st) { launch_argmax(logits_.get(), r, vocab, sampled_.get(), st); }},
+    };
+  }
+  ElementwiseOps(const ElementwiseOps&) = delete;
+  ElementwiseOps& operator=(const ElementwiseOps&) = delete;
+
+  const std::vector<Op>& ops() const { return ops_; }
+  const ReplayModel& model() const { return m_; }
+  int64_t max_logit_rows() const { return max_logit_rows_; }
+
+ private:
+  ReplayModel m_;
+  int64_t max_logit_rows_;
+  DeviceBuffer<__nv_bfloat16> x_, res_, w_, qkv_, q_, gu_, act_, table_, logits_, kc_, vc_;
+  DeviceBuffer<int32_t> dpos_, dtok_, sampled_;
+  DeviceBuffer<int64_t> dslot_;
+  std::vector<Op> ops_;
+};
+
+void bench_elementwise(const BenchOptions& opts, ProfileWriter& out) {
+  std::vector<int64_t> grid = opts.quick ? std::vector<int64_t>{1, 16, 512}
+                                         : std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096,
+                                                                8192, 16384};
+  const ElementwiseOps e(opts, grid.back());
+  GpuTimer timer;
+  for (const ElementwiseOps::Op& op : e.ops()) {
     for (int64_t rows : grid) {
-      if (op.logit_rows && rows > max_logit_rows) continue;
+      if (op.logit_rows && rows > e.max_logit_rows()) continue;
       const std::string point = std::string("elementwise ") + op.variant + " rows=" + std::to_string(rows);
       if (!bench_admit(opts, point)) continue;
       const TimingStats s = timer.measure(opts, [&](cudaStream_t st) {
@@ -195,11 +227,61 @@ void bench_elementwise(const BenchOptions& opts, ProfileWriter& out) {
       row.variant = op.variant;
       row.m = rows;
       row.params = "model=llama3-8b";
-      row.bytes = plan_bytes(m, op.plan_name, rows);
+      row.bytes = plan_bytes(e.model(), op.plan_name, rows);
       fill_timing(row, s);
       out.write_row(row);
       std::printf("  elementwise/%-12s rows=%-6lld %9.2f us %8.1f GB/s\n", op.variant, static_cast<long long>(rows),
                   s.median_us, row.bytes / (s.median_us * 1e3));
+    }
+  }
+}
+
+// Family `elementwise_queued`: the same launches as a queued stream, as in a forward pass.
+// Each sample is a 3 ms spin kernel followed by kQueuedLaunches launches of one kernel at
+// one row count (the host enqueues them all while the spin holds the GPU; the first
+// launch runs on a flushed L2, the others on the L2 its predecessor left, as kernels of a
+// layer do); a sample of the spin alone is taken beside it. Rows: kernel
+// `elementwise_queued` (no fit reads it yet: kept apart from the isolated rows that price
+// these kernels), variant and m as in `elementwise`, median_us / p10_us / p90_us = (that
+// statistic of the queued samples - the median of the spin samples) / launches, the
+// per-launch cost in a stream; bytes as in `elementwise`. Small row counts only (1-512),
+// where an isolated row's launch and cold-cache costs are most of the time.
+constexpr int kQueuedLaunches = 64;
+
+void bench_elementwise_queued(const BenchOptions& opts, ProfileWriter& out) {
+  const std::vector<int64_t> grid =
+      opts.quick ? std::vector<int64_t>{1, 16} : std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+  const ElementwiseOps e(opts, grid.back());
+  GpuTimer timer;
+  for (const ElementwiseOps::Op& op : e.ops()) {
+    for (int64_t rows : grid) {
+      const std::string point = std::string("elementwise_queued ") + op.variant + " rows=" + std::to_string(rows);
+      if (!bench_admit(opts, point)) continue;
+      const TimingStats spin = timer.measure(opts, [&](cudaStream_t st) {
+        spin_kernel<<<1, 1, 0, st>>>(kSpinNs);
+        SERVESIM_CUDA_CHECK_LAUNCH();
+      });
+      const TimingStats q = timer.measure(opts, [&](cudaStream_t st) {
+        spin_kernel<<<1, 1, 0, st>>>(kSpinNs);
+        for (int i = 0; i < kQueuedLaunches; ++i) op.launch(static_cast<int>(rows), st);
+        SERVESIM_CUDA_CHECK_LAUNCH();
+      });
+      auto per_launch = [&](double us) { return (us - spin.median_us) / kQueuedLaunches; };
+      ProfileRow row;
+      row.kernel = "elementwise_queued";
+      row.variant = op.variant;
+      row.m = rows;
+      row.params = "model=llama3-8b;launches=" + std::to_string(kQueuedLaunches) + ";spin_ns=" + std::to_string(kSpinNs);
+      row.bytes = plan_bytes(e.model(), op.plan_name, rows);
+      fill_timing(row, q);
+      row.median_us = per_launch(q.median_us);
+      row.p10_us = per_launch(q.p10_us);
+      row.p90_us = per_launch(q.p90_us);
+      row.min_us = per_launch(q.min_us);
+      row.max_us = per_launch(q.max_us);
+      out.write_row(row);
+      std::printf("  elementwise_queued/%-12s rows=%-6lld %9.2f us per launch (spin %.1f us)\n", op.variant,
+                  static_cast<long long>(rows), row.median_us, spin.median_us);
     }
   }
 }
@@ -213,3 +295,10 @@ SERVESIM_REGISTER_KERNEL_FAMILY(elementwise,
                                  .check = servesim::kernels::check_elementwise,
                                  .bench = servesim::kernels::bench_elementwise,
                                  .order = 25});
+
+SERVESIM_REGISTER_KERNEL_FAMILY(elementwise_queued,
+                                {.name = "elementwise_queued",
+                                 .description = "the same small launches queued back to back behind a spin kernel: per-launch cost in a stream",
+                                 .check = nullptr,  // elementwise's kernels: checked by family elementwise
+                                 .bench = servesim::kernels::bench_elementwise_queued,
+                                 .order = 26});
