@@ -262,6 +262,31 @@ TEST_CASE("estimate noise changes what policies see, not the simulated truth") {
   CHECK(parse(yaml("least_load", 0.5)).resolved()["cost_model"]["estimate_noise"].as<double>() == 0.5);
 }
 
+TEST_CASE("cost_model.time_scale multiplies the engine's iteration times, policies estimate unscaled") {
+  // One request alone on a fixed-cost worker: every iteration 10 ms, so its TTFT is one
+  // iteration and its E2E five; at time_scale 1.5 both are 1.5x, exactly.
+  const std::string work = "  type: synthetic\n  requests: 1\n  clients:\n    - {name: a, rate: 1, "
+                           "prompt: {dist: fixed, value: 100}, output: {dist: fixed, value: 5}}\n";
+  auto yaml = [&](const std::string& scale) {
+    return "name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: h100-sxm\ncluster: {workers: 1}\n"
+           "report: {requests_csv: false, timeline_interval_s: 0}\n"
+           "cost_model: {backend: fixed, base_ms: 10, per_prefill_token_us: 0, per_decode_token_us: 0" +
+           scale + "}\nworkload:\n" + work;
+  };
+  const RunOutput plain = run(yaml(""), "scale_plain");
+  const RunOutput scaled = run(yaml(", time_scale: 1.5"), "scale_1_5");
+  CHECK(summary_value(plain, "ttft_mean_s") == doctest::Approx(0.010));
+  CHECK(summary_value(scaled, "ttft_mean_s") == doctest::Approx(0.015));
+  CHECK(summary_value(scaled, "e2e_mean_s") == doctest::Approx(1.5 * summary_value(plain, "e2e_mean_s")));
+  CHECK(scaled.cost_identity.find("x time_scale=1.5") != std::string::npos);
+  CHECK(plain.cost_identity.find("time_scale") == std::string::npos);
+  // Written back only when not 1 (config.resolved.yaml of every other scenario unchanged).
+  CHECK(parse(yaml(", time_scale: 1.5")).resolved()["cost_model"]["time_scale"].as<double>() == 1.5);
+  CHECK(!parse(yaml("")).resolved()["cost_model"]["time_scale"]);
+  CHECK_THROWS_WITH_AS(parse(yaml(", time_scale: 0")), doctest::Contains("time_scale"), InputError);
+  CHECK_THROWS_WITH_AS(parse(yaml(", time_scale: 20")), doctest::Contains("time_scale"), InputError);
+}
+
 TEST_CASE("AnDPro keeps the uncompressed shared prefix in the prefix cache for later requests") {
   // Three 8192-token prompts sharing all 16 blocks of 512 tokens, 5 s apart.
   fs::path trace = temp_dir() / "shared_prefix.csv";

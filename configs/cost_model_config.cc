@@ -254,7 +254,7 @@ void parse_cost_model(YamlMap& m, ScenarioConfig& c) {
 YAML::Node cost_model_node(const ScenarioConfig& c) {
   const CostModelConfig& cc = c.cost_model;
   YAML::Node cm;
-  const OptionTable<CostModelConfig>& t = cost_model_options();  // backend, stack, estimate_noise
+  const OptionTable<CostModelConfig>& t = cost_model_options();  // backend, stack, estimate_noise, time_scale
   write_options(cm, t, cc, "backend");
   if (cc.backend == CostBackend::kRoofline) {
     write_options(cm, roofline_options(), cc.roofline);
@@ -266,6 +266,7 @@ YAML::Node cost_model_node(const ScenarioConfig& c) {
     write_options(cm, fixed_options(), cc.fixed);
   }
   write_options(cm, t, cc, "estimate_noise");
+  write_options(cm, t, cc, "time_scale");  // only when not 1
   return cm;
 }
 

@@ -190,6 +190,10 @@ const OptionTable<CostModelConfig>& cost_model_options() {
        [](const C& c) { return c.backend == CostBackend::kCalibrated && c.stack != "auto"; }},
       {"estimate_noise", &C::estimate_noise, R::kNonNegative,
        "σ of the log-normal error of the global policies' cost estimates", 10},
+      {"time_scale", &C::time_scale, R::kPositive,
+       "every iteration the engine runs takes this times the cost model's price (policies estimate unscaled): "
+       "how sensitive the results are to the model's per-iteration error",
+       10, 0.1, [](const C& c) { return c.time_scale != 1; }},
   };
   return t;
 }

@@ -39,7 +39,7 @@ const OptionTable<RooflineOptions>& roofline_options();     // cost_model: (roof
 const OptionTable<CalibratedOptions>& calibrated_options(); // cost_model: (calibrated, and auto)
 const OptionTable<CostModelConfig>& profile_options();      // cost_model: profile (calibrated, and auto)
 const OptionTable<FixedCostOptions>& fixed_options();       // cost_model: (fixed)
-const OptionTable<CostModelConfig>& cost_model_options();   // cost_model: backend, stack, estimate_noise (every backend)
+const OptionTable<CostModelConfig>& cost_model_options();   // cost_model: backend, stack, estimate_noise, time_scale (every backend)
 const OptionTable<ScenarioConfig>& report_section_options(); // report: out, report_options(), window
 const OptionTable<ReportConfig>& report_options();          // report: (after out)
 const OptionTable<WindowOptions>& window_options();         // report.window:

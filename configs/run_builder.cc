@@ -10,6 +10,7 @@
 #include "costmodel/explaining_cost_model.h"
 #include "costmodel/noisy_cost_model.h"
 #include "costmodel/priced_cost_model.h"
+#include "costmodel/scaled_cost_model.h"
 #include "reports/batch_recorder.h"
 #include "reports/output_dir.h"
 #include "reports/progress.h"
@@ -286,6 +287,12 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
       if (!ws.estimate_cost) ws.estimate_cost = cost;
       ws.cost = std::make_shared<NoisyCostModel>(cost, sigma, c.seed ^ kCostNoiseSalt,
                                                  fmt::format("run-to-run noise sigma={:.4g} (variance.cost_noise)", sigma));
+    }
+    // cost_model.time_scale: the engine's iterations take s times the price; policies
+    // keep estimating with the unscaled model.
+    if (c.cost_model.time_scale != 1) {
+      if (!ws.estimate_cost) ws.estimate_cost = cost;
+      ws.cost = std::make_shared<ScaledCostModel>(ws.cost, c.cost_model.time_scale);
     }
     if (o.substitute_cost) {  // the engine runs on the substitute; policies keep the plain model
       if (!ws.estimate_cost) ws.estimate_cost = cost;

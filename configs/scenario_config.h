@@ -109,6 +109,7 @@ struct CostModelConfig {
   std::string profile = "auto";      // calibrated: the resolved path, or auto (per worker hardware and stack)
   std::string stack = "auto";        // engine stack of the measured profile (configs/profile_catalog.h)
   double estimate_noise = 0;         // σ of the log-normal error of the policies' estimates (0 to 10)
+  double time_scale = 1;             // the engine's iteration times x this (0.1 to 10); policies estimate unscaled
   ProfileFitsCache fits;             // fitted profiles by resolved path (not compared: a cache)
 
   bool operator==(const CostModelConfig&) const = default;
