@@ -12,6 +12,7 @@
 
 #include "configs/cost_noise.h"
 #include "configs/run_builder.h"
+#include "configs/sensitivity.h"
 #include "configs/config_test_util.h"
 #include "costmodel/synthetic_profile.h"
 
@@ -285,6 +286,33 @@ TEST_CASE("cost_model.time_scale multiplies the engine's iteration times, polici
   CHECK(!parse(yaml("")).resolved()["cost_model"]["time_scale"]);
   CHECK_THROWS_WITH_AS(parse(yaml(", time_scale: 0")), doctest::Contains("time_scale"), InputError);
   CHECK_THROWS_WITH_AS(parse(yaml(", time_scale: 20")), doctest::Contains("time_scale"), InputError);
+}
+
+TEST_CASE("run_sensitivity reruns at time_scale x (1 -/+ pct) and compares each metric with the base run") {
+  const std::string yaml =
+      "name: t\nseed: 5\nmodel: llama-3.1-8b\nhardware: h100-sxm\ncluster: {workers: 1}\n"
+      "report: {requests_csv: false, timeline_interval_s: 0}\n"
+      "cost_model: {backend: fixed, base_ms: 10, per_prefill_token_us: 0, per_decode_token_us: 0}\nworkload:\n"
+      "  type: synthetic\n  requests: 1\n  clients:\n    - {name: a, rate: 1, prompt: {dist: fixed, value: 100}, "
+      "output: {dist: fixed, value: 5}}\n";
+  const ScenarioConfig c = parse(yaml);
+  const RunOutput base = run(yaml, "sens_base");
+  const SensitivityResult s = run_sensitivity(c, base, 10);
+  CHECK(s.faster_scale == doctest::Approx(0.9));
+  CHECK(s.slower_scale == doctest::Approx(1.1));
+  const SensitivityRow* ttft = nullptr;
+  for (const SensitivityRow& r : s.rows)
+    if (r.metric == "ttft_s" && r.stat == "mean") ttft = &r;
+  REQUIRE(ttft != nullptr);
+  CHECK(*ttft->value == doctest::Approx(0.010));
+  CHECK(*ttft->faster == doctest::Approx(0.009));  // one request alone: exactly the scale
+  CHECK(*ttft->slower == doctest::Approx(0.011));
+  const std::string csv = sensitivity_csv(s);
+  const std::size_t at = csv.find("\nttft_s,mean,");
+  REQUIRE(at != std::string::npos);
+  CHECK(csv.substr(at, csv.find('\n', at + 1) - at).ends_with(",-0.100000,0.100000"));
+  CHECK_THROWS_AS(run_sensitivity(c, base, 0), InputError);
+  CHECK_THROWS_AS(run_sensitivity(c, base, 21), InputError);
 }
 
 TEST_CASE("AnDPro keeps the uncompressed shared prefix in the prefix cache for later requests") {

@@ -46,10 +46,12 @@
 namespace servesim {
 
 // The files of a run folder, completion marker (DONE) first: removed before a
-// run starts (stale outputs of an earlier run), DONE written last.
+// run starts (stale outputs of an earlier run), DONE written last by execute_run;
+// sensitivity.csv (`servesim run --sensitivity`, configs/sensitivity.h) is added
+// after it, from two further runs.
 inline const std::vector<std::string> kRunOutputs = {
     "DONE", "summary.csv", "requests.csv", "clients.csv", "workers.csv", "timeline.csv", "client_service.csv",
-    "config.resolved.yaml", "explain.csv", "summary.json"};
+    "config.resolved.yaml", "explain.csv", "summary.json", "sensitivity.csv"};
 
 // Ordered (column, value) pairs: the config-identity part of summary.csv.
 using SummaryFields = std::vector<std::pair<std::string, std::string>>;

@@ -172,6 +172,30 @@ TEST_CASE("run --record-batches: byte-identical on rerun, the run's outputs unch
   CHECK(r.err.find("--record-every requires --record-batches") != std::string::npos);
 }
 
+TEST_CASE("run --sensitivity: sensitivity.csv beside an unchanged run, the summary printed, bad values exit 2") {
+  const fs::path d = temp_dir("sensitivity");
+  const std::string base = "run " + kScenario + " --set workload.requests=40";
+  REQUIRE(servesim(base + " --quiet --out " + (d / "plain").string()).code == 0);
+  const std::string cmd = std::string(SERVESIM_BIN) + " " + base + " --out " + (d / "s").string() +
+                          " --sensitivity 2 >" + (d / "out.txt").string();
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  std::stringstream printed;
+  printed << std::ifstream(d / "out.txt").rdbuf();
+  CHECK(printed.str().find("sensitivity: every iteration 2% faster / slower than priced") != std::string::npos);
+  CHECK(slurp(d / "s" / "summary.csv") == slurp(d / "plain" / "summary.csv"));  // the run itself is unchanged
+  const std::string csv = slurp(d / "s" / "sensitivity.csv");
+  CHECK(csv.rfind("metric,stat,value,faster,slower,change_faster,change_slower\n", 0) == 0);
+  CHECK(csv.find("\nttft_s,mean,") != std::string::npos);
+  CHECK(csv.find("\ne2e_s,p99,") != std::string::npos);
+  // A later run without the flag removes the stale file.
+  REQUIRE(servesim(base + " --quiet --out " + (d / "s").string()).code == 0);
+  CHECK(!fs::exists(d / "s" / "sensitivity.csv"));
+  CHECK(servesim(base + " --quiet --sensitivity 25").code == 2);
+  const Result r = servesim(base + " --quiet --sensitivity 1 --repeat 2");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--sensitivity") != std::string::npos);
+}
+
 TEST_CASE("calibrate fidelity: exact errors of a synthetic replay, a bad replay exits 2 naming file, line and field") {
   const fs::path d = temp_dir("fidelity");
   // measured = predicted / 1.25 (decode_only: error 0.25), predicted / 0.8 (prefill_heavy: error 0.2).

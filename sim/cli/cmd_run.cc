@@ -11,12 +11,14 @@
 
 #include "configs/cost_noise.h"
 #include "configs/run_builder.h"
+#include "configs/sensitivity.h"
 #include "configs/sweep_runner.h"
 #include "reports/compare.h"
 #include "reports/csv_reader.h"
 #include "reports/sweep_summary.h"
 #include "sim/cli/commands.h"
 #include "sim/core/error.h"
+#include "sim/core/output_file.h"
 
 namespace servesim::cli {
 namespace {
@@ -31,6 +33,7 @@ struct RunArgs {
   std::int64_t record_every = 1;
   std::size_t repeat = 1;
   int jobs = 1;
+  double sensitivity_pct = 0;  // > 0: --sensitivity
 };
 
 std::string describe_variance(const ScenarioConfig& c) {
@@ -130,6 +133,21 @@ void print_summary(const ScenarioConfig& c, const RunOutput& r) {
   for (const ExplainRow& e : r.explain) fmt::print("    {:<18} {:>10.3f} s {:>6.1f}%\n", e.part, e.busy_s, 100 * e.share);
 }
 
+// One line per headline metric: its change at every iteration PCT % faster / slower.
+void print_sensitivity(const SensitivityResult& s) {
+  fmt::print("  sensitivity: every iteration {}% faster / slower than priced (cost_model.time_scale {} / {}):\n", s.pct,
+             s.faster_scale, s.slower_scale);
+  for (const SensitivityRow& r : s.rows) {
+    if (!(r.stat.empty() || r.stat == "mean" || r.stat == "p99") || !r.value || *r.value == 0) continue;
+    auto pct = [&](const std::optional<double>& x) {
+      return x ? fmt::format("{:+.1f}%", 100 * (*x - *r.value) / *r.value) : std::string("-");
+    };
+    fmt::print("    {:<22} {:>8} / {:>8}\n", r.stat.empty() ? r.metric : r.metric + " " + r.stat, pct(r.faster),
+               pct(r.slower));
+  }
+  fmt::print("  output     sensitivity.csv\n");
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
@@ -149,6 +167,10 @@ void add_run_command(CLI::App& app) {
                                         "(docs/reports.md, \"Batch record\")");
   run->add_option("--record-every", args->record_every, "With --record-batches: record every K-th iteration only")
       ->needs(record);
+  run->add_option("--sensitivity", args->sensitivity_pct,
+                  "Also run the scenario with every iteration PCT % faster and slower than priced "
+                  "(cost_model.time_scale): how much the results move with the cost model's error; sensitivity.csv")
+      ->check(CLI::Range(0.0, 20.0));
   CLI::Option* repeat =
       run->add_option("-r,--repeat", args->repeat,
                       "Run N repetitions with their own seeds (and, for a trace, resampled: variance.resample auto); "
@@ -159,8 +181,8 @@ void add_run_command(CLI::App& app) {
       ->needs(repeat);
   run->callback([args] {
     if (args->repeat > 1) {
-      if (!args->record_batches.empty() || args->explain)
-        throw InputError("--repeat runs several runs: --record-batches and --explain take one run");
+      if (!args->record_batches.empty() || args->explain || args->sensitivity_pct > 0)
+        throw InputError("--repeat runs several runs: --record-batches, --explain and --sensitivity take one run");
       run_repeated(*args);
       return;
     }
@@ -174,6 +196,11 @@ void add_run_command(CLI::App& app) {
                                    out));
     RunOutput r = execute_run(c, RunOptions{args->out, true, args->explain, args->record_batches, args->record_every});
     if (!args->quiet) print_summary(c, r);
+    if (args->sensitivity_pct > 0) {
+      const SensitivityResult s = run_sensitivity(c, r, args->sensitivity_pct);
+      write_file(r.out_dir + "/sensitivity.csv", sensitivity_csv(s));
+      if (!args->quiet) print_sensitivity(s);
+    }
     // Warnings go to stdout with the summary (stdout carries no data), to
     // stderr under --quiet: never lost.
     // An error-level warning (its text starts "error: ") is printed as such.
