@@ -51,6 +51,7 @@ SensitivityResult run_sensitivity(const ScenarioConfig& c, const RunOutput& base
   auto run_at = [&](double scale, const char* name) {
     ScenarioConfig x = c;
     x.cost_model.time_scale = scale;
+    x.report.write_requests = false;  // only the summary is read: no per-request file in the scratch folder
     return execute_run(x, RunOptions{(scratch.path / name).string(), false});
   };
   const RunOutput faster = run_at(r.faster_scale, "faster");
