@@ -137,40 +137,58 @@ ReplayTable read_replay_csv(const std::string& path) {
 }
 
 std::vector<ErrorSummary> summarise_errors(const ReplayTable& t) {
+  // One group's iterations: signed relative errors and the sums of measured and predicted time.
+  struct Group {
+    std::vector<double> signed_errors;
+    double measured = 0, predicted = 0;
+    void add(double e, double m, double p) {
+      signed_errors.push_back(e);
+      measured += m;
+      predicted += p;
+    }
+  };
   std::vector<ErrorSummary> out;
   for (std::size_t b = 0; b < t.backends.size(); ++b) {
-    std::vector<double> all;
-    std::map<int, std::vector<double>> by_kind;
-    std::map<std::int64_t, std::pair<std::string, std::vector<double>>> by_bucket;  // ordered by the bucket's lower bound
+    Group all;
+    std::map<int, Group> by_kind;
+    std::map<std::int64_t, std::pair<std::string, Group>> by_bucket;  // ordered by the bucket's lower bound
     for (const ReplayRow& r : t.rows) {
-      const double e = std::abs(r.predicted_us[b] - r.measured_us) / r.measured_us;
-      all.push_back(e);
-      by_kind[static_cast<int>(iteration_kind(r.shape.prefill_tokens(), r.shape.decode_tokens()))].push_back(e);
+      const double p = r.predicted_us[b];
+      const double e = (p - r.measured_us) / r.measured_us;
+      all.add(e, r.measured_us, p);
+      by_kind[static_cast<int>(iteration_kind(r.shape.prefill_tokens(), r.shape.decode_tokens()))].add(e, r.measured_us, p);
       const std::int64_t tokens = r.shape.total_tokens();
       std::int64_t lower = 1;
       for (std::int64_t edge : {1, 8, 32, 128, 512, 2048})
         if (tokens > edge) lower = edge + 1;
       auto& slot = by_bucket[lower];
       slot.first = std::string(batch_bucket(tokens));
-      slot.second.push_back(e);
+      slot.second.add(e, r.measured_us, p);
     }
-    auto add = [&](std::string group_by, std::string group, std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      out.push_back({t.backends[b], std::move(group_by), std::move(group), static_cast<std::int64_t>(v.size()),
-                     quantile(v, 0.5), quantile(v, 0.9), v.back()});
+    auto add = [&](std::string group_by, std::string group, const Group& g) {
+      std::vector<double> abs_errors(g.signed_errors.size());
+      std::transform(g.signed_errors.begin(), g.signed_errors.end(), abs_errors.begin(), [](double e) { return std::abs(e); });
+      std::sort(abs_errors.begin(), abs_errors.end());
+      std::vector<double> signed_errors = g.signed_errors;
+      std::sort(signed_errors.begin(), signed_errors.end());
+      out.push_back({t.backends[b], std::move(group_by), std::move(group), static_cast<std::int64_t>(abs_errors.size()),
+                     quantile(abs_errors, 0.5), quantile(abs_errors, 0.9), abs_errors.back(),
+                     quantile(signed_errors, 0.5), g.predicted > 0 ? g.measured / g.predicted : 0.0});
     };
     add("all", "all", all);
-    for (auto& [k, v] : by_kind) add("kind", std::string(kIterationKindNames[k]), v);
-    for (auto& [lower, gv] : by_bucket) add("batch_tokens", gv.first, gv.second);
+    for (const auto& [k, g] : by_kind) add("kind", std::string(kIterationKindNames[k]), g);
+    for (const auto& [lower, gv] : by_bucket) add("batch_tokens", gv.first, gv.second);
   }
   return out;
 }
 
 std::string error_summary_csv(const std::vector<ErrorSummary>& s) {
-  std::string csv = "backend,group_by,group,iterations,median_abs_rel_err,p90_abs_rel_err,max_abs_rel_err\n";
+  std::string csv =
+      "backend,group_by,group,iterations,median_abs_rel_err,p90_abs_rel_err,max_abs_rel_err,signed_median_rel_err,"
+      "measured_over_predicted\n";
   for (const ErrorSummary& e : s)
-    csv += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f}\n", e.backend, e.group_by, e.group, e.iterations, e.median, e.p90,
-                       e.max);
+    csv += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}\n", e.backend, e.group_by, e.group, e.iterations,
+                       e.median, e.p90, e.max, e.signed_median, e.measured_over_predicted);
   return csv;
 }
 

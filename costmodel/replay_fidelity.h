@@ -56,12 +56,15 @@ struct ErrorSummary {
   std::string backend, group_by, group;  // group_by: all | kind | batch_tokens
   std::int64_t iterations = 0;
   double median = 0, p90 = 0, max = 0;   // absolute relative errors (0.05 = 5%)
+  double signed_median = 0;              // median of (predicted - measured) / measured: > 0 priced slow
+  double measured_over_predicted = 0;    // sum of measured / sum of predicted: the time-weighted bias
 };
 
 // For each backend: all iterations, then each kind, then each batch bucket (groups with
 // no iteration are left out), in that order.
 std::vector<ErrorSummary> summarise_errors(const ReplayTable& t);
-// fidelity.csv: backend,group_by,group,iterations,median_abs_rel_err,p90_abs_rel_err,max_abs_rel_err
+// fidelity.csv: backend,group_by,group,iterations,median_abs_rel_err,p90_abs_rel_err,max_abs_rel_err,
+// signed_median_rel_err,measured_over_predicted
 std::string error_summary_csv(const std::vector<ErrorSummary>& s);
 // iterations.csv, one row per replayed iteration in the replay's order, to find which
 // iterations a backend misses: iteration,kind,batch_tokens,prefill_tokens,decodes,

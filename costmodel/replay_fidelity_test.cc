@@ -91,8 +91,11 @@ TEST_CASE("fidelity summary: median, p90 and max per backend, by kind and batch 
       CHECK(e.max == doctest::Approx(1.0));
     }
   const std::string csv = error_summary_csv(s);
-  CHECK(csv.rfind("backend,group_by,group,iterations,median_abs_rel_err,p90_abs_rel_err,max_abs_rel_err\n", 0) == 0);
-  CHECK(csv.find("recorded,kind,decode_only,5,0.200000,0.360000,0.400000\n") != std::string::npos);
+  CHECK(csv.rfind("backend,group_by,group,iterations,median_abs_rel_err,p90_abs_rel_err,max_abs_rel_err,"
+                  "signed_median_rel_err,measured_over_predicted\n",
+                  0) == 0);
+  // decode-only: every prediction slow by 0 .. 40 %, signed median +20 %; 500 us measured, 600 predicted
+  CHECK(csv.find("recorded,kind,decode_only,5,0.200000,0.360000,0.400000,0.200000,0.833333\n") != std::string::npos);
   CHECK(csv.find("recorded,all,all,8,") < csv.find("recorded,kind,"));
   CHECK(csv.find("recorded,batch_tokens,1,") < csv.find("recorded,batch_tokens,2-8,"));
 }

@@ -204,8 +204,8 @@ TEST_CASE("calibrate fidelity: exact errors of a synthetic replay, a bad replay 
                                      "1,64:0:1,,250,200\n";
   REQUIRE(servesim("calibrate fidelity " + (d / "replay.csv").string() + " --out " + (d / "out").string()).code == 0);
   const std::string csv = slurp(d / "out" / "fidelity.csv");
-  CHECK(csv.find("recorded,kind,decode_only,1,0.250000,0.250000,0.250000\n") != std::string::npos);
-  CHECK(csv.find("recorded,kind,prefill_heavy,1,0.200000,0.200000,0.200000\n") != std::string::npos);
+  CHECK(csv.find("recorded,kind,decode_only,1,0.250000,0.250000,0.250000,0.250000,0.800000\n") != std::string::npos);
+  CHECK(csv.find("recorded,kind,prefill_heavy,1,0.200000,0.200000,0.200000,-0.200000,1.250000\n") != std::string::npos);
   CHECK(csv.find("recorded,all,all,2,0.225000,") != std::string::npos);
   CHECK(fs::exists(d / "out" / "DONE"));
   std::ofstream(d / "bad.csv") << "iteration,prefills,decodes,measured_us,predicted_us\n0,,5,-1,100\n";

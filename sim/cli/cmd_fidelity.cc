@@ -60,12 +60,14 @@ void add_scenario_backends(ReplayTable& t, const FidelityArgs& a) {
 }
 
 void print_errors(const std::vector<ErrorSummary>& s) {
-  fmt::print("per-iteration |predicted - measured| / measured:\n");
-  fmt::print("  {:<12} {:<13} {:<14} {:>10} {:>8} {:>8} {:>8}\n", "backend", "group_by", "group", "iterations", "median",
-             "p90", "max");
+  fmt::print("per-iteration |predicted - measured| / measured (signed: median of (predicted - measured) / measured; "
+             "meas/pred: sum of measured / sum of predicted):\n");
+  fmt::print("  {:<12} {:<13} {:<14} {:>10} {:>8} {:>8} {:>8} {:>8} {:>9}\n", "backend", "group_by", "group",
+             "iterations", "median", "p90", "max", "signed", "meas/pred");
   for (const ErrorSummary& e : s)
-    fmt::print("  {:<12} {:<13} {:<14} {:>10} {:>7.2f}% {:>7.2f}% {:>7.2f}%\n", e.backend, e.group_by, e.group,
-               e.iterations, 100 * e.median, 100 * e.p90, 100 * e.max);
+    fmt::print("  {:<12} {:<13} {:<14} {:>10} {:>7.2f}% {:>7.2f}% {:>7.2f}% {:>+7.2f}% {:>9.4f}\n", e.backend, e.group_by,
+               e.group, e.iterations, 100 * e.median, 100 * e.p90, 100 * e.max, 100 * e.signed_median,
+               e.measured_over_predicted);
 }
 
 void run_end_to_end(const ReplayTable& t, const FidelityArgs& a) {
