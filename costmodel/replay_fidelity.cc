@@ -192,6 +192,10 @@ std::string error_summary_csv(const std::vector<ErrorSummary>& s) {
   return csv;
 }
 
+double host_part_us(const CostModel& m, const BatchShape& b) {
+  return m.parts(b)[static_cast<std::size_t>(Part::kOverhead)];
+}
+
 std::string iteration_table_csv(const ReplayTable& t) {
   std::string csv = "iteration,kind,batch_tokens,prefill_tokens,decodes,decode_kv_sum,decode_kv_max,measured_us";
   for (const std::string& b : t.backends) csv += fmt::format(",predicted_{}_us,err_{}", b, b);
@@ -226,17 +230,18 @@ std::string MeasuredCostModel::key(const BatchShape& b) {
 
 MeasuredCostModel::MeasuredCostModel(std::shared_ptr<const CostModel> inner, const ReplayTable& replay)
     : inner_(std::move(inner)) {
+  if (!replay.rows.empty()) host_us_ = host_part_us(*inner_, replay.rows.front().shape);
   std::unordered_map<std::string, std::vector<double>> samples;
   double meas[3] = {0, 0, 0}, pred[3] = {0, 0, 0};
   for (const ReplayRow& r : replay.rows) {
     samples[key(r.shape)].push_back(r.measured_us);
     const auto k = static_cast<std::size_t>(iteration_kind(r.shape.prefill_tokens(), r.shape.decode_tokens()));
     meas[k] += r.measured_us;
-    pred[k] += time_to_seconds(inner_->iteration_time(r.shape)) * 1e6;
+    pred[k] += time_to_seconds(inner_->iteration_time(r.shape)) * 1e6 - host_us_;
   }
   for (auto& [k, v] : samples) {
     std::sort(v.begin(), v.end());
-    measured_[k] = std::max<Time>(1, seconds_to_time(quantile(v, 0.5) * 1e-6));
+    measured_[k] = std::max<Time>(1, seconds_to_time((quantile(v, 0.5) + host_us_) * 1e-6));
   }
   const double all = (pred[0] + pred[1] + pred[2]) > 0 ? (meas[0] + meas[1] + meas[2]) / (pred[0] + pred[1] + pred[2]) : 1;
   for (std::size_t k = 0; k < 3; ++k) ratio_[k] = pred[k] > 0 ? meas[k] / pred[k] : all;
@@ -250,13 +255,15 @@ Time MeasuredCostModel::iteration_time(const BatchShape& b) const {
   }
   ++misses_;
   const double r = ratio_[static_cast<std::size_t>(iteration_kind(b.prefill_tokens(), b.decode_tokens()))];
-  return std::max<Time>(1, static_cast<Time>(std::llround(static_cast<double>(inner_->iteration_time(b)) * r)));
+  const double host_ns = host_us_ * 1e3;
+  return std::max<Time>(
+      1, static_cast<Time>(std::llround((static_cast<double>(inner_->iteration_time(b)) - host_ns) * r + host_ns)));
 }
 
 std::string MeasuredCostModel::identity() const {
-  return fmt::format("measured substitution (replayed shapes measured; others {} x ratio of kind: prefill_heavy {:.4f}, "
-                     "decode_only {:.4f}, mixed {:.4f})",
-                     inner_->identity(), ratio_[0], ratio_[1], ratio_[2]);
+  return fmt::format("measured substitution (replayed shapes measured + {} us host; others {} less host x ratio of kind: "
+                     "prefill_heavy {:.4f}, decode_only {:.4f}, mixed {:.4f}, + host)",
+                     host_us_, inner_->identity(), ratio_[0], ratio_[1], ratio_[2]);
 }
 
 }  // namespace servesim

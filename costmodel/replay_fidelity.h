@@ -75,11 +75,21 @@ std::string error_summary_csv(const std::vector<ErrorSummary>& s);
 // each; 0 with no decode).
 std::string iteration_table_csv(const ReplayTable& t);
 
+// A backend's per-iteration host time for batch b, µs: its `overhead` part
+// (cost_model.iteration_overhead_us; 0 for a backend without the split). The replay
+// does not run it: `calibrate fidelity` compares the prediction less it with the
+// measured forward pass.
+double host_part_us(const CostModel& m, const BatchShape& b);
+
 // The measured-substitution backend: for a batch shape that the replay measured, the
 // measured time (the median when a shape was measured more than once); for any other
 // shape, the inner backend's prediction times the measured/predicted ratio of its kind
 // (sum of measured over sum of predicted among that kind's replayed iterations, the inner
 // backend re-pricing them; the ratio of all iterations for a kind never replayed).
+// The replay measures the GPU's forward pass only, so the inner backend's per-iteration
+// host time (its `overhead` part, a constant: cost_model.iteration_overhead_us) is added
+// to every measured time and left out of the ratios: both runs of the comparison then
+// carry the same host model, and the difference is the GPU pricing's.
 // Not monotone in token counts (measurements are noisy), so only for this comparison.
 class MeasuredCostModel final : public CostModel {
  public:
@@ -88,6 +98,7 @@ class MeasuredCostModel final : public CostModel {
   std::string identity() const override;
   bool calibrated() const override { return true; }
   double ratio(IterationKind k) const { return ratio_[static_cast<std::size_t>(k)]; }
+  double host_us() const { return host_us_; }  // the inner backend's per-iteration host time, added
   // Iterations priced so far by measurement and by scaled prediction (side records).
   std::int64_t measured_hits() const { return hits_; }
   std::int64_t scaled_misses() const { return misses_; }
@@ -97,6 +108,7 @@ class MeasuredCostModel final : public CostModel {
   std::shared_ptr<const CostModel> inner_;
   std::unordered_map<std::string, Time> measured_;
   double ratio_[static_cast<std::size_t>(IterationKind::kCount)] = {1, 1, 1};
+  double host_us_ = 0;
   mutable std::int64_t hits_ = 0, misses_ = 0;
 };
 

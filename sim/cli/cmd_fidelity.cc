@@ -48,7 +48,8 @@ void add_scenario_backends(ReplayTable& t, const FidelityArgs& a) {
       continue;
     }
     t.backends.push_back(backend);
-    for (ReplayRow& r : t.rows) r.predicted_us.push_back(time_to_seconds(model->iteration_time(r.shape)) * 1e6);
+    for (ReplayRow& r : t.rows)  // the GPU's share: the replay measures the forward pass, not the host's time
+      r.predicted_us.push_back(time_to_seconds(model->iteration_time(r.shape)) * 1e6 - host_part_us(*model, r.shape));
     if (std::string_view(backend) == "calibrated") {  // iterations.csv splits its predictions by part
       t.parts_backend = backend;
       for (ReplayRow& r : t.rows) {
