@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "costmodel/fixed_cost_model.h"
+#include "costmodel/operation_list.h"
 #include "sim/core/error.h"
 
 namespace servesim {
@@ -154,6 +155,37 @@ TEST_CASE("measured substitution: replayed shapes get their measured time, other
   MeasuredCostModel m2(inner, only_decodes);
   CHECK(m2.ratio(IterationKind::kMixed) == doctest::Approx(1.0));
   CHECK(m2.identity().find("measured substitution") == 0);
+}
+
+namespace {
+// 100 µs of GPU time and 50 µs of host overhead per iteration, split as the backends split it.
+class HostOverheadModel final : public CostModel {
+ public:
+  Time iteration_time(const BatchShape& b) const override { return b.empty() ? 0 : 150 * kNsPerUs; }
+  std::string identity() const override { return "gpu 100us + host 50us"; }
+  bool calibrated() const override { return true; }
+  PartTimes parts(const BatchShape& b) const override {
+    PartTimes p{};
+    if (b.empty()) return p;
+    p[static_cast<std::size_t>(Part::kOther)] = 100;
+    p[static_cast<std::size_t>(Part::kOverhead)] = 50;
+    return p;
+  }
+};
+}  // namespace
+
+TEST_CASE("measured substitution adds the backend's host overhead to measured times and scales only the GPU share") {
+  const ReplayTable t = read_replay_csv(write("synthetic_host.csv", kSynthetic).string());
+  const auto inner = std::make_shared<HostOverheadModel>();
+  BatchShape prefill;
+  prefill.prefills = {{128, 0, true}};
+  CHECK(host_part_us(*inner, prefill) == doctest::Approx(50));
+  MeasuredCostModel m(inner, t);
+  CHECK(m.host_us() == doctest::Approx(50));
+  CHECK(m.ratio(IterationKind::kPrefillHeavy) == doctest::Approx(1.6));  // 320 measured / 200 of GPU share
+  CHECK(m.iteration_time(prefill) == 210 * kNsPerUs);                    // measured 160 + host 50
+  prefill.prefills = {{129, 0, true}};
+  CHECK(m.iteration_time(prefill) == 210 * kNsPerUs);                    // not replayed: 100 x 1.6 + 50
 }
 
 TEST_CASE("bad replay CSVs are errors naming file, line and field") {
