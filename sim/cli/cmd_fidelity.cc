@@ -48,14 +48,14 @@ void add_scenario_backends(ReplayTable& t, const FidelityArgs& a) {
       continue;
     }
     t.backends.push_back(backend);
-    for (ReplayRow& r : t.rows)  // the GPU's share: the replay measures the forward pass, not the host's time
-      r.predicted_us.push_back(time_to_seconds(model->iteration_time(r.shape)) * 1e6 - host_part_us(*model, r.shape));
-    if (std::string_view(backend) == "calibrated") {  // iterations.csv splits its predictions by part
-      t.parts_backend = backend;
-      for (ReplayRow& r : t.rows) {
-        const PartTimes p = model->parts(r.shape);
-        r.parts_us.assign(p.begin(), p.end());
-      }
+    const bool split = std::string_view(backend) == "calibrated";  // iterations.csv splits its predictions by part
+    if (split) t.parts_backend = backend;
+    for (ReplayRow& r : t.rows) {
+      const PartTimes p = model->parts(r.shape);
+      // The GPU's share: the replay measures the forward pass, not the host's time.
+      r.predicted_us.push_back(time_to_seconds(model->iteration_time(r.shape)) * 1e6 -
+                               p[static_cast<std::size_t>(Part::kOverhead)]);
+      if (split) r.parts_us.assign(p.begin(), p.end());
     }
   }
 }
