@@ -145,6 +145,17 @@ void bench_point(const BenchOptions& opts, ProfileWriter& out, GpuTimer& timer, 
   std::fflush(stdout);
 }
 
+// Uniform batches (every sequence at one KV length) over batches x KV lengths, KV
+// lengths outermost, the points with batch x KV <= cap; one seed per point.
+void bench_uniform_grid(const BenchOptions& opts, ProfileWriter& out, GpuTimer& timer, KvPagePool& pool,
+                        const DecodeModel& m, const std::vector<int>& batches, const std::vector<int>& ctxs, int64_t cap,
+                        int sms, uint64_t& seed, const std::string& extra_params = "") {
+  for (int c : ctxs)
+    for (int b : batches)
+      if (int64_t(b) * c <= cap)
+        bench_point(opts, out, timer, pool, m, std::vector<int32_t>(b, c), false, sms, ++seed, extra_params);
+}
+
 void bench_decode(const BenchOptions& opts, ProfileWriter& out) {
   GpuTimer timer;
   KvPagePool pool;
@@ -157,10 +168,8 @@ void bench_decode(const BenchOptions& opts, ProfileWriter& out) {
   const DecodeModel l70b_tp2{"llama3-70b-tp2", {32, 4, 128}};  // at TP 2
   const DecodeModel l2_7b{"llama2-7b", {32, 32, 128}};         // multi-head attention
   uint64_t seed = derive_seed(opts.seed, 0xDEC0DE);
-  auto grid = [&](const DecodeModel& m, std::vector<int> batches, std::vector<int> ctxs, int64_t cap) {
-    for (int c : ctxs)
-      for (int b : batches)
-        if (int64_t(b) * c <= cap) bench_point(opts, out, timer, pool, m, std::vector<int32_t>(b, c), false, sms, ++seed);
+  auto grid = [&](const DecodeModel& m, const std::vector<int>& batches, const std::vector<int>& ctxs, int64_t cap) {
+    bench_uniform_grid(opts, out, timer, pool, m, batches, ctxs, cap, sms, seed);
   };
   auto ragged = [&](const DecodeModel& m, int batch, int lo, int hi) {
     SplitMix64 g(++seed);
@@ -249,10 +258,7 @@ void bench_decode_batches(const BenchOptions& opts, ProfileWriter& out) {
                  : std::vector<int>{3, 6, 12, 24, 40, 48, 56, 72, 80, 88, 96, 104, 112, 120, 144, 160, 176, 192, 208, 224, 240};
   const std::vector<int> ctxs = opts.quick ? std::vector<int>{1024} : std::vector<int>{512, 1024, 2048, 4096, 8192, 16384, 32768};
   pool.reserve(max_tokens / kPageSize, 8, 128, opts.seed);
-  for (int c : ctxs)
-    for (int b : batches)
-      if (int64_t(b) * c <= max_tokens)
-        bench_point(opts, out, timer, pool, l8b, std::vector<int32_t>(b, c), false, sms, ++seed, ";grid=batches");
+  bench_uniform_grid(opts, out, timer, pool, l8b, batches, ctxs, max_tokens, sms, seed, ";grid=batches");
 }
 
 }  // namespace
