@@ -41,6 +41,9 @@ def make(args):
                     continue
                 if cols is None:
                     cols = line.rstrip('\n').split(',')
+                    missing = [c for c in ('iteration', 'prefills', 'decodes') if c not in cols]
+                    if missing:
+                        sys.exit(f'{path}: not a batch record (no column {", ".join(missing)})')
                     if header is None:
                         header = line
                         out.write(line)
@@ -70,7 +73,7 @@ def compare(args):
     if len(args) != 2:
         sys.exit('usage: ragged_twins.py compare REPLAY.csv ITERATIONS.csv')
     rows = {int(r['iteration']): r for r in csv.DictReader(open(args[1]))}
-    if 'err_calibrated' not in next(iter(rows.values())):
+    if not rows or 'err_calibrated' not in next(iter(rows.values())):
         sys.exit(f'{args[1]}: no calibrated column (run calibrate fidelity with --scenario)')
     pairs = []
     for ident, r in rows.items():
