@@ -3,6 +3,14 @@
 // off-grid probe M (params probe=1, what `servesim calibrate validate` holds out). Rows:
 // kernel "gemm", variant "cublaslt", m/n/k, params "model=..;layer=..;tp=..". A (m, n, k) shared by two
 // labels (e.g. the same matrix in two models) is measured once and reported under both.
+//
+// gemm_dense family: the same rows for Llama-3-8B at TP 1 (the replayed model) at the M the
+// grid skips, dense enough to see cuBLASLt's algorithm choice change with M (its time is
+// not monotone in M: e.g. gate_up at M=448 measured 287 us on an H100, at M=512 157 us).
+// M: every token 1-64, every 4 to 512, every 8 to 2,048, every 32 to 4,096 (the LM head,
+// whose M is the logit rows, to 512), less the M the gemm family measures, so no
+// (m, n, k) is measured by both. Params add ";dense=1".
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -96,8 +104,62 @@ void bench_gemm(const BenchOptions& opts, ProfileWriter& out) {
   }
 }
 
+// M of the gemm_dense family for a layer (see the header), ascending, none of them in the
+// gemm family's grid or probes.
+std::vector<int64_t> gemm_dense_tokens(const std::string& layer) {
+  const auto grid = servesim::gemm_bench_tokens(16384);
+  const int64_t top = layer == "lm_head" ? 512 : 4096;
+  std::vector<int64_t> ms;
+  for (int64_t m = 1; m <= top; m += m < 64 ? 1 : m < 512 ? 4 : m < 2048 ? 8 : 32)
+    if (std::find(grid.begin(), grid.end(), m) == grid.end()) ms.push_back(m);
+  return ms;
+}
+
+void bench_gemm_dense(const BenchOptions& opts, ProfileWriter& out) {
+  GpuTimer timer;
+  LtGemm gemm;
+  DeviceBuffer<__nv_bfloat16> x, w, y;
+  const int64_t max_m = 4096;
+  for (const LinearShape& shape : linear_layer_shapes(llama3_8b(), 1)) {
+    std::vector<int64_t> ms = gemm_dense_tokens(shape.layer);
+    if (opts.quick) ms.resize(std::min<size_t>(ms.size(), 3));
+    x.resize(size_t(max_m * shape.k));
+    w.resize(size_t(shape.n * shape.k));
+    y.resize(size_t(max_m * shape.n));
+    fill_bf16_uniform_device(x.get(), x.size(), opts.seed, -1, 1);
+    fill_bf16_uniform_device(w.get(), w.size(), opts.seed + 1, -0.05f, 0.05f);
+    int written = 0;
+    for (int64_t m : ms) {
+      if (!bench_admit(opts, "gemm_dense " + shape.layer + " m=" + std::to_string(m))) continue;
+      const TimingStats stats = timer.measure(
+          opts, [&](cudaStream_t s) { gemm.run(x.get(), w.get(), y.get(), m, shape.n, shape.k, s); });
+      ProfileRow row;
+      row.kernel = "gemm";
+      row.variant = "cublaslt";
+      row.m = m;
+      row.n = shape.n;
+      row.k = shape.k;
+      row.params = "model=" + shape.model + ";layer=" + shape.layer + ";tp=1;dense=1";
+      row.bytes = 2.0 * (double(m) * shape.k + double(shape.n) * shape.k + double(m) * shape.n);
+      row.flops = 2.0 * double(m) * shape.n * shape.k;
+      fill_timing(row, stats);
+      out.write_row(row);
+      ++written;
+    }
+    std::printf("  gemm_dense %-8s n=%-6ld k=%-6ld: %d of %zu M\n", shape.layer.c_str(), long(shape.n), long(shape.k),
+                written, ms.size());
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 }  // namespace servesim::kernels
+
+SERVESIM_REGISTER_KERNEL_FAMILY(gemm_dense, {.name = "gemm_dense",
+                                             .description = "cuBLASLt bf16 linear layers of Llama-3-8B TP 1 at every M the grid skips (1-4,096)",
+                                             .check = nullptr,  // gemm's kernel: checked by family gemm
+                                             .bench = servesim::kernels::bench_gemm_dense,
+                                             .order = 21});
 
 SERVESIM_REGISTER_KERNEL_FAMILY(gemm, {.name = "gemm",
                                        .description = "cuBLASLt bf16 linear layers (Llama-3-8B/70B, Llama-2-7B; TP 1/2/4/8)",
