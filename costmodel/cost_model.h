@@ -4,7 +4,11 @@
 //
 // Contract: iteration_time() is a pure function of the batch (no hidden state,
 // no randomness), returns > 0 for a non-empty batch, and is monotone
-// non-decreasing in every token count. identity() names the backend and its
+// non-decreasing in every token count -- except where a measured profile shows
+// the GPU itself is faster with more tokens: the calibrated backend keeps the
+// GEMM dips that the gemm_dense bench family measured (cuBLASLt's algorithm
+// choice by M; monotone_curve.h), so its price can drop as M grows past one.
+// identity() names the backend and its
 // data source; calibrated() is false for analytic backends, whose reports say
 // "uncalibrated". parts() splits an iteration's time over the named parts
 // of the operation list (operation_list.h), µs; the parts sum to the

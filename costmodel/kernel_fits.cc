@@ -125,6 +125,12 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
   std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, double>> gemm;
   // The distinct params of each weight shape's rows (its labels are made from them at the end).
   std::map<std::pair<std::int64_t, std::int64_t>, std::set<std::string_view>> gemm_params;
+  // M of the gemm_dense rows of each shape (kernels/gemm/gemm_family.cu): kept out of the guide
+  // selection, so every shape's guide is chosen from the grid alone.
+  std::map<std::pair<std::int64_t, std::int64_t>, std::set<std::int64_t>> gemm_dense_m;
+  // p10 and p90 of every GEMM point: a shape with gemm_dense rows keeps a drop between two
+  // neighbouring M whose ranges do not overlap (monotone_curve.h, measured dips).
+  std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, std::pair<double, double>>> gemm_spread;
   std::map<std::string, std::map<double, double>> elementwise;  // variant → bytes → µs
   std::map<std::int64_t, std::map<std::string, std::map<double, double>>> allreduce;  // gpus → variant → bytes → µs
   // Every registered method's fitter, and the fitter of each of their fitted kernels.
@@ -199,8 +205,10 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     } else if (fam == FamilyKind::kGemm) {
       const auto key = std::make_pair(need_column(file, p, p.n, "n"), need_column(file, p, p.k, "k"));
       const std::int64_t m = need_column(file, p, p.m, "m");
-      gemm[key].try_emplace(m, t);  // a shape listed under two labels: first row wins
+      if (gemm[key].try_emplace(m, t).second)  // a shape listed under two labels: first row wins
+        gemm_spread[key][m] = {p.p10_us > 0 ? p.p10_us : t, p.p90_us > 0 ? p.p90_us : t};
       gemm_params[key].insert(p.params);
+      if (p.param("dense").value_or("0") == "1") gemm_dense_m[key].insert(m);
     } else if (auto it = fitter_of.find(p.kernel); it != fitter_of.end()) {  // a method's kernel: its family is its name
       it->second->add(p, file);
     }
@@ -243,7 +251,10 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
       f.problems_.push_back(fmt::format("{}: no usable '# gpu_sms=<SM count>' provenance line (found '{}'); GEMM "
                                         "curves are not tried with wave-quantized guides", file, sms_text));
     }
-    f.gemm_guide_ = select_gemm_guide(gemm, sms);
+    GemmPoints grid = gemm;
+    for (const auto& [key, ms] : gemm_dense_m)
+      for (std::int64_t m : ms) grid[key].erase(m);
+    f.gemm_guide_ = select_gemm_guide(grid, sms);
   }
   for (const auto& [key, points] : gemm) {
     std::vector<double> xs, ys;
@@ -262,7 +273,15 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
     for (const auto& l : shape_labels) labels += (labels.empty() ? "" : " ") + l;
     MonotoneCurve::Guide guide;
     if (auto g = f.gemm_guide_.guides.find(key); g != f.gemm_guide_.guides.end()) guide = g->second;
-    MonotoneCurve curve(xs, ys, guide);
+    std::vector<bool> dips;
+    if (gemm_dense_m.count(key)) {
+      const auto& spread = gemm_spread.at(key);
+      for (auto it = points.begin(); it != points.end(); ++it) {
+        const auto next = std::next(it);
+        dips.push_back(next != points.end() && spread.at(it->first).first > spread.at(next->first).second);
+      }
+    }
+    MonotoneCurve curve(xs, ys, guide, std::move(dips));
     f.gemm_[key] = GemmCurve{curve, labels, relative_error(curve.ys(), ys)};
   }
   for (auto& [name, fitter] : fitters) f.methods_.emplace_back(std::string(name), fitter->finish(file, f.problems_));
@@ -411,7 +430,10 @@ std::vector<FitSummaryRow> KernelFits::summary() const {
       if (prefill_variant_.count(h) && prefill_variant_.at(h) != v) add("prefill/" + v, h.label() + " (not used)", fit);
   for (const auto& [key, g] : gemm_) {
     out.push_back({"gemm", fmt::format("n={} k={} ({})", key.first, key.second, g.labels),
-                   fmt::format("monotone over M={}..{}; {}", g.curve.min_x(), g.curve.max_x(),
+                   fmt::format("{} over M={}..{} ({} points); {}",
+                               g.curve.kept_dips() ? fmt::format("monotone except {} measured dips", g.curve.kept_dips())
+                                                   : std::string("monotone"),
+                               g.curve.min_x(), g.curve.max_x(), g.curve.xs().size(),
                                g.curve.guided() ? gemm_guide_.best().name + " guide between points" : "linear between points"),
                    g.residuals});
   }

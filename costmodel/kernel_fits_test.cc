@@ -81,6 +81,58 @@ TEST_CASE("the GEMM curve is monotone, keeps tile steps and grows proportionally
   CHECK(noisy(2) >= noisy(1));
 }
 
+TEST_CASE("a GEMM curve keeps the measured dips it is told about and pools noise between them") {
+  // 448 -> 512 is a real drop (cuBLASLt's algorithm choice); 1 -> 2 is noise.
+  const std::vector<double> xs{1, 2, 448, 512, 576}, ys{10, 9.5, 30, 16, 20};
+  MonotoneCurve pooled(xs, ys);
+  CHECK(pooled.kept_dips() == 0);
+  CHECK(pooled(448) == doctest::Approx(22));  // 30, 16 and 20 pooled
+  CHECK(pooled(512) == doctest::Approx(22));
+  MonotoneCurve dipped(xs, ys, {}, {false, false, true, false, false});
+  CHECK(dipped.kept_dips() == 1);
+  CHECK(dipped(1) == doctest::Approx(9.75));  // the noisy stretch is still pooled
+  CHECK(dipped(2) == doctest::Approx(9.75));
+  CHECK(dipped(448) == 30);
+  CHECK(dipped(512) == 16);
+  CHECK(dipped(480) == doctest::Approx(23));  // linear between the two measured points
+  CHECK(dipped(544) == doctest::Approx(18));
+  // A dip marked where the values rise is no dip: nothing is cut.
+  MonotoneCurve rising(xs, ys, {}, {false, true, false, false, false});
+  CHECK(rising.kept_dips() == 0);
+  CHECK_THROWS(MonotoneCurve(xs, ys, {}, {true}));
+}
+
+TEST_CASE("gemm_dense rows keep a drop whose p10-p90 ranges do not overlap, and the grid alone stays monotone") {
+  const std::string head = "# format=servesim-kernel-profile\n# schema_version=1\n# gpu_sms=132\n"
+                           "kernel,variant,batch,ctx,q_len,prefix,heads,kv_heads,head_dim,page_size,budget,m,n,k,params,"
+                           "reps,median_us,p10_us,p90_us,min_us,max_us,bytes,flops,gbps,tflops\n";
+  auto row = [](int m, int n, double t, double spread, bool dense) {
+    return fmt::format("gemm,cublaslt,,,,,,,,,,{},{},4096,model=x;layer=l;tp=1{},50,{},{},{},{},{},1,1,1,1\n", m, n,
+                       dense ? ";dense=1" : "", t, t * (1 - spread), t * (1 + spread), t * (1 - spread),
+                       t * (1 + spread));
+  };
+  std::string csv = head;
+  for (int n : {4096, 8192}) {  // 8192: the same times as a grid-only shape
+    csv += row(1, n, 50, 0.01, false) + row(64, n, 52, 0.01, false) + row(448, n, 290, 0.01, false) +
+           row(512, n, 170, 0.01, false) + row(1024, n, 320, 0.01, false);
+    if (n == 4096) csv += row(456, 4096, 292, 0.01, true) + row(460, 4096, 165, 0.01, true) +  // a real drop
+                          row(2, 4096, 51, 0.03, true) + row(3, 4096, 50, 0.03, true);        // noise: overlapping
+  }
+  const KernelFits f = KernelFits::fit(ProfileTable::parse(csv, "dense.csv"));
+  const MonotoneCurve& dense = f.gemm().at({4096, 4096}).curve;
+  const MonotoneCurve& grid = f.gemm().at({8192, 4096}).curve;
+  CHECK(dense.kept_dips() == 1);
+  CHECK(dense(456) == doctest::Approx(292));
+  CHECK(dense(460) == doctest::Approx(165));
+  CHECK(dense(3) == doctest::Approx(dense(2)));  // 51 then 50 within their spreads: pooled
+  CHECK(grid.kept_dips() == 0);
+  double last = 0;
+  for (double m = 1; m <= 2048; m += 3) {
+    CHECK(grid(m) >= last);
+    last = grid(m);
+  }
+}
+
 TEST_CASE("a guided GEMM curve keeps measured points and steps where its guide steps") {
   // Guide: flat to 100, a step, then flat to 200, then proportional.
   auto guide = [](double m) { return m <= 100 ? 5.0 : (m <= 200 ? 9.0 : 9.0 * m / 200); };

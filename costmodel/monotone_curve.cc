@@ -110,12 +110,22 @@ std::vector<double> monotone_loo_predictions(const std::vector<double>& xs, cons
   return monotone_loo_predictions(xs, monotone_loo_neighbours(ys, step), gx, step);
 }
 
-MonotoneCurve::MonotoneCurve(std::vector<double> xs, std::vector<double> ys, Guide guide)
+MonotoneCurve::MonotoneCurve(std::vector<double> xs, std::vector<double> ys, Guide guide, std::vector<bool> dips)
     : xs_(std::move(xs)), guide_(std::move(guide)) {
   SIM_CHECK(!xs_.empty() && xs_.size() == ys.size(), "curve needs matching non-empty xs/ys ({} vs {})", xs_.size(),
             ys.size());
   for (std::size_t i = 1; i < xs_.size(); ++i) SIM_CHECK(xs_[i] > xs_[i - 1], "curve xs not increasing at {}", i);
-  ys_ = isotonic_non_decreasing(ys);
+  SIM_CHECK(dips.empty() || dips.size() == ys.size(), "curve dips: {} for {} points", dips.size(), ys.size());
+  // Isotonic regression on each stretch between kept dips (one stretch without dips).
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i < ys.size(); ++i) {
+    const bool cut = i + 1 == ys.size() || (!dips.empty() && dips[i] && ys[i + 1] < ys[i]);
+    if (!cut) continue;
+    const auto stretch = isotonic_non_decreasing(std::vector<double>(ys.begin() + begin, ys.begin() + i + 1));
+    ys_.insert(ys_.end(), stretch.begin(), stretch.end());
+    if (i + 1 < ys.size()) ++kept_dips_;
+    begin = i + 1;
+  }
   if (guide_) {
     for (double x : xs_) gx_.push_back(guide_(x));
     for (std::size_t i = 0; i < gx_.size(); ++i)

@@ -13,6 +13,14 @@
 // read once); above the largest M it grows proportionally to M, or to g(M) with
 // a guide (compute bound: time per token constant up to wave steps). Every
 // piece is non-decreasing, so the curve is monotone everywhere.
+//
+// Measured dips: cuBLASLt picks its GEMM algorithm by M, so a GEMM measured
+// densely in M (the gemm_dense bench family) can really be faster at a larger
+// M (M=568 in 2/3 of the time of M=552). Such a dip is kept when the caller
+// marks it (dips[i]: the step from point i to point i + 1 is a real drop, e.g.
+// its two p10-p90 ranges do not overlap); isotonic regression then runs on
+// each stretch between kept dips separately, so noise is still pooled and the
+// curve is monotone everywhere except at the marked dips.
 #pragma once
 #include <functional>
 #include <utility>
@@ -25,22 +33,25 @@ class MonotoneCurve {
   MonotoneCurve() = default;
   using Guide = std::function<double(double)>;
   // REQUIRES: xs strictly increasing, xs.size() == ys.size() >= 1, ys > 0;
-  // guide, when given, non-decreasing and > 0.
-  MonotoneCurve(std::vector<double> xs, std::vector<double> ys, Guide guide = {});
+  // guide, when given, non-decreasing and > 0; dips empty or dips.size() ==
+  // xs.size() (the last entry unused).
+  MonotoneCurve(std::vector<double> xs, std::vector<double> ys, Guide guide = {}, std::vector<bool> dips = {});
 
   double operator()(double x) const;
   bool empty() const { return xs_.empty(); }
   double min_x() const { return xs_.front(); }
   double max_x() const { return xs_.back(); }
   const std::vector<double>& xs() const { return xs_; }
-  const std::vector<double>& ys() const { return ys_; }  // after isotonic regression
+  const std::vector<double>& ys() const { return ys_; }  // after isotonic regression (per stretch between kept dips)
   bool guided() const { return static_cast<bool>(guide_); }
+  int kept_dips() const { return kept_dips_; }  // dips marked by the caller
 
  private:
   std::vector<double> xs_;
   std::vector<double> ys_;
   Guide guide_;
   std::vector<double> gx_;  // guide at xs_
+  int kept_dips_ = 0;
 };
 
 // Isotonic (non-decreasing) least-squares fit of ys with equal weights.

@@ -82,9 +82,13 @@ void run_fit(const FitArgs& a) {
     csv += fmt::format("{},{},{},{:.5f},{:.5f},{:.5f},{}\n", r.family, csv_cell(r.key), r.residuals.points,
                        r.residuals.median, r.residuals.p90, r.residuals.max, csv_cell(r.form));
   }
-  if (!fits.gemm().empty())
-    fmt::print("gemm: {} weight shapes, monotone curves over M (see fit_summary.csv); {}\n", fits.gemm().size(),
+  if (!fits.gemm().empty()) {
+    int dips = 0;
+    for (const auto& [key, g] : fits.gemm()) dips += g.curve.kept_dips();
+    fmt::print("gemm: {} weight shapes, monotone curves over M{} (see fit_summary.csv); {}\n", fits.gemm().size(),
+               dips ? fmt::format(" except {} measured dips (gemm_dense)", dips) : std::string(),
                fits.gemm_guide().describe());
+  }
   fmt::print("copy bandwidth ceiling: {:.0f} GB/s\n", fits.copy_gbps());
   for (const auto& p : fits.problems()) fmt::print("warning: {}\n", p);
   std::string prov;
