@@ -94,7 +94,7 @@ FAMILY_POINT_GRACE=30     # a family's process may run this long past its budget
 # prefill_hopper 5, quest 15, minference 284, andpro 7; elementwise (a later session) ~1.
 # The weights are those seconds with a little headroom; the full grids (~400 s) still need
 # the two bench calls below: MInference alone is 284 s.
-declare -A FAMILY_WEIGHT=([ceilings]=2 [gemm]=45 [decode]=5 [decode_ragged]=4 [decode_batches]=4 [elementwise]=3 [elementwise_queued]=8 [prefill]=35 [prefill_hopper]=6 [quest]=16 [minference]=285 [andpro]=8)
+declare -A FAMILY_WEIGHT=([ceilings]=2 [gemm]=45 [gemm_dense]=24 [decode]=5 [decode_ragged]=4 [decode_batches]=4 [elementwise]=3 [elementwise_queued]=8 [prefill]=35 [prefill_hopper]=6 [quest]=16 [minference]=285 [andpro]=8)
 DEFAULT_WEIGHT=30
 MIN_SHARE=10
 
