@@ -17,6 +17,7 @@ docs/costmodel.md, "Ragged batches in real iterations: the twins replay".
       signed error (predicted - measured) / measured, medians.
 """
 import csv
+import os
 import statistics
 import sys
 
@@ -30,11 +31,20 @@ def make(args):
     if len(args) < 2:
         sys.exit('usage: ragged_twins.py make [--min-decodes N] OUT.csv RECORD.csv [RECORD.csv ...]')
     out_path, inputs = args[0], args[1:]
+    if any(os.path.exists(p) and os.path.exists(out_path) and os.path.samefile(p, out_path) for p in inputs):
+        sys.exit(f'{out_path}: the output is also an input (usage: make OUT.csv RECORD.csv ...)')
+    texts = []  # every input read before the output is opened, so a bad argument never truncates a file
+    for path in inputs:
+        try:
+            with open(path) as f:
+                texts.append(f.read().splitlines(keepends=True))
+        except OSError as e:
+            sys.exit(f'{path}: {e.strerror} (usage: make OUT.csv RECORD.csv ...)')
     header, pairs = None, 0
     with open(out_path, 'w') as out:
         for index, path in enumerate(inputs):
             cols = None
-            for line in open(path):
+            for line in texts[index]:
                 if line.startswith('#'):
                     if index == 0:
                         out.write(line)
