@@ -11,7 +11,8 @@
 #   --phase bench   call 2 of two: preflight, build (incremental: reuses build-gpu/ when the
 #                   machine is still warm), bench, merge - the whole call for the bench
 #   --families a,b  only these families (check and bench); the full bench needs two bench
-#                   calls: --families ceilings,gemm,decode,elementwise,prefill,prefill_hopper
+#                   calls: --families ceilings,gemm,gemm_dense,elementwise,elementwise_queued,
+#                   decode,decode_ragged,decode_batches,prefill,prefill_hopper
 #                   then quest,minference,andpro,
 #                   joined with `servesim-kernels merge`
 #   --plan          print the time plan (budgets, per-family shares) and exit; runs nothing
@@ -129,7 +130,9 @@ share_of() {  # share_of BUDGET FAMILY...
 }
 
 if [ "$PLAN" = 1 ]; then
-  mapfile -t families < <(printf '%s\n' ceilings gemm elementwise decode prefill prefill_hopper quest minference andpro | select_families)
+  # Every family with a bench, in the binary's order (`servesim-kernels list`: replay_tiny has no bench).
+  mapfile -t families < <(printf '%s\n' ceilings gemm gemm_dense elementwise elementwise_queued decode decode_ragged \
+    decode_batches prefill prefill_hopper quest minference andpro | select_families)
   echo "gpu_calibrate plan (--phase $PHASE): deadline ${DEADLINE_S} s after start"
   echo "  configure <= ${CONFIGURE_LIMIT} s, build <= ${BUILD_LIMIT} s (seconds when a warm build-gpu/ is reused)"
   if [ "$PHASE" != bench ]; then

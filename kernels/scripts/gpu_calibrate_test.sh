@@ -14,7 +14,8 @@ if command -v shellcheck >/dev/null 2>&1; then shellcheck "$SCRIPT" || fail "she
 for phase in all bench; do
   plan=$(bash "$SCRIPT" --plan --phase "$phase") || fail "--plan --phase $phase exited $?"
   echo "$plan"
-  for f in ceilings gemm elementwise decode prefill prefill_hopper quest minference andpro; do
+  for f in ceilings gemm gemm_dense elementwise elementwise_queued decode decode_ragged decode_batches prefill \
+    prefill_hopper quest minference andpro; do
     share=$(echo "$plan" | awk -v f="$f" '$1 == "share" && $2 == f { print $3 }')
     if [ -z "$share" ] || [ "$share" -lt 10 ]; then fail "--phase $phase: family $f has share '$share'"; fi
   done
@@ -24,7 +25,7 @@ for phase in all bench; do
 done
 # The full grids (issue 20's head shapes and models) need two bench calls split by family;
 # each must fit, and together they must name every family exactly once.
-bench_a=ceilings,gemm,decode,prefill,prefill_hopper
+bench_a=ceilings,gemm,gemm_dense,elementwise,elementwise_queued,decode,decode_ragged,decode_batches,prefill,prefill_hopper
 bench_b=quest,minference,andpro
 for sel in "$bench_a" "$bench_b"; do
   plan=$(bash "$SCRIPT" --plan --phase bench --families "$sel") || fail "--plan --families $sel exited $?"
