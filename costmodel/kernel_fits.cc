@@ -208,7 +208,7 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
       if (gemm[key].try_emplace(m, t).second)  // a shape listed under two labels: first row wins
         gemm_spread[key][m] = {p.p10_us > 0 ? p.p10_us : t, p.p90_us > 0 ? p.p90_us : t};
       gemm_params[key].insert(p.params);
-      if (p.param("dense").value_or("0") == "1") gemm_dense_m[key].insert(m);
+      if (is_gemm_dense_row(p)) gemm_dense_m[key].insert(m);
     } else if (auto it = fitter_of.find(p.kernel); it != fitter_of.end()) {  // a method's kernel: its family is its name
       it->second->add(p, file);
     }

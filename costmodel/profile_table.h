@@ -44,6 +44,14 @@ struct ProfilePoint {
 // the ragged decode factor only: no fit, grid or knob reads it.
 inline bool is_ragged_pair_row(const ProfilePoint& p) { return p.kernel == "decode" && p.param("dist").has_value(); }
 
+// A row of family gemm_dense (params dense=1): one GEMM shape at every M between the grid's
+// points. It shapes that shape's curve; statistics across shapes (fit-roofline's GEMM rate,
+// the GEMM guide selection) read the grid rows only, so one densely measured shape does not
+// outweigh the others.
+inline bool is_gemm_dense_row(const ProfilePoint& p) {
+  return p.kernel == "gemm" && p.param("dense").value_or("0") == "1";
+}
+
 class ProfileTable {
  public:
   // Reads `path`. Throws InputError on a missing file, a wrong format or

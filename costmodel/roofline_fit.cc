@@ -66,7 +66,7 @@ RooflineKnobFit fit_roofline_knobs(const ProfileTable& t, const HardwareSpec& hw
     const double s = p.median_us * 1e-6;
     if (p.kernel == "gemm" && p.m > 0 && p.n > 0 && p.k > 0) {
       fastest = fastest > 0 ? std::min(fastest, p.median_us) : p.median_us;
-      if (p.m >= 1024)
+      if (p.m >= 1024 && !is_gemm_dense_row(p))  // grid rows: every shape counts alike
         gemm.push_back(roofline_gemm_compute_seconds(static_cast<double>(p.m), static_cast<double>(p.n),
                                                      static_cast<double>(p.k), h.gemm_tile_m, h.gemm_tile_n, h.sms,
                                                      peak) / s);

@@ -2,6 +2,7 @@
 // and of the hardware roofline: monotonicity, the latency floor, tile and
 // wave quantisation, the split by part, the flat model, fit-roofline.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
@@ -261,4 +262,23 @@ TEST_CASE("fit-roofline: decode_ragged pair rows (params dist=) do not enter the
         doctest::Approx(plain.hardware.decode_attention_bandwidth_fraction));
   const RooflineKnobFit with_rows = fit_roofline_knobs(ProfileTable::parse(csv + plain_rows, "rows.csv"), roofline_h100());
   CHECK(with_rows.hardware.decode_attention_bandwidth_fraction < 0.9 * plain.hardware.decode_attention_bandwidth_fraction);
+}
+
+TEST_CASE("fit-roofline: gemm_dense rows (params dense=1) do not enter the GEMM rate") {
+  SyntheticOptions o;
+  o.noise = 0;
+  const std::string csv = synthetic_profile_csv(o);
+  const RooflineKnobFit plain = fit_roofline_knobs(ProfileTable::parse(csv, "syn.csv"), roofline_h100());
+  // Many slow rows of one shape at M >= 1024: as gemm_dense rows they are ignored, as grid rows they pull the median.
+  std::string dense, grid;
+  for (int m = 1032; m < 1032 + 8 * 800; m += 8) {
+    const std::string row = fmt::format("gemm,cublaslt,,,,,,,,,,{},4096,4096,model=x;layer=o;tp=1", m);
+    const std::string timing = fmt::format(",50,{},{},{},{},{},1,1,,\n", m, m, m, m, m);  // ~1 us per token: slow
+    dense += row + ";dense=1" + timing;
+    grid += row + timing;
+  }
+  const RooflineKnobFit with_dense = fit_roofline_knobs(ProfileTable::parse(csv + dense, "dense.csv"), roofline_h100());
+  CHECK(with_dense.hardware.gemm_flops_fraction == doctest::Approx(plain.hardware.gemm_flops_fraction));
+  const RooflineKnobFit with_grid = fit_roofline_knobs(ProfileTable::parse(csv + grid, "grid.csv"), roofline_h100());
+  CHECK(with_grid.hardware.gemm_flops_fraction < 0.9 * plain.hardware.gemm_flops_fraction);
 }
