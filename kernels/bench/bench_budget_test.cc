@@ -215,3 +215,45 @@ TEST_CASE("a known commit is a hex SHA, optionally dirty") {
   CHECK_FALSE(is_known_commit(kSha + " (build)"));
   CHECK_FALSE(is_known_commit("-dirty"));
 }
+
+TEST_CASE("merge --sessions --repeat drops the new session's rows that a second run did not repeat") {
+  const std::string other = "fedcba9876543210fedcba9876543210fedcba98";
+  // A second run of family gemm on the same card: row v0 repeats within 1 %, v1 is 10 % off,
+  // v2 was not measured again.
+  std::ostringstream os;
+  ProfileWriter w(os);
+  w.write_provenance({{"format", "servesim-kernel-profile"}, {"schema_version", "1"}, {"gpu_uuid", "gpu-2"},
+                      {"git_commit", other}, {"mode", "full"}, {"families", "gemm"}, {"command", "again"}});
+  for (const auto& [variant, median] : std::vector<std::pair<std::string, double>>{{"v0", 1.01}, {"v1", 2.2}}) {
+    ProfileRow r;
+    r.kernel = "gemm";
+    r.variant = variant;
+    r.median_us = median;
+    w.write_row(r);
+  }
+  const ProfileInput repeat{"again.csv", os.str()};
+  const std::vector<ProfileInput> two = {{"a.csv", family_profile("decode", kSha, 2)},
+                                         {"b.csv", family_profile("gemm", other, 3, "gpu-2")}};
+  std::string merged, err;
+  CHECK_FALSE(merge_profiles(two, &merged, &err, false, false, &repeat));  // needs --sessions
+  CHECK(err.find("--sessions") != std::string::npos);
+  REQUIRE(merge_profiles(two, &merged, &err, true, false, &repeat));
+  ParsedProfile p;
+  REQUIRE(parse_profile(merged, &p, &err));
+  std::vector<std::string> gemm_variants;
+  for (const auto& row : p.rows)
+    if (row[0] == "gemm") gemm_variants.push_back(row[1]);
+  CHECK(gemm_variants == std::vector<std::string>{"v0", "v2"});
+  std::string s2;
+  for (const auto& [k, v] : p.provenance)
+    if (k == "session.2") s2 = v;
+  CHECK(s2 == "families:gemm;repeat_checked:2;unrepeated_dropped:1;gpu_uuid:gpu-2;git_commit:" + other + ";date_utc:");
+  // A repeat from another card, or of other families, is refused.
+  const std::vector<ProfileInput> other_card = {{"a.csv", family_profile("decode", kSha, 2)},
+                                                {"b.csv", family_profile("gemm", other, 3, "gpu-3")}};
+  CHECK_FALSE(merge_profiles(other_card, &merged, &err, true, false, &repeat));
+  CHECK(err.find("gpu_uuid") != std::string::npos);
+  const ProfileInput not_gemm{"again.csv", family_profile("decode", other, 2, "gpu-2")};
+  CHECK_FALSE(merge_profiles(two, &merged, &err, true, false, &not_gemm));
+  CHECK(err.find("families") != std::string::npos);
+}

@@ -54,6 +54,8 @@ std::string kernels_cli_usage() {
          "  --sessions               merge: inputs from several sessions of one GPU model and stack\n"
          "  --add-variants           merge --sessions: a family an earlier input has adds only its new\n"
          "                           kernel variants (e.g. new ceiling rows); the rest are dropped\n"
+         "  --repeat R.csv           merge --sessions: R is a second run of the last input on the same\n"
+         "                           card; that input's rows R measured more than 5% away are dropped\n"
          "  --prefill-variant V      replay: auto (hopper_wgmma on H100/H200, else fa2) | fa2 | hopper_wgmma\n";
 }
 
@@ -115,6 +117,8 @@ bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::
       cli->sessions = true;
     } else if (arg == "--add-variants") {
       cli->add_variants = true;
+    } else if (arg == "--repeat") {
+      if (!value(&cli->repeat)) return false;
     } else if (arg == "--prefill-variant") {
       if (!value(&cli->prefill_variant)) return false;
       if (cli->prefill_variant != "auto" && cli->prefill_variant != "fa2" && cli->prefill_variant != "hopper_wgmma") {

@@ -117,8 +117,20 @@ int run_merge(const KernelsCli& cli) {
     text << in.rdbuf();
     inputs.push_back({path, text.str()});
   }
+  ProfileInput repeat;
+  if (!cli.repeat.empty()) {
+    std::ifstream in(cli.repeat);
+    if (!in) {
+      std::fprintf(stderr, "servesim-kernels merge: cannot read %s\n", cli.repeat.c_str());
+      return 2;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    repeat = {cli.repeat, text.str()};
+  }
   std::string merged, error;
-  if (!merge_profiles(inputs, &merged, &error, cli.sessions, cli.add_variants)) {
+  if (!merge_profiles(inputs, &merged, &error, cli.sessions, cli.add_variants,
+                      cli.repeat.empty() ? nullptr : &repeat)) {
     std::fprintf(stderr, "servesim-kernels merge: refused: %s\n", error.c_str());
     return 2;
   }

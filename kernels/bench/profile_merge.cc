@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -47,13 +50,17 @@ bool is_known_commit(const std::string& commit) {
 }
 
 bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged, std::string* error, bool sessions,
-                    bool add_variants) {
+                    bool add_variants, const ProfileInput* repeat) {
   if (inputs.empty()) {
     *error = "no profiles to merge";
     return false;
   }
   if (add_variants && !sessions) {
     *error = "--add-variants needs --sessions (it adds a later session's new kernel variants)";
+    return false;
+  }
+  if (repeat && !sessions) {
+    *error = "--repeat needs --sessions (it checks the last input's rows against a second run of them)";
     return false;
   }
   std::vector<ParsedProfile> parsed(inputs.size());
@@ -66,6 +73,60 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
         return false;
       }
     }
+  }
+  // --repeat: drop the last input's rows that a second run on the same card did not repeat.
+  std::string repeat_note;
+  if (repeat) {
+    ParsedProfile r;
+    std::string why;
+    if (!parse_profile(repeat->text, &r, &why)) {
+      *error = repeat->name + ": " + why;
+      return false;
+    }
+    ParsedProfile& last = parsed.back();
+    for (const char* key : {"gpu_uuid", "families"}) {
+      if (lookup(r.provenance, key) != lookup(last.provenance, key)) {
+        *error = repeat->name + ": " + key + " '" + lookup(r.provenance, key) + "' differs from " + inputs.back().name +
+                 "'s '" + lookup(last.provenance, key) + "' (a repeat is the same families on the same card)";
+        return false;
+      }
+    }
+    if (r.columns != last.columns) {
+      *error = repeat->name + ": columns differ from " + inputs.back().name;
+      return false;
+    }
+    const auto col = [&](const char* name) {
+      return static_cast<size_t>(std::find(r.columns.begin(), r.columns.end(), name) - r.columns.begin());
+    };
+    const size_t params = col("params"), median = col("median_us");
+    if (params >= r.columns.size() || median >= r.columns.size()) {
+      *error = repeat->name + ": no params or median_us column";
+      return false;
+    }
+    const auto point = [&](const std::vector<std::string>& row) {
+      std::string key;
+      for (size_t c = 0; c <= params && c < row.size(); ++c) key += row[c] + ",";
+      return key;
+    };
+    std::map<std::string, double> again;
+    for (const auto& row : r.rows)
+      if (median < row.size()) again[point(row)] = std::strtod(row[median].c_str(), nullptr);
+    std::vector<std::vector<std::string>> kept;
+    size_t checked = 0, dropped = 0;
+    for (auto& row : last.rows) {
+      const auto it = again.find(point(row));
+      if (it != again.end() && median < row.size()) {
+        ++checked;
+        const double a = std::strtod(row[median].c_str(), nullptr), b = it->second;
+        if (!(a > 0 && b > 0) || std::abs(b / a - 1) > kRepeatTolerance) {
+          ++dropped;
+          continue;
+        }
+      }
+      kept.push_back(std::move(row));
+    }
+    last.rows = std::move(kept);
+    repeat_note = ";repeat_checked:" + std::to_string(checked) + ";unrepeated_dropped:" + std::to_string(dropped);
   }
   const Provenance& first = parsed[0].provenance;
   const std::string commit = lookup(first, "git_commit");
@@ -150,7 +211,9 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
         }
       if (!carried)
         session_lines += "# session." + std::to_string(++session_count) + "=families:" +
-                         lookup(parsed[i].provenance, "families") + added[i] + ";gpu_uuid:" + lookup(parsed[i].provenance, "gpu_uuid") +
+                         lookup(parsed[i].provenance, "families") + added[i] +
+                         (i + 1 == parsed.size() ? repeat_note : std::string()) +
+                         ";gpu_uuid:" + lookup(parsed[i].provenance, "gpu_uuid") +
                          ";git_commit:" + c + ";date_utc:" + lookup(parsed[i].provenance, "date_utc") + "\n";
     }
     for (const char* key : sessions ? same_stack : same_run) {
