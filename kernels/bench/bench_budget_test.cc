@@ -216,7 +216,7 @@ TEST_CASE("a known commit is a hex SHA, optionally dirty") {
   CHECK_FALSE(is_known_commit("-dirty"));
 }
 
-TEST_CASE("merge --sessions --repeat drops the new session's rows that a second run did not repeat") {
+TEST_CASE("merge --repeat drops the rows of the input a second run did not repeat, and records it") {
   const std::string other = "fedcba9876543210fedcba9876543210fedcba98";
   // A second run of family gemm on the same card: row v0 repeats within 1 %, v1 is 10 % off,
   // v2 was not measured again.
@@ -235,8 +235,6 @@ TEST_CASE("merge --sessions --repeat drops the new session's rows that a second 
   const std::vector<ProfileInput> two = {{"a.csv", family_profile("decode", kSha, 2)},
                                          {"b.csv", family_profile("gemm", other, 3, "gpu-2")}};
   std::string merged, err;
-  CHECK_FALSE(merge_profiles(two, &merged, &err, false, false, &repeat));  // needs --sessions
-  CHECK(err.find("--sessions") != std::string::npos);
   REQUIRE(merge_profiles(two, &merged, &err, true, false, &repeat));
   ParsedProfile p;
   REQUIRE(parse_profile(merged, &p, &err));
@@ -247,13 +245,29 @@ TEST_CASE("merge --sessions --repeat drops the new session's rows that a second 
   std::string s2;
   for (const auto& [k, v] : p.provenance)
     if (k == "session.2") s2 = v;
-  CHECK(s2 == "families:gemm;repeat_checked:2;unrepeated_dropped:1;gpu_uuid:gpu-2;git_commit:" + other + ";date_utc:");
+  CHECK(s2 == "families:gemm;repeat:gemm;repeat_checked:2;unrepeated_dropped:1;gpu_uuid:gpu-2;git_commit:" + other +
+               ";date_utc:");
+  // One run's parts (no --sessions): the check applies to the input with R's families, wherever
+  // it is, and a `# repeat=` line records it; a later --sessions merge carries it into that
+  // input's session line.
+  const std::vector<ProfileInput> run = {{"gemm.csv", family_profile("gemm", other, 3, "gpu-2")},
+                                         {"decode.csv", family_profile("decode", other, 2, "gpu-2")}};
+  std::string one_run;
+  REQUIRE(merge_profiles(run, &one_run, &err, false, false, &repeat));
+  CHECK(one_run.find("# repeat=repeat:gemm;repeat_checked:2;unrepeated_dropped:1\n") != std::string::npos);
+  ParsedProfile q;
+  REQUIRE(parse_profile(one_run, &q, &err));
+  CHECK(q.rows.size() == 4);  // gemm v0 and v2, decode v0 and v1
+  REQUIRE(merge_profiles({{"a.csv", family_profile("quest", kSha, 1)}, {"run.csv", one_run}}, &merged, &err, true));
+  CHECK(merged.find("# session.2=families:gemm,decode;repeat:gemm;repeat_checked:2;unrepeated_dropped:1;gpu_uuid:gpu-2") !=
+        std::string::npos);
+  CHECK(merged.find("# repeat=") == std::string::npos);
   // A repeat from another card, or of other families, is refused.
   const std::vector<ProfileInput> other_card = {{"a.csv", family_profile("decode", kSha, 2)},
                                                 {"b.csv", family_profile("gemm", other, 3, "gpu-3")}};
   CHECK_FALSE(merge_profiles(other_card, &merged, &err, true, false, &repeat));
   CHECK(err.find("gpu_uuid") != std::string::npos);
-  const ProfileInput not_gemm{"again.csv", family_profile("decode", other, 2, "gpu-2")};
+  const ProfileInput not_gemm{"again.csv", family_profile("andpro", other, 2, "gpu-2")};
   CHECK_FALSE(merge_profiles(two, &merged, &err, true, false, &not_gemm));
   CHECK(err.find("families") != std::string::npos);
 }

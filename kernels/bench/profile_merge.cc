@@ -59,10 +59,6 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
     *error = "--add-variants needs --sessions (it adds a later session's new kernel variants)";
     return false;
   }
-  if (repeat && !sessions) {
-    *error = "--repeat needs --sessions (it checks the last input's rows against a second run of them)";
-    return false;
-  }
   std::vector<ParsedProfile> parsed(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::string why;
@@ -74,8 +70,10 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
       }
     }
   }
-  // --repeat: drop the last input's rows that a second run on the same card did not repeat.
+  // --repeat: drop the rows of the input R repeats (same families, same card) that R did not
+  // repeat within kRepeatTolerance.
   std::string repeat_note;
+  size_t repeated_input = parsed.size();
   if (repeat) {
     ParsedProfile r;
     std::string why;
@@ -83,16 +81,23 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
       *error = repeat->name + ": " + why;
       return false;
     }
-    ParsedProfile& last = parsed.back();
-    for (const char* key : {"gpu_uuid", "families"}) {
-      if (lookup(r.provenance, key) != lookup(last.provenance, key)) {
-        *error = repeat->name + ": " + key + " '" + lookup(r.provenance, key) + "' differs from " + inputs.back().name +
-                 "'s '" + lookup(last.provenance, key) + "' (a repeat is the same families on the same card)";
-        return false;
-      }
+    const std::string families = lookup(r.provenance, "families");
+    for (size_t i = 0; i < parsed.size() && repeated_input == parsed.size(); ++i)
+      if (lookup(parsed[i].provenance, "families") == families) repeated_input = i;
+    if (repeated_input == parsed.size()) {
+      *error = repeat->name + ": no input holds exactly its families '" + families +
+               "' (a repeat is a second run of one input's families on the same card)";
+      return false;
+    }
+    ParsedProfile& last = parsed[repeated_input];
+    const std::string& last_name = inputs[repeated_input].name;
+    if (lookup(r.provenance, "gpu_uuid") != lookup(last.provenance, "gpu_uuid")) {
+      *error = repeat->name + ": gpu_uuid '" + lookup(r.provenance, "gpu_uuid") + "' differs from " + last_name + "'s '" +
+               lookup(last.provenance, "gpu_uuid") + "' (a repeat is measured on the same card)";
+      return false;
     }
     if (r.columns != last.columns) {
-      *error = repeat->name + ": columns differ from " + inputs.back().name;
+      *error = repeat->name + ": columns differ from " + last_name;
       return false;
     }
     const auto col = [&](const char* name) {
@@ -126,7 +131,8 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
       kept.push_back(std::move(row));
     }
     last.rows = std::move(kept);
-    repeat_note = ";repeat_checked:" + std::to_string(checked) + ";unrepeated_dropped:" + std::to_string(dropped);
+    repeat_note = "repeat:" + families + ";repeat_checked:" + std::to_string(checked) +
+                  ";unrepeated_dropped:" + std::to_string(dropped);
   }
   const Provenance& first = parsed[0].provenance;
   const std::string commit = lookup(first, "git_commit");
@@ -178,6 +184,13 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
     added[i] = ";added:" + names + ";dropped_rows:" + std::to_string(dropped);
     return true;
   };
+  // The repeat check of input i for its session line: this merge's, or one an earlier
+  // (non-session) merge recorded in the input's own `# repeat=` line.
+  auto repeat_of = [&](size_t i) {
+    if (i == repeated_input) return ";" + repeat_note;
+    const std::string earlier = lookup(parsed[i].provenance, "repeat");
+    return earlier.empty() ? std::string() : ";" + earlier;
+  };
   const std::vector<const char*> same_run = {"schema_version", "gpu_uuid", "git_commit", "mode"};
   const std::vector<const char*> same_stack = {"schema_version", "mode", "gpu", "gpu_cc", "gpu_sms", "nvidia_driver",
                                                "runtime_cuda_version", "cublaslt_version"};
@@ -212,7 +225,7 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
       if (!carried)
         session_lines += "# session." + std::to_string(++session_count) + "=families:" +
                          lookup(parsed[i].provenance, "families") + added[i] +
-                         (i + 1 == parsed.size() ? repeat_note : std::string()) +
+                         repeat_of(i) +
                          ";gpu_uuid:" + lookup(parsed[i].provenance, "gpu_uuid") +
                          ";git_commit:" + c + ";date_utc:" + lookup(parsed[i].provenance, "date_utc") + "\n";
     }
@@ -235,8 +248,9 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
   }
   std::ostringstream out;
   for (const auto& [key, value] : first)
-    if (!is_session_key(key))
+    if (!is_session_key(key) && key != "repeat")
       out << "# " << key << "=" << (key == "families" ? families : key == "command" ? commands : value) << "\n";
+  if (!sessions && !repeat_note.empty()) out << "# repeat=" << repeat_note << "\n";
   out << session_lines;
   if (!columns.empty()) {
     for (size_t c = 0; c < columns.size(); ++c) out << (c ? "," : "") << columns[c];

@@ -47,13 +47,15 @@ bool is_known_commit(const std::string& commit);
 // `families:ceilings;added:launch_alone+launch_queued;dropped_rows:5;gpu_uuid:..`. An input
 // that adds no new pair is refused.
 //
-// repeat (`merge --sessions --repeat R.csv`, requires sessions): R is a second run of the
-// last input's families on the same card (same gpu_uuid and families). Every row of the last
-// input whose point (kernel, variant and every shape column up to params) R measured with a
-// median more than kRepeatTolerance away is dropped: a measurement that did not repeat is
-// not trusted, and neither run's number is used for that point (never two averaged). Rows R
-// did not measure are kept. The last input's session line says so:
-// `...;repeat_checked:1721;unrepeated_dropped:42;gpu_uuid:..`.
+// repeat (`merge [--sessions] --repeat R.csv`): R is a second run, on the same card, of the
+// families of one input (the input whose `families` equal R's; none: refused; another
+// gpu_uuid: refused). Every row of that input whose point (kernel, variant and every shape
+// column up to params) R measured with a median more than kRepeatTolerance away is dropped:
+// a measurement that did not repeat is not trusted, and neither run's number is used for
+// that point (never two averaged). Rows R did not measure are kept. The check is recorded as
+// `repeat:<families>;repeat_checked:N;unrepeated_dropped:K`: in that input's session line
+// (--sessions), else in a `# repeat=` line, which a later --sessions merge carries into the
+// input's session line.
 inline constexpr double kRepeatTolerance = 0.05;
 bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged, std::string* error,
                     bool sessions = false, bool add_variants = false, const ProfileInput* repeat = nullptr);
