@@ -29,6 +29,21 @@
 namespace servesim::kernels {
 namespace {
 
+// One profile row of a linear layer at M = m: params "model=..;layer=..;tp=.." + extra.
+ProfileRow gemm_row(const LinearShape& shape, int64_t m, const std::string& extra, const TimingStats& stats) {
+  ProfileRow row;
+  row.kernel = "gemm";
+  row.variant = "cublaslt";
+  row.m = m;
+  row.n = shape.n;
+  row.k = shape.k;
+  row.params = "model=" + shape.model + ";layer=" + shape.layer + ";tp=" + std::to_string(shape.tp) + extra;
+  row.bytes = 2.0 * (double(m) * shape.k + double(shape.n) * shape.k + double(m) * shape.n);
+  row.flops = 2.0 * double(m) * shape.n * shape.k;
+  fill_timing(row, stats);
+  return row;
+}
+
 int check_gemm(const CheckOptions& opts) {
   CheckReport report("gemm", opts.verbose);
   LtGemm gemm;
@@ -81,18 +96,7 @@ void bench_gemm(const BenchOptions& opts, ProfileWriter& out) {
         measured[key] = timer.measure(
             opts, [&](cudaStream_t s) { gemm.run(x.get(), w.get(), y.get(), m, shape.n, shape.k, s); });
       }
-      ProfileRow row;
-      row.kernel = "gemm";
-      row.variant = "cublaslt";
-      row.m = m;
-      row.n = shape.n;
-      row.k = shape.k;
-      row.params = "model=" + shape.model + ";layer=" + shape.layer + ";tp=" + std::to_string(tp) +
-                   (servesim::is_gemm_probe_token(m) ? ";probe=1" : "");
-      row.bytes = 2.0 * (double(m) * shape.k + double(shape.n) * shape.k + double(m) * shape.n);
-      row.flops = 2.0 * double(m) * shape.n * shape.k;
-      fill_timing(row, measured[key]);
-      out.write_row(row);
+      out.write_row(gemm_row(shape, m, servesim::is_gemm_probe_token(m) ? ";probe=1" : "", measured[key]));
     }
     const auto last_key = std::make_tuple(ms.back(), shape.n, shape.k);
     if (!measured.count(last_key)) continue;
@@ -133,17 +137,7 @@ void bench_gemm_dense(const BenchOptions& opts, ProfileWriter& out) {
       if (!bench_admit(opts, "gemm_dense " + shape.layer + " m=" + std::to_string(m))) continue;
       const TimingStats stats = timer.measure(
           opts, [&](cudaStream_t s) { gemm.run(x.get(), w.get(), y.get(), m, shape.n, shape.k, s); });
-      ProfileRow row;
-      row.kernel = "gemm";
-      row.variant = "cublaslt";
-      row.m = m;
-      row.n = shape.n;
-      row.k = shape.k;
-      row.params = "model=" + shape.model + ";layer=" + shape.layer + ";tp=1;dense=1";
-      row.bytes = 2.0 * (double(m) * shape.k + double(shape.n) * shape.k + double(m) * shape.n);
-      row.flops = 2.0 * double(m) * shape.n * shape.k;
-      fill_timing(row, stats);
-      out.write_row(row);
+      out.write_row(gemm_row(shape, m, ";dense=1", stats));
       ++written;
     }
     std::printf("  gemm_dense %-8s n=%-6ld k=%-6ld: %d of %zu M\n", shape.layer.c_str(), long(shape.n), long(shape.k),
