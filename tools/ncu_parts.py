@@ -33,45 +33,29 @@ def passes(path):
     return out
 
 
+# Kernels other than norms and GEMMs: the first name fragment found decides the part.
+OTHER_PARTS = [("embedding", "embedding"), ("rope", "rope"), ("kv_append", "kv_write"),
+               ("prefill", "attention_prefill"), ("decode_", "attention_decode"), ("silu", "activation"),
+               ("argmax", "sampling")]
+# The GEMMs after a norm, in order, per half of a layer; the final norm's GEMM is the LM head.
+GEMMS = {"attn": ["qkv", "o"], "mlp": ["gate_up", "down"], "final": ["lm_head"]}
+
+
 def split(kernels):
     parts = defaultdict(float)
-    norms, half = 0, "pre"
+    norms, half, gemm_index = 0, None, 0
     for name, us in kernels:
-        if "embedding" in name:
-            parts["embedding"] += us
-        elif "add_rmsnorm" in name:
+        if "add_rmsnorm" in name:
             norms += 1
             parts["norms"] += us
-            half = "final" if norms >= 65 else ("attn" if norms % 2 else "mlp")
+            half, gemm_index = ("final" if norms >= 65 else ("attn" if norms % 2 else "mlp")), 0
         elif "nvjet" in name or "gemm" in name.lower() or "cutlass" in name:
-            if half == "attn":
-                parts["qkv"] += us
-                half = "attn2"
-            elif half == "attn2":
-                parts["o"] += us
-            elif half == "mlp":
-                parts["gate_up"] += us
-                half = "mlp2"
-            elif half == "mlp2":
-                parts["down"] += us
-            elif half == "final":
-                parts["lm_head"] += us
-            else:
-                parts["gemm_other"] += us
-        elif "rope" in name:
-            parts["rope"] += us
-        elif "kv_append" in name:
-            parts["kv_write"] += us
-        elif "prefill" in name:
-            parts["attention_prefill"] += us
-        elif "decode_" in name:
-            parts["attention_decode"] += us
-        elif "silu" in name:
-            parts["activation"] += us
-        elif "argmax" in name:
-            parts["sampling"] += us
+            names = GEMMS.get(half, [])
+            parts[names[min(gemm_index, len(names) - 1)] if names else "gemm_other"] += us
+            gemm_index += 1
         else:
-            parts["other"] += us
+            part = next((p for fragment, p in OTHER_PARTS if fragment in name), "other")
+            parts[part] += us
     return parts
 
 

@@ -254,7 +254,7 @@ TEST_CASE("merge --repeat drops the rows of the input a second run did not repea
                                          {"decode.csv", family_profile("decode", other, 2, "gpu-2")}};
   std::string one_run;
   REQUIRE(merge_profiles(run, &one_run, &err, false, false, &repeat));
-  CHECK(one_run.find("# repeat=repeat:gemm;repeat_checked:2;unrepeated_dropped:1\n") != std::string::npos);
+  CHECK(one_run.find("# repeat=gemm;repeat_checked:2;unrepeated_dropped:1\n") != std::string::npos);
   ParsedProfile q;
   REQUIRE(parse_profile(one_run, &q, &err));
   CHECK(q.rows.size() == 4);  // gemm v0 and v2, decode v0 and v1

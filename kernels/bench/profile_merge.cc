@@ -131,7 +131,7 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
       kept.push_back(std::move(row));
     }
     last.rows = std::move(kept);
-    repeat_note = "repeat:" + families + ";repeat_checked:" + std::to_string(checked) +
+    repeat_note = families + ";repeat_checked:" + std::to_string(checked) +
                   ";unrepeated_dropped:" + std::to_string(dropped);
   }
   const Provenance& first = parsed[0].provenance;
@@ -187,9 +187,8 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
   // The repeat check of input i for its session line: this merge's, or one an earlier
   // (non-session) merge recorded in the input's own `# repeat=` line.
   auto repeat_of = [&](size_t i) {
-    if (i == repeated_input) return ";" + repeat_note;
-    const std::string earlier = lookup(parsed[i].provenance, "repeat");
-    return earlier.empty() ? std::string() : ";" + earlier;
+    const std::string note = i == repeated_input ? repeat_note : lookup(parsed[i].provenance, "repeat");
+    return note.empty() ? std::string() : ";repeat:" + note;
   };
   const std::vector<const char*> same_run = {"schema_version", "gpu_uuid", "git_commit", "mode"};
   const std::vector<const char*> same_stack = {"schema_version", "mode", "gpu", "gpu_cc", "gpu_sms", "nvidia_driver",

@@ -53,9 +53,9 @@ bool is_known_commit(const std::string& commit);
 // column up to params) R measured with a median more than kRepeatTolerance away is dropped:
 // a measurement that did not repeat is not trusted, and neither run's number is used for
 // that point (never two averaged). Rows R did not measure are kept. The check is recorded as
-// `repeat:<families>;repeat_checked:N;unrepeated_dropped:K`: in that input's session line
-// (--sessions), else in a `# repeat=` line, which a later --sessions merge carries into the
-// input's session line.
+// `repeat:<families>;repeat_checked:N;unrepeated_dropped:K` in that input's session line
+// (--sessions), else as a `# repeat=<families>;repeat_checked:N;unrepeated_dropped:K` line,
+// which a later --sessions merge carries into the input's session line.
 inline constexpr double kRepeatTolerance = 0.05;
 bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged, std::string* error,
                     bool sessions = false, bool add_variants = false, const ProfileInput* repeat = nullptr);
