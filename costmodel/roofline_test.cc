@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "costmodel/operation_list.h"
@@ -244,41 +245,44 @@ TEST_CASE("fit-roofline recovers the generated profile's rates as knobs and writ
   CHECK(kept.hardware == roofline_h100());
 }
 
-TEST_CASE("fit-roofline: decode_ragged pair rows (params dist=) do not enter the decode bandwidth fraction") {
+namespace {
+
+// Extra rows that fit-roofline must ignore when they carry `marker` in their params (as the
+// same rows without it they pull the knob `knob` below 0.9 of its value): row(i) is the i-th
+// row's cells up to params, timing(i) the rest of the line.
+void check_marked_rows_ignored(const std::function<std::string(int)>& row, const std::function<std::string(int)>& timing,
+                               int rows, const std::string& marker, double HardwareSpec::*knob) {
   SyntheticOptions o;
   o.noise = 0;
   const std::string csv = synthetic_profile_csv(o);
   const RooflineKnobFit plain = fit_roofline_knobs(ProfileTable::parse(csv, "syn.csv"), roofline_h100());
-  // Many slow decode rows that would fill the SMs: as pair rows they are ignored, as plain rows they pull the median.
-  std::string pairs, plain_rows;
-  for (int i = 0; i < 400; ++i) {
-    const std::string row = "decode,splitkv,256,8192,1,,32,8,128,16,,,,,model=llama3-8b;ragged=1";
-    const std::string timing = ",20,5000,4900,5100,4900,5100,8.6e9,1e9,,\n";
-    pairs += row + ";dist=halves_512_8192" + timing;
-    plain_rows += row + timing;
+  std::string marked, unmarked;
+  for (int i = 0; i < rows; ++i) {
+    marked += row(i) + marker + timing(i);
+    unmarked += row(i) + timing(i);
   }
-  const RooflineKnobFit with_pairs = fit_roofline_knobs(ProfileTable::parse(csv + pairs, "pairs.csv"), roofline_h100());
-  CHECK(with_pairs.hardware.decode_attention_bandwidth_fraction ==
-        doctest::Approx(plain.hardware.decode_attention_bandwidth_fraction));
-  const RooflineKnobFit with_rows = fit_roofline_knobs(ProfileTable::parse(csv + plain_rows, "rows.csv"), roofline_h100());
-  CHECK(with_rows.hardware.decode_attention_bandwidth_fraction < 0.9 * plain.hardware.decode_attention_bandwidth_fraction);
+  const RooflineKnobFit with_marked = fit_roofline_knobs(ProfileTable::parse(csv + marked, "marked.csv"), roofline_h100());
+  CHECK(with_marked.hardware.*knob == doctest::Approx(plain.hardware.*knob));
+  const RooflineKnobFit with_rows = fit_roofline_knobs(ProfileTable::parse(csv + unmarked, "rows.csv"), roofline_h100());
+  CHECK(with_rows.hardware.*knob < 0.9 * plain.hardware.*knob);
+}
+
+}  // namespace
+
+TEST_CASE("fit-roofline: decode_ragged pair rows (params dist=) do not enter the decode bandwidth fraction") {
+  // Many slow decode rows that would fill the SMs.
+  check_marked_rows_ignored([](int) { return std::string("decode,splitkv,256,8192,1,,32,8,128,16,,,,,model=llama3-8b;ragged=1"); },
+                            [](int) { return std::string(",20,5000,4900,5100,4900,5100,8.6e9,1e9,,\n"); }, 400,
+                            ";dist=halves_512_8192", &HardwareSpec::decode_attention_bandwidth_fraction);
 }
 
 TEST_CASE("fit-roofline: gemm_dense rows (params dense=1) do not enter the GEMM rate") {
-  SyntheticOptions o;
-  o.noise = 0;
-  const std::string csv = synthetic_profile_csv(o);
-  const RooflineKnobFit plain = fit_roofline_knobs(ProfileTable::parse(csv, "syn.csv"), roofline_h100());
-  // Many slow rows of one shape at M >= 1024: as gemm_dense rows they are ignored, as grid rows they pull the median.
-  std::string dense, grid;
-  for (int m = 1032; m < 1032 + 8 * 800; m += 8) {
-    const std::string row = fmt::format("gemm,cublaslt,,,,,,,,,,{},4096,4096,model=x;layer=o;tp=1", m);
-    const std::string timing = fmt::format(",50,{},{},{},{},{},1,1,,\n", m, m, m, m, m);  // ~1 us per token: slow
-    dense += row + ";dense=1" + timing;
-    grid += row + timing;
-  }
-  const RooflineKnobFit with_dense = fit_roofline_knobs(ProfileTable::parse(csv + dense, "dense.csv"), roofline_h100());
-  CHECK(with_dense.hardware.gemm_flops_fraction == doctest::Approx(plain.hardware.gemm_flops_fraction));
-  const RooflineKnobFit with_grid = fit_roofline_knobs(ProfileTable::parse(csv + grid, "grid.csv"), roofline_h100());
-  CHECK(with_grid.hardware.gemm_flops_fraction < 0.9 * plain.hardware.gemm_flops_fraction);
+  // Many slow rows of one shape at M >= 1024 (~1 us per token).
+  check_marked_rows_ignored(
+      [](int i) { return fmt::format("gemm,cublaslt,,,,,,,,,,{},4096,4096,model=x;layer=o;tp=1", 1032 + 8 * i); },
+      [](int i) {
+        const int m = 1032 + 8 * i;
+        return fmt::format(",50,{},{},{},{},{},1,1,,\n", m, m, m, m, m);
+      },
+      800, ";dense=1", &HardwareSpec::gemm_flops_fraction);
 }
