@@ -262,6 +262,10 @@ TEST_CASE("merge --repeat drops the rows of the input a second run did not repea
   CHECK(merged.find("# session.2=families:gemm,decode;repeat:gemm;repeat_checked:2;unrepeated_dropped:1;gpu_uuid:gpu-2") !=
         std::string::npos);
   CHECK(merged.find("# repeat=") == std::string::npos);
+  // A plain merge keeps the first input's `# repeat=` line, as the rest of its provenance.
+  std::string again;
+  REQUIRE(merge_profiles({{"run.csv", one_run}, {"andpro.csv", family_profile("andpro", other, 1, "gpu-2")}}, &again, &err));
+  CHECK(again.find("# repeat=gemm;repeat_checked:2;unrepeated_dropped:1\n") != std::string::npos);
   // A repeat from another card, or of other families, is refused.
   const std::vector<ProfileInput> other_card = {{"a.csv", family_profile("decode", kSha, 2)},
                                                 {"b.csv", family_profile("gemm", other, 3, "gpu-3")}};

@@ -105,29 +105,25 @@ int run_bench(const KernelsCli& cli, const std::string& command_line) {
   return failures ? 1 : 0;
 }
 
+// Reads `path` into *input; false (with the message on stderr) when it cannot be read.
+bool read_merge_input(const std::string& path, ProfileInput* input) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "servesim-kernels merge: cannot read %s\n", path.c_str());
+    return false;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  *input = {path, text.str()};
+  return true;
+}
+
 int run_merge(const KernelsCli& cli) {
-  std::vector<ProfileInput> inputs;
-  for (const std::string& path : cli.inputs) {
-    std::ifstream in(path);
-    if (!in) {
-      std::fprintf(stderr, "servesim-kernels merge: cannot read %s\n", path.c_str());
-      return 2;
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    inputs.push_back({path, text.str()});
-  }
+  std::vector<ProfileInput> inputs(cli.inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!read_merge_input(cli.inputs[i], &inputs[i])) return 2;
   ProfileInput repeat;
-  if (!cli.repeat.empty()) {
-    std::ifstream in(cli.repeat);
-    if (!in) {
-      std::fprintf(stderr, "servesim-kernels merge: cannot read %s\n", cli.repeat.c_str());
-      return 2;
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    repeat = {cli.repeat, text.str()};
-  }
+  if (!cli.repeat.empty() && !read_merge_input(cli.repeat, &repeat)) return 2;
   std::string merged, error;
   if (!merge_profiles(inputs, &merged, &error, cli.sessions, cli.add_variants,
                       cli.repeat.empty() ? nullptr : &repeat)) {

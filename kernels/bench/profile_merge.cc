@@ -89,15 +89,15 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
                "' (a repeat is a second run of one input's families on the same card)";
       return false;
     }
-    ParsedProfile& last = parsed[repeated_input];
-    const std::string& last_name = inputs[repeated_input].name;
-    if (lookup(r.provenance, "gpu_uuid") != lookup(last.provenance, "gpu_uuid")) {
-      *error = repeat->name + ": gpu_uuid '" + lookup(r.provenance, "gpu_uuid") + "' differs from " + last_name + "'s '" +
-               lookup(last.provenance, "gpu_uuid") + "' (a repeat is measured on the same card)";
+    ParsedProfile& target = parsed[repeated_input];
+    const std::string& target_name = inputs[repeated_input].name;
+    if (lookup(r.provenance, "gpu_uuid") != lookup(target.provenance, "gpu_uuid")) {
+      *error = repeat->name + ": gpu_uuid '" + lookup(r.provenance, "gpu_uuid") + "' differs from " + target_name + "'s '" +
+               lookup(target.provenance, "gpu_uuid") + "' (a repeat is measured on the same card)";
       return false;
     }
-    if (r.columns != last.columns) {
-      *error = repeat->name + ": columns differ from " + last_name;
+    if (r.columns != target.columns) {
+      *error = repeat->name + ": columns differ from " + target_name;
       return false;
     }
     const auto col = [&](const char* name) {
@@ -118,7 +118,7 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
       if (median < row.size()) again[point(row)] = std::strtod(row[median].c_str(), nullptr);
     std::vector<std::vector<std::string>> kept;
     size_t checked = 0, dropped = 0;
-    for (auto& row : last.rows) {
+    for (auto& row : target.rows) {
       const auto it = again.find(point(row));
       if (it != again.end() && median < row.size()) {
         ++checked;
@@ -130,7 +130,7 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
       }
       kept.push_back(std::move(row));
     }
-    last.rows = std::move(kept);
+    target.rows = std::move(kept);
     repeat_note = families + ";repeat_checked:" + std::to_string(checked) +
                   ";unrepeated_dropped:" + std::to_string(dropped);
   }
@@ -246,8 +246,10 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
     commands += (commands.empty() ? "" : " ; ") + lookup(parsed[i].provenance, "command");
   }
   std::ostringstream out;
+  // A `# repeat=` line of the first input is its provenance too: kept, unless this merge
+  // writes its own check, or --sessions moves it into that input's session line.
   for (const auto& [key, value] : first)
-    if (!is_session_key(key) && key != "repeat")
+    if (!is_session_key(key) && !(key == "repeat" && (sessions || !repeat_note.empty())))
       out << "# " << key << "=" << (key == "families" ? families : key == "command" ? commands : value) << "\n";
   if (!sessions && !repeat_note.empty()) out << "# repeat=" << repeat_note << "\n";
   out << session_lines;
