@@ -39,6 +39,24 @@ Interval interval(const std::vector<double>& pos, double p) {
 
 }  // namespace
 
+BatchSpans::BatchSpans(const std::vector<double>& log_batches, const std::vector<double>& batches) {
+  first_ = std::floor(batches.front()) + 1;
+  const double last = std::ceil(batches.back()) - 1;
+  // Tables of whole sizes up to 65,536 (a batch is at most a worker's running set).
+  for (double s = first_; s <= std::min(last, 65536.0); s += 1) {
+    const auto [i, w] = interval(log_batches, std::log(s));
+    whole_.push_back({i, w});
+  }
+}
+
+BatchSpans::Span BatchSpans::at(const std::vector<double>& log_batches, double seqs) const {
+  const double k = seqs - first_;
+  if (k >= 0 && k < static_cast<double>(whole_.size()) && seqs == std::floor(seqs))
+    return whole_[static_cast<std::size_t>(k)];
+  const auto [i, w] = interval(log_batches, std::log(seqs));
+  return {i, w};
+}
+
 std::optional<DecodeGrid> DecodeGrid::build(const std::map<std::pair<double, double>, double>& points) {
   DecodeGrid g;
   for (const auto& [key, us] : points) {
@@ -55,6 +73,7 @@ std::optional<DecodeGrid> DecodeGrid::build(const std::map<std::pair<double, dou
     r.us.push_back(r.us.empty() ? us : std::max(us, r.us.back()));  // non-decreasing in KV length
   }
   if (g.batches_.size() < 2 || g.points() < 4) return std::nullopt;
+  g.spans_ = BatchSpans(g.log_batches_, g.batches_);
   return g;
 }
 
@@ -93,7 +112,7 @@ double DecodeGrid::us(double seqs, double kv_tokens, const FeatureFit& fit, cons
     return at_batch(0, kv, log_kv, fit, h) * fit_ratio(fit, h, seqs, kv, batches_.front(), kv);
   const std::size_t last = batches_.size() - 1;
   if (seqs >= batches_[last]) return at_batch(last, kv, log_kv, fit, h) * fit_ratio(fit, h, seqs, kv, batches_[last], kv);
-  const auto [i, w] = interval(log_batches_, std::log(seqs));
+  const auto [i, w] = spans_.at(log_batches_, seqs);
   if (w == 0) return at_batch(i, kv, log_kv, fit, h);  // a measured batch size: one row
   return at_batch(i, kv, log_kv, fit, h) * (1 - w) + at_batch(i + 1, kv, log_kv, fit, h) * w;
 }
@@ -114,6 +133,7 @@ std::optional<RaggedDecode> RaggedDecode::build(std::vector<Pair> pairs) {
     ++r.pairs_;
   }
   if (r.pairs_ == 0) return std::nullopt;
+  if (r.batches_.size() >= 2) r.spans_ = BatchSpans(r.log_batches_, r.batches_);
   return r;
 }
 
@@ -131,7 +151,7 @@ double RaggedDecode::factor(double seqs, double spread) const {
   if (seqs <= batches_.front()) return at_batch(0, ls);
   const std::size_t last = batches_.size() - 1;
   if (seqs >= batches_[last]) return at_batch(last, ls);
-  const auto [i, w] = interval(log_batches_, std::log(seqs));
+  const auto [i, w] = spans_.at(log_batches_, seqs);
   return at_batch(i, ls) * (1 - w) + at_batch(i + 1, ls) * w;
 }
 

@@ -17,8 +17,9 @@
 // batch row is made non-decreasing in KV length (running maximum) when built, so
 // the price is monotone in every KV length.
 //
-// us() is a pure function: two binary searches and two logarithms (~30-60 ns more than
-// the fit per priced iteration: servesim_pricing_bench, *_sums vs *_sums_fit).
+// us() is a pure function: one binary search and one logarithm for the KV length, and
+// a table read for the batch size (BatchSpans; ~30-60 ns more than the fit per priced
+// iteration before the table: servesim_pricing_bench, *_sums vs *_sums_fit).
 #pragma once
 #include <map>
 #include <optional>
@@ -39,6 +40,28 @@ namespace servesim {
 // from 1 at a uniform batch (ratio 1) to the first pair, flat beyond the last; between
 // measured batch sizes linear in log batch, flat outside. A ratio of ratios measured on
 // one card, so it applies to a grid measured on another.
+// Where a batch size falls among a table's measured batch sizes (ascending): the
+// row i below it and its weight w on row i + 1, linear in log batch. Built once
+// for every whole batch size strictly between the first and last measured one, so
+// pricing a batch (always a whole number of sequences) reads it instead of taking a
+// logarithm and searching; other sizes are computed the same way on the spot, so
+// both give bit-identical (i, w).
+class BatchSpans {
+ public:
+  struct Span {
+    std::size_t i = 0;
+    double w = 0;
+  };
+  BatchSpans() = default;
+  explicit BatchSpans(const std::vector<double>& log_batches, const std::vector<double>& batches);
+  // REQUIRES: batches.front() < seqs < batches.back().
+  Span at(const std::vector<double>& log_batches, double seqs) const;
+
+ private:
+  double first_ = 0;  // the first whole size in whole_
+  std::vector<Span> whole_;
+};
+
 class RaggedDecode {
  public:
   struct Pair {
@@ -56,6 +79,7 @@ class RaggedDecode {
   double at_batch(std::size_t i, double log_spread) const;
   std::vector<double> batches_, log_batches_;
   std::vector<Row> rows_;
+  BatchSpans spans_;
   std::size_t pairs_ = 0;
 };
 
@@ -80,6 +104,7 @@ class DecodeGrid {
   double at_batch(std::size_t i, double kv, double log_kv, const FeatureFit& fit, const HeadShape& h) const;
   std::vector<double> batches_, log_batches_;
   std::vector<Row> rows_;
+  BatchSpans spans_;
 };
 
 }  // namespace servesim

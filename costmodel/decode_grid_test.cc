@@ -87,3 +87,20 @@ TEST_CASE("the ragged decode factor is 1 at a uniform batch and follows the meas
   CHECK(r->factor(64, std::exp(1.0)) == doctest::Approx(1.075));  // halfway in log batch
   CHECK(r->factor(64, 0.5) == 1.0);                                // (a spread below 1 cannot happen: 1)
 }
+
+TEST_CASE("the whole-batch table gives the same interval as computing it, bit for bit") {
+  const std::vector<double> batches = {1, 3, 16, 64, 256};
+  std::vector<double> logs;
+  for (double b : batches) logs.push_back(std::log(b));
+  const BatchSpans table(logs, batches), computed;  // the default one has no table: it always computes
+  int whole = 0;
+  for (double s = 1.5; s < 256; s += 0.5) {
+    const BatchSpans::Span a = table.at(logs, s), b = computed.at(logs, s);
+    CHECK(a.i == b.i);
+    CHECK(a.w == b.w);  // exact: the table was filled by the same computation
+    whole += s == std::floor(s) ? 1 : 0;
+  }
+  CHECK(whole == 254);
+  CHECK(table.at(logs, 16).w == 0);  // a measured batch size: weight 0 on the next row
+  CHECK(table.at(logs, 16).i == 2);
+}
