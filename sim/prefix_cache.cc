@@ -84,7 +84,7 @@ void PrefixCache::push_lru(CacheNodeId n, bool old) {
     }
   }
   std::vector<LruEntry>& h = old ? lru_old_ : lru_;
-  h.push_back({nodes_[n].last_access, n, nodes_[n].generation});
+  h.push_back({nodes_[n].last_access, n, nodes_[n].generation, nodes_[n].parent});
   std::push_heap(h.begin(), h.end(), std::greater<>());
 }
 
@@ -123,6 +123,10 @@ void PrefixCache::unlock(CacheNodeId n, Time now) {
   if (n == kCacheRoot) return;
   nodes_[n].last_access = now;
   for (; n != kCacheRoot; n = nodes_[n].parent) {
+    // The walk goes up a path that is often cold (a request unlocks it when it finishes)
+    // and whose ids usually run consecutively (see evict_leaf): fetch the likely parent
+    // while this node is read.
+    if (n > 1) __builtin_prefetch(&nodes_[n - 1]);
     Node& x = nodes_[n];
     SIM_CHECK(x.locks > 0, "prefix cache node {} unlocked more often than locked", n);
     if (--x.locks > 0) return;  // still locked: its parent's count is unchanged
@@ -218,6 +222,11 @@ CacheNodeId PrefixCache::evict_leaf(CacheNodeId n) {
   SIM_CHECK(x.alive && x.locks == 0 && x.children == 0, "evicting prefix cache node {} that is locked or not a leaf",
             n);
   if (evict_hook_) evict_hook_(path_key(n), x.tokens);
+  // The parent is read next and is cold; when it becomes a leaf, its own parent goes next
+  // (make_room evicts a path from its leaf up). A path inserted by one request usually has
+  // consecutive ids from its top down (new_node reuses the ids an evicted path freed, top
+  // first), so the grandparent is likely the parent's id - 1: fetch both at once.
+  if (x.parent > 1) __builtin_prefetch(&nodes_[x.parent - 1]);
   Node& p = nodes_[x.parent];
   children_.remove_child(x.parent, x.hash, p.children, p.only_child, p.in_index);
   kv_.release(x.pages);
@@ -248,8 +257,10 @@ bool PrefixCache::make_room(std::int64_t pages) {
       std::pop_heap(h.begin(), h.end(), std::greater<>());
       const LruEntry e = h.back();
       h.pop_back();
-      // The next candidates' nodes are read next (current(), then evict_leaf): fetch them
-      // while this one is checked and evicted (the LRU end of the cache is cold).
+      // This victim's parent is read by evict_leaf, and the next candidates' nodes next
+      // (current(), then evict_leaf): fetch them while this one is checked and evicted, so
+      // the misses overlap (the LRU end of the cache is cold).
+      __builtin_prefetch(&nodes_[e.parent]);
       if (!lru_.empty()) __builtin_prefetch(&nodes_[lru_.front().id]);
       if (!lru_old_.empty()) __builtin_prefetch(&nodes_[lru_old_.front().id]);
       if (!current(e)) continue;
@@ -258,7 +269,7 @@ bool PrefixCache::make_room(std::int64_t pages) {
     const CacheNodeId parent = evict_leaf(next);
     next = kCacheRoot;
     if (parent == kCacheRoot) continue;
-    const LruEntry pe{nodes_[parent].last_access, parent, nodes_[parent].generation};
+    const LruEntry pe{nodes_[parent].last_access, parent, nodes_[parent].generation, nodes_[parent].parent};
     const LruEntry* m = lru_min();
     if (kv_.free() < pages && (m == nullptr || *m > pe))
       next = parent;

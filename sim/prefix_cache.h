@@ -178,6 +178,7 @@ class PrefixCache {
     Time at;
     CacheNodeId id;
     std::uint32_t generation;
+    CacheNodeId parent;  // the node's parent (fixed while it lives): fetched with it when it is next to go
     bool operator>(const LruEntry& o) const { return at != o.at ? at > o.at : id > o.id; }
   };
   bool current(const LruEntry& e) const;  // still the node's evictable entry
