@@ -106,6 +106,9 @@ class CalibratedCostModel final : public CostModel, public TablePricedBackend {
   bool prefill_sensitive() const override { return false; }
   void attention_parts(const BatchShape& b, PartTimes& p) const override;
   Time time_of(const PartTimes& p) const override;
+  // (linear + elementwise) + allreduce: total()'s sum before the attention groups.
+  double row_stem(const PartTimes& p) const override;
+  Time time_of_stem(const PartTimes& p, double stem) const override;
   PartTimes parts(const BatchShape& batch) const override;
   // Unmeasured shapes priced by a scaling rule (empty when all were measured).
   const std::vector<std::string>& scaling_notes() const { return notes_; }

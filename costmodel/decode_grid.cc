@@ -49,10 +49,7 @@ BatchSpans::BatchSpans(const std::vector<double>& log_batches, const std::vector
   }
 }
 
-BatchSpans::Span BatchSpans::at(const std::vector<double>& log_batches, double seqs) const {
-  const double k = seqs - first_;
-  if (k >= 0 && k < static_cast<double>(whole_.size()) && seqs == std::floor(seqs))
-    return whole_[static_cast<std::size_t>(k)];
+BatchSpans::Span BatchSpans::computed(const std::vector<double>& log_batches, double seqs) {
   const auto [i, w] = interval(log_batches, std::log(seqs));
   return {i, w};
 }
@@ -101,7 +98,13 @@ double DecodeGrid::at_batch(std::size_t i, double kv, double log_kv, const Featu
   const double b = batches_[i];
   if (kv <= r.kv.front()) return r.us.front() * fit_ratio(fit, h, b, kv, b, r.kv.front());
   if (kv >= r.kv.back()) return r.us.back() * fit_ratio(fit, h, b, kv, b, r.kv.back());
-  const auto [j, w] = interval(r.log_kv, log_kv);
+  // The interval is found among the KV lengths themselves, so the search need not
+  // wait for the logarithm; it is the one interval() finds among their logarithms
+  // (where the two could differ, kv's logarithm equals a neighbour's and the weight
+  // is exactly 0 or 1 either way, the same price).
+  const auto it = std::upper_bound(r.kv.begin(), r.kv.end(), kv);
+  const std::size_t j = std::min<std::size_t>(static_cast<std::size_t>(it - r.kv.begin()), r.kv.size() - 1) - 1;
+  const double w = (log_kv - r.log_kv[j]) / (r.log_kv[j + 1] - r.log_kv[j]);
   return r.us[j] * (1 - w) + r.us[j + 1] * w;
 }
 

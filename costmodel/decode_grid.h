@@ -21,6 +21,7 @@
 // a table read for the batch size (BatchSpans; ~30-60 ns more than the fit per priced
 // iteration before the table: servesim_pricing_bench, *_sums vs *_sums_fit).
 #pragma once
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,7 +56,13 @@ class BatchSpans {
   BatchSpans() = default;
   explicit BatchSpans(const std::vector<double>& log_batches, const std::vector<double>& batches);
   // REQUIRES: batches.front() < seqs < batches.back().
-  Span at(const std::vector<double>& log_batches, double seqs) const;
+  Span at(const std::vector<double>& log_batches, double seqs) const {
+    const double k = seqs - first_;
+    if (k >= 0 && k < static_cast<double>(whole_.size()) && seqs == static_cast<double>(static_cast<std::int64_t>(seqs)))
+      return whole_[static_cast<std::size_t>(k)];
+    return computed(log_batches, seqs);
+  }
+  static Span computed(const std::vector<double>& log_batches, double seqs);
 
  private:
   double first_ = 0;  // the first whole size in whole_

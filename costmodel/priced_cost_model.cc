@@ -71,6 +71,7 @@ const PricedCostModel::TokenRow& PricedCostModel::decode_row(std::int64_t n) con
   const RowsRow& r = rows_row(n, false);
   row.parts[kLmHead] = r.lm_head;
   row.parts[kSampling] = r.sampling;
+  row.stem = split_->row_stem(row.parts);
   row.filled = true;
   return row;
 }
@@ -79,9 +80,10 @@ Time PricedCostModel::iteration_time(const BatchShape& b) const {
   if (b.empty()) return 0;
   const auto decodes = static_cast<std::int64_t>(b.decode_contexts.size());
   if (b.prefills.empty() && decodes <= kMaxTableTokens) {  // decode only: T = R = decodes, no prefill
-    PartTimes p = decode_row(decodes).parts;
+    const TokenRow& row = decode_row(decodes);
+    PartTimes p = row.parts;
     split_->attention_parts(b, p);
-    return split_->time_of(p);
+    return split_->time_of_stem(p, row.stem);
   }
   std::int64_t tokens = decodes, rows = decodes;
   for (const PrefillChunk& c : b.prefills) {

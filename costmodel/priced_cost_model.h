@@ -19,6 +19,10 @@
 // arithmetic (same order of additions) as its iteration_time(): results are
 // bit-identical, not approximately equal.
 //
+// Decode-only batches also skip the start of the backend's sum: a decode row keeps
+// the backend's row_stem() (TablePricedBackend), the sum up to the first part that
+// varies, and the backend continues from it (bit-identical by contract).
+//
 // Memory: one row of PartTimes (160 B) per distinct T seen, plus 16 B per R,
 // plus one more row per decode-only batch size seen (decode_row);
 // T up to kMaxTableTokens (larger batches go to the backend directly). Workers
@@ -48,6 +52,13 @@ class TablePricedBackend {
   virtual void attention_parts(const BatchShape& b, PartTimes& p) const = 0;
   // iteration_time() of a non-empty batch whose parts() are p, same arithmetic.
   virtual Time time_of(const PartTimes& p) const = 0;
+  // Optional, for decode-only batches (the commonest): `stem` is what the backend's
+  // sum has accumulated before it reaches a part that varies between batches of the
+  // same size (attention), computed once per table row from the row's parts;
+  // time_of_stem(p, row_stem(p)) == time_of(p), bit for bit, for any attention parts
+  // in p. The defaults do no work ahead.
+  virtual double row_stem(const PartTimes&) const { return 0; }
+  virtual Time time_of_stem(const PartTimes& p, double) const { return time_of(p); }
 };
 
 class PricedCostModel final : public CostModel {
@@ -68,6 +79,7 @@ class PricedCostModel final : public CostModel {
   struct TokenRow {
     bool filled = false;
     PartTimes parts{};  // T-dependent and constant parts; attention and R parts 0
+    double stem = 0;    // decode_ rows: the backend's row_stem(parts)
   };
   struct RowsRow {
     bool filled = false;

@@ -144,6 +144,22 @@ Time RooflineCostModel::time_of(const PartTimes& p) const {
   return std::max<Time>(1, seconds_to_time(us * 1e-6));
 }
 
+namespace {
+constexpr std::size_t kFirstVarying = static_cast<std::size_t>(Part::kAttentionPrefill);
+}  // namespace
+
+double RooflineCostModel::row_stem(const PartTimes& p) const {
+  double us = 0;
+  for (std::size_t i = 0; i < kFirstVarying; ++i) us += p[i];
+  return us;
+}
+
+Time RooflineCostModel::time_of_stem(const PartTimes& p, double stem) const {
+  double us = stem;  // time_of()'s sum, as it stands after the parts before kFirstVarying
+  for (std::size_t i = kFirstVarying; i < kPartCount; ++i) us += p[i];
+  return std::max<Time>(1, seconds_to_time(us * 1e-6));
+}
+
 // ---- flat model (before the hardware model; unchanged arithmetic) ----
 
 double RooflineCostModel::gemm_seconds(double m, double n, double k) const {

@@ -81,6 +81,9 @@ class RooflineCostModel final : public CostModel, public TablePricedBackend {
   bool prefill_sensitive() const override { return opt_.cuda_graph_decode; }
   void attention_parts(const BatchShape& batch, PartTimes& p) const override;
   Time time_of(const PartTimes& p) const override;
+  // The sum's first parts, before attention_prefill (every part is added in Part order).
+  double row_stem(const PartTimes& p) const override;
+  Time time_of_stem(const PartTimes& p, double stem) const override;
 
   // One kernel of the hardware model, µs, without the floors (tests, docs).
   double gemm_kernel_us(double m, double n, double k) const;
