@@ -165,7 +165,7 @@ std::uint32_t GlobalPrefixIndex::new_own(IndexNodeId n, WorkerId w) {
     top_links_.emplace_back();
   }
   Node& x = nodes_[n];
-  owns_[o] = Own{n, w, kNil, kNil, x.generation, static_cast<std::int32_t>(x.tokens), x.parent == 0};
+  owns_[o] = Own{n, w, kNil, kNil, x.generation, static_cast<std::int32_t>(x.tokens), x.parent, x.parent == 0};
   add_holder(x, Holder{o, w});
   held_[w] += x.tokens;
   return o;
@@ -197,12 +197,13 @@ void GlobalPrefixIndex::drop(std::uint32_t o) {
   }
 }
 
-// Drops w's least recent holdings while it holds more than its capacity. The next
-// victim's node is fetched while this one is dropped: the LRU tail is cold, and each
-// drop reads its node (holders, tokens, parent) after its LRU neighbour.
+// Drops w's least recent holdings while it holds more than its capacity. The LRU
+// tail is cold: the victim's parent (read when its node is deleted) and the next
+// victim's node are fetched while this one is dropped, so their misses overlap.
 void GlobalPrefixIndex::trim(WorkerId w) {
   while (held_[w] > capacity_[w] && tail_[w] != kNil) {
     const std::uint32_t o = tail_[w];
+    __builtin_prefetch(&nodes_[owns_[o].parent]);
     if (const std::uint32_t p = owns_[o].prev; p != kNil) __builtin_prefetch(&nodes_[owns_[p].node]);
     drop(o);
   }

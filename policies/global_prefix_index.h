@@ -151,6 +151,7 @@ class GlobalPrefixIndex {
     std::uint32_t prev = kNil, next = kNil;
     std::uint32_t generation = 0;  // the node's, when the holding was made
     std::int32_t tokens = 0;       // the node's
+    IndexNodeId parent = 0;        // the node's (fixed while it lives): trim fetches it ahead of drop
     bool top = false;              // the node is a child of the root: also in the worker's tops list
   };
   struct Link {
