@@ -115,7 +115,7 @@ void PrefixCache::lock(CacheNodeId n, Time now) {
   for (; n != kCacheRoot; n = nodes_[n].parent) {
     Node& x = nodes_[n];
     if (x.locks++ > 0) return;  // was locked already: its parent's count is unchanged
-    locked_pages_ += x.pages;   // its eviction entry goes stale
+    locked_pages_ += pages_of(x);  // its eviction entry goes stale
   }
 }
 
@@ -123,14 +123,13 @@ void PrefixCache::unlock(CacheNodeId n, Time now) {
   if (n == kCacheRoot) return;
   nodes_[n].last_access = now;
   for (; n != kCacheRoot; n = nodes_[n].parent) {
-    // The walk goes up a path that is often cold (a request unlocks it when it finishes)
-    // and whose ids usually run consecutively (see evict_leaf): fetch the likely parent
-    // while this node is read.
-    if (n > 1) __builtin_prefetch(&nodes_[n - 1]);
+    // The walk goes up a path that is often cold (a request unlocks it when it
+    // finishes): each node fetches its grandparent, so two misses are in flight.
     Node& x = nodes_[n];
+    __builtin_prefetch(&nodes_[x.grandparent]);
     SIM_CHECK(x.locks > 0, "prefix cache node {} unlocked more often than locked", n);
     if (--x.locks > 0) return;  // still locked: its parent's count is unchanged
-    locked_pages_ -= x.pages;
+    locked_pages_ -= pages_of(x);
     maybe_evictable(n);
   }
 }
@@ -157,13 +156,14 @@ CacheNodeId PrefixCache::new_node(CacheNodeId parent, BlockHash h, std::int64_t 
   const std::int64_t path = nodes_[parent].path_tokens + tokens;
   SIM_CHECK(path <= std::numeric_limits<std::int32_t>::max(), "prefix cache path of {} tokens is too long", path);
   x.path_tokens = static_cast<std::int32_t>(path);
-  x.pages = static_cast<std::int32_t>(kv_.pages_for(tokens));
+  x.grandparent = nodes_[parent].parent;
   x.depth = nodes_[parent].depth + 1;
   x.generation = gen;
   x.last_access = now;
   x.alive = true;
-  SIM_CHECK(kv_.try_alloc(x.pages), "prefix cache insert of {} pages does not fit ({} free)", x.pages, kv_.free());
-  pages_ += x.pages;
+  const std::int64_t pages = pages_of(x);
+  SIM_CHECK(kv_.try_alloc(pages), "prefix cache insert of {} pages does not fit ({} free)", pages, kv_.free());
+  pages_ += pages;
   ++live_nodes_;
   return id;
 }
@@ -223,15 +223,15 @@ CacheNodeId PrefixCache::evict_leaf(CacheNodeId n) {
             n);
   if (evict_hook_) evict_hook_(path_key(n), x.tokens);
   // The parent is read next and is cold; when it becomes a leaf, its own parent goes next
-  // (make_room evicts a path from its leaf up). A path inserted by one request usually has
-  // consecutive ids from its top down (new_node reuses the ids an evicted path freed, top
-  // first), so the grandparent is likely the parent's id - 1: fetch both at once.
-  if (x.parent > 1) __builtin_prefetch(&nodes_[x.parent - 1]);
+  // (make_room evicts a path from its leaf up): fetch that one too, so a path is evicted
+  // with two misses in flight, not one after the other.
+  __builtin_prefetch(&nodes_[x.grandparent]);
   Node& p = nodes_[x.parent];
   children_.remove_child(x.parent, x.hash, p.children, p.only_child, p.in_index);
-  kv_.release(x.pages);
-  pages_ -= x.pages;
-  evicted_pages_ += x.pages;
+  const std::int64_t pages = pages_of(x);
+  kv_.release(pages);
+  pages_ -= pages;
+  evicted_pages_ += pages;
   ++evicted_nodes_;
   --live_nodes_;
   x.alive = false;
@@ -312,8 +312,9 @@ void PrefixCache::check_invariants() const {
     SIM_CHECK(nodes_[x.parent].alive, "node {} has a dead parent {}", n, x.parent);
     children[x.parent]++;
     if (x.locks > 0) locked_children[x.parent]++;
-    pages += x.pages;
-    if (x.locks > 0) locked += x.pages;
+    pages += kv_.pages_for(x.tokens);
+    if (x.locks > 0) locked += kv_.pages_for(x.tokens);
+    SIM_CHECK(x.grandparent == nodes_[x.parent].parent, "node {} keeps a wrong grandparent", n);
     SIM_CHECK(x.path_tokens == nodes_[x.parent].path_tokens + x.tokens, "node {} path tokens inconsistent", n);
     const Node& p = nodes_[x.parent];
     const auto hash_of = [this](auto c) { return nodes_[c].hash; };

@@ -30,6 +30,10 @@
 // as many as needed; a parent that becomes an unlocked leaf joins the queue
 // with its own last-access time.
 //
+// Memory layout: a node is one cache line, and most walks (unlock, a path's
+// eviction from its leaf up) go up cold paths; each node keeps its grandparent, so
+// a walk fetches two levels ahead and two misses overlap instead of queuing.
+//
 // Matching is incremental: a PrefixMatch remembers its deepest node, that
 // node's generation and the cache's insertion stamp. It stays valid while the
 // node is alive (its ancestors then are too: only leaves are evicted), and
@@ -140,8 +144,8 @@ class PrefixCache {
     std::int32_t path_tokens = 0;   // tokens root..this node (checked to fit at insertion)
     CacheNodeId parent = kCacheRoot;
     std::uint32_t generation = 0;
-    std::int32_t tokens = 0;        // tokens of this block
-    std::int32_t pages = 0;
+    std::int32_t tokens = 0;        // tokens of this block (its pages: pages_of())
+    CacheNodeId grandparent = kCacheRoot;  // the parent's parent (fixed while alive): walks up fetch it ahead
     std::int32_t depth = 0;         // blocks root..this node
     std::int32_t locks = 0;         // requests whose path ends here + locked children
     std::int32_t children = 0;
@@ -153,6 +157,15 @@ class PrefixCache {
   };
   static_assert(sizeof(Node) == 64, "a cache node is one cache line");
   CacheNodeId child(CacheNodeId parent, BlockHash h) const;
+  // KV pages of a node's block: kv_.pages_for(tokens), remembered for the last block
+  // size asked (most blocks are full ones), so walks do not divide.
+  std::int64_t pages_of(const Node& x) {
+    if (x.tokens != memo_tokens_) {
+      memo_tokens_ = x.tokens;
+      memo_pages_ = kv_.pages_for(x.tokens);
+    }
+    return memo_pages_;
+  }
   CacheNodeId new_node(CacheNodeId parent, BlockHash h, std::int64_t tokens, Time now);
   // Evicts unlocked leaf n; returns its parent when that is now an unlocked leaf
   // (not queued yet: make_room queues or evicts it), else kCacheRoot.
@@ -185,6 +198,8 @@ class PrefixCache {
   void push_lru(CacheNodeId n, bool old = false);  // old: into lru_old_
   const LruEntry* lru_min() const;  // the smaller top of the two heaps; null if both are empty
   std::vector<LruEntry> lru_, lru_old_;
+  std::int32_t memo_tokens_ = 0;
+  std::int64_t memo_pages_ = 0;
   std::uint64_t stamp_ = 1;
   std::int64_t pages_ = 0;
   std::int64_t locked_pages_ = 0;
