@@ -43,6 +43,7 @@ void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t 
   }
   m.stamp = stamp_;
   CacheNodeId n = m.node;
+  bool partial = false;  // n is the prompt's last block, matched in part (one block past i)
   std::size_t i = static_cast<std::size_t>(m.blocks);
   for (; i < spec.prefix_blocks.size(); ++i) {
     const std::int64_t t = block_tokens(spec, i);
@@ -59,6 +60,7 @@ void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t 
       if (m.tokens + t == spec.prompt_tokens && cap > m.tokens) {
         n = c;
         m.tokens = cap;
+        partial = true;
       }
       break;
     }
@@ -67,7 +69,7 @@ void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t 
   }
   if (i >= spec.prefix_blocks.size() || block_tokens(spec, i) <= 0) m.final = true;
   m.node = n;
-  m.blocks = nodes_[n].depth;
+  m.blocks = static_cast<std::int32_t>(i) + (partial ? 1 : 0);  // n's depth: the blocks passed
   m.generation = nodes_[n].generation;
 }
 
@@ -127,6 +129,7 @@ void PrefixCache::unlock(CacheNodeId n, Time now) {
     // finishes): each node fetches its grandparent, so two misses are in flight.
     Node& x = nodes_[n];
     __builtin_prefetch(&nodes_[x.grandparent]);
+    __builtin_prefetch(&nodes_[x.great_grandparent]);
     SIM_CHECK(x.locks > 0, "prefix cache node {} unlocked more often than locked", n);
     if (--x.locks > 0) return;  // still locked: its parent's count is unchanged
     locked_pages_ -= pages_of(x);
@@ -157,7 +160,7 @@ CacheNodeId PrefixCache::new_node(CacheNodeId parent, BlockHash h, std::int64_t 
   SIM_CHECK(path <= std::numeric_limits<std::int32_t>::max(), "prefix cache path of {} tokens is too long", path);
   x.path_tokens = static_cast<std::int32_t>(path);
   x.grandparent = nodes_[parent].parent;
-  x.depth = nodes_[parent].depth + 1;
+  x.great_grandparent = nodes_[parent].grandparent;
   x.generation = gen;
   x.last_access = now;
   x.alive = true;
@@ -213,7 +216,7 @@ PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const Pre
   }
   best.node = n;
   best.tokens = tokens;
-  best.blocks = nodes_[n].depth;
+  best.blocks = static_cast<std::int32_t>(best_end);  // n's depth
   return best;
 }
 
@@ -226,6 +229,7 @@ CacheNodeId PrefixCache::evict_leaf(CacheNodeId n) {
   // (make_room evicts a path from its leaf up): fetch that one too, so a path is evicted
   // with two misses in flight, not one after the other.
   __builtin_prefetch(&nodes_[x.grandparent]);
+  __builtin_prefetch(&nodes_[x.great_grandparent]);
   Node& p = nodes_[x.parent];
   children_.remove_child(x.parent, x.hash, p.children, p.only_child, p.in_index);
   const std::int64_t pages = pages_of(x);
@@ -314,7 +318,8 @@ void PrefixCache::check_invariants() const {
     if (x.locks > 0) locked_children[x.parent]++;
     pages += kv_.pages_for(x.tokens);
     if (x.locks > 0) locked += kv_.pages_for(x.tokens);
-    SIM_CHECK(x.grandparent == nodes_[x.parent].parent, "node {} keeps a wrong grandparent", n);
+    SIM_CHECK(x.grandparent == nodes_[x.parent].parent && x.great_grandparent == nodes_[x.parent].grandparent,
+              "node {} keeps a wrong grandparent or great-grandparent", n);
     SIM_CHECK(x.path_tokens == nodes_[x.parent].path_tokens + x.tokens, "node {} path tokens inconsistent", n);
     const Node& p = nodes_[x.parent];
     const auto hash_of = [this](auto c) { return nodes_[c].hash; };

@@ -31,8 +31,10 @@
 // with its own last-access time.
 //
 // Memory layout: a node is one cache line, and most walks (unlock, a path's
-// eviction from its leaf up) go up cold paths; each node keeps its grandparent, so
-// a walk fetches two levels ahead and two misses overlap instead of queuing.
+// eviction from its leaf up) go up cold paths; each node keeps its grandparent and
+// great-grandparent, so a walk fetches up to three levels ahead and the misses
+// overlap instead of queuing. (A node's depth is not kept: the walks that report
+// it count the blocks they pass.)
 //
 // Matching is incremental: a PrefixMatch remembers its deepest node, that
 // node's generation and the cache's insertion stamp. It stays valid while the
@@ -145,8 +147,8 @@ class PrefixCache {
     CacheNodeId parent = kCacheRoot;
     std::uint32_t generation = 0;
     std::int32_t tokens = 0;        // tokens of this block (its pages: pages_of())
-    CacheNodeId grandparent = kCacheRoot;  // the parent's parent (fixed while alive): walks up fetch it ahead
-    std::int32_t depth = 0;         // blocks root..this node
+    CacheNodeId grandparent = kCacheRoot;   // the parent's parent and
+    CacheNodeId great_grandparent = kCacheRoot;  // its parent (fixed while alive): walks up fetch them ahead
     std::int32_t locks = 0;         // requests whose path ends here + locked children
     std::int32_t children = 0;
     // Children: the only child inline, the child index from the second on
