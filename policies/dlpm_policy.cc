@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/core/service_weights.h"
+
 namespace servesim {
 
 void DlpmPolicy::grow(ClientId c) {
@@ -27,9 +29,7 @@ void DlpmPolicy::on_decode_tokens(ClientId c, std::int64_t tokens) {
 void DlpmPolicy::on_decode_token_each(ClientId c, std::int64_t n) {
   grow(c);
   const double one = o_.w_out * 1.0;  // on_decode_tokens(c, 1)'s charge
-  double d = deficit_[c];
-  for (std::int64_t i = 0; i < n; ++i) d -= one;
-  deficit_[c] = d;
+  deficit_[c] = charge_repeated(deficit_[c], -one, n);  // (d - one == d + -one, exactly)
 }
 
 // Closed form of "add Q^u to every active client until one is positive".

@@ -725,6 +725,29 @@ TEST_CASE("on_decode_token_each(c, n) equals n calls of on_decode_tokens(c, 1), 
       }
     }
   }
+  // Whole-number charges past 2^53 round: the one-addition shortcut for whole numbers
+  // (charge_repeated) must not be taken there (2^53 + 1 rounds back to 2^53, three times over).
+  DlpmOptions d;
+  d.w_out = 1.0;
+  DlpmPolicy one_d(d), each_d(d);
+  VtcOptions v;
+  v.w_out = 1.0;
+  VtcPolicy one_v(v), each_v(v);
+  const std::int64_t big = std::int64_t{1} << 53;
+  one_d.on_decode_tokens(0, big);
+  each_d.on_decode_tokens(0, big);
+  one_v.on_decode_tokens(0, big);
+  each_v.on_decode_tokens(0, big);
+  for (int i = 0; i < 3; ++i) {
+    one_d.on_decode_tokens(0, 1);
+    one_v.on_decode_tokens(0, 1);
+  }
+  each_d.on_decode_token_each(0, 3);
+  each_v.on_decode_token_each(0, 3);
+  CHECK(one_d.deficit(0) == -9007199254740992.0);
+  CHECK(each_d.deficit(0) == one_d.deficit(0));
+  CHECK(one_v.counter(0) == 9007199254740992.0);
+  CHECK(each_v.counter(0) == one_v.counter(0));
 }
 
 TEST_CASE("least-outstanding routing takes the worker with the fewest waiting + running, the lowest id among ties") {

@@ -85,8 +85,7 @@ class VtcPolicy final : public LocalPolicy {
     grow(c);
     const bool active = !queues_[c].empty();
     if (active) active_.erase({counter_[c], c});
-    const double one = o_.w_out * 1.0;
-    for (std::int64_t i = 0; i < n; ++i) counter_[c] += one;
+    counter_[c] = charge_repeated(counter_[c], o_.w_out * 1.0, n);
     if (active) active_.insert({counter_[c], c});
   }
 
