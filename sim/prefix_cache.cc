@@ -126,7 +126,8 @@ void PrefixCache::unlock(CacheNodeId n, Time now) {
   nodes_[n].last_access = now;
   for (; n != kCacheRoot; n = nodes_[n].parent) {
     // The walk goes up a path that is often cold (a request unlocks it when it
-    // finishes): each node fetches its grandparent, so two misses are in flight.
+    // finishes): each node fetches its grandparent and great-grandparent, so up to
+    // three misses are in flight.
     Node& x = nodes_[n];
     __builtin_prefetch(&nodes_[x.grandparent]);
     __builtin_prefetch(&nodes_[x.great_grandparent]);
@@ -225,9 +226,9 @@ CacheNodeId PrefixCache::evict_leaf(CacheNodeId n) {
   SIM_CHECK(x.alive && x.locks == 0 && x.children == 0, "evicting prefix cache node {} that is locked or not a leaf",
             n);
   if (evict_hook_) evict_hook_(path_key(n), x.tokens);
-  // The parent is read next and is cold; when it becomes a leaf, its own parent goes next
-  // (make_room evicts a path from its leaf up): fetch that one too, so a path is evicted
-  // with two misses in flight, not one after the other.
+  // The parent is read next and is cold; when it becomes a leaf, its own ancestors go
+  // next (make_room evicts a path from its leaf up): fetch the next two as well, so a
+  // path is evicted with its misses in flight together, not one after the other.
   __builtin_prefetch(&nodes_[x.grandparent]);
   __builtin_prefetch(&nodes_[x.great_grandparent]);
   Node& p = nodes_[x.parent];
