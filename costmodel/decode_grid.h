@@ -17,9 +17,10 @@
 // batch row is made non-decreasing in KV length (running maximum) when built, so
 // the price is monotone in every KV length.
 //
-// us() is a pure function: one binary search and one logarithm for the KV length, and
-// a table read for the batch size (BatchSpans; ~30-60 ns more than the fit per priced
-// iteration before the table: servesim_pricing_bench, *_sums vs *_sums_fit).
+// us() is a pure function: one logarithm of the KV length, a search among each of the
+// (at most two) batch rows' KV lengths, and a table read for the batch size
+// (BatchSpans; ~30-60 ns more than the fit per priced iteration before the table:
+// servesim_pricing_bench, *_sums vs *_sums_fit).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -33,14 +34,6 @@
 
 namespace servesim {
 
-// RaggedDecode: how much longer a ragged decode batch takes than the uniform batch of
-// the same size at its mean KV length, from the profile's `decode_ragged` family (pairs of
-// rows measured back to back: a ragged batch, params dist=<shape>, and its uniform partner,
-// dist=<shape>-uniform). The factor is read at (batch, longest / mean KV length): per
-// measured batch size, piecewise linear in log(longest / mean) through that batch's pairs,
-// from 1 at a uniform batch (ratio 1) to the first pair, flat beyond the last; between
-// measured batch sizes linear in log batch, flat outside. A ratio of ratios measured on
-// one card, so it applies to a grid measured on another.
 // Where a batch size falls among a table's measured batch sizes (ascending): the
 // row i below it and its weight w on row i + 1, linear in log batch. Built once
 // for every whole batch size strictly between the first and last measured one, so
@@ -69,6 +62,14 @@ class BatchSpans {
   std::vector<Span> whole_;
 };
 
+// RaggedDecode: how much longer a ragged decode batch takes than the uniform batch of
+// the same size at its mean KV length, from the profile's `decode_ragged` family (pairs of
+// rows measured back to back: a ragged batch, params dist=<shape>, and its uniform partner,
+// dist=<shape>-uniform). The factor is read at (batch, longest / mean KV length): per
+// measured batch size, piecewise linear in log(longest / mean) through that batch's pairs,
+// from 1 at a uniform batch (ratio 1) to the first pair, flat beyond the last; between
+// measured batch sizes linear in log batch, flat outside. A ratio of ratios measured on
+// one card, so it applies to a grid measured on another.
 class RaggedDecode {
  public:
   struct Pair {
