@@ -274,4 +274,15 @@ TEST_CASE("merge --repeat drops the rows of the input a second run did not repea
   const ProfileInput not_gemm{"again.csv", family_profile("andpro", other, 2, "gpu-2")};
   CHECK_FALSE(merge_profiles(two, &merged, &err, true, false, &not_gemm));
   CHECK(err.find("families") != std::string::npos);
+  // A median that is not a number > 0, in the repeat or in a row of the input it checks, is
+  // refused with the file, the line and the column (it is not counted as a row that did not repeat).
+  ProfileInput bad_repeat = repeat;
+  bad_repeat.text.replace(bad_repeat.text.find("1.010"), 5, "abc");
+  CHECK_FALSE(merge_profiles(two, &merged, &err, true, false, &bad_repeat));
+  CHECK(err == "again.csv: line 9, column median_us: 'abc' is not a positive number");
+  std::vector<ProfileInput> bad_input = two;
+  bad_input[1].text.replace(bad_input[1].text.find("2.000"), 5, "0");
+  CHECK_FALSE(merge_profiles(bad_input, &merged, &err, true, false, &repeat));
+  CHECK(err.find("b.csv: line ") == 0);
+  CHECK(err.find(", column median_us: '0' is not a positive number") != std::string::npos);
 }

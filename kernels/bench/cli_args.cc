@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "kernels/bench/profile_csv.h"
+
 namespace servesim::kernels {
 
 namespace {
@@ -12,15 +14,6 @@ bool parse_u64(const std::string& text, uint64_t* out) {
   char* end = nullptr;
   const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
   if (*end != '\0') return false;
-  *out = v;
-  return true;
-}
-
-bool parse_double(const std::string& text, double* out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (*end != '\0' || !(v > 0)) return false;
   *out = v;
   return true;
 }
@@ -54,8 +47,9 @@ std::string kernels_cli_usage() {
          "  --sessions               merge: inputs from several sessions of one GPU model and stack\n"
          "  --add-variants           merge --sessions: a family an earlier input has adds only its new\n"
          "                           kernel variants (e.g. new ceiling rows); the rest are dropped\n"
-         "  --repeat R.csv           merge --sessions: R is a second run of the last input on the same\n"
-         "                           card; that input's rows R measured more than 5% away are dropped\n"
+         "  --repeat R.csv           merge [--sessions]: R is a second run, on the same card, of one\n"
+         "                           input's families; that input's rows R measured more than 5% away\n"
+         "                           are dropped\n"
          "  --prefill-variant V      replay: auto (hopper_wgmma on H100/H200, else fa2) | fa2 | hopper_wgmma\n";
 }
 
@@ -93,13 +87,13 @@ bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::
       }
     } else if (arg == "--target-ms") {
       if (!value(&v)) return false;
-      if (!parse_double(v, &cli->target_ms)) {
+      if (!parse_positive_number(v, &cli->target_ms)) {
         *error = "--target-ms expects a positive number, got '" + v + "'";
         return false;
       }
     } else if (arg == "--budget-s") {
       if (!value(&v)) return false;
-      if (!parse_double(v, &cli->budget_s)) {
+      if (!parse_positive_number(v, &cli->budget_s)) {
         *error = "--budget-s expects a positive number of seconds, got '" + v + "'";
         return false;
       }
@@ -127,7 +121,7 @@ bool parse_kernels_cli(int argc, const char* const* argv, KernelsCli* cli, std::
       }
     } else if (arg == "--kv-gb") {
       if (!value(&v)) return false;
-      if (!parse_double(v, &cli->kv_gb)) {
+      if (!parse_positive_number(v, &cli->kv_gb)) {
         *error = "--kv-gb expects a positive number, got '" + v + "'";
         return false;
       }

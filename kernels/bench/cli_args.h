@@ -36,7 +36,7 @@ struct KernelsCli {
   std::string prefill_variant = "auto";  // replay: auto | fa2 | hopper_wgmma (replay_gpu.cuh)
   bool sessions = false;   // merge: inputs from several measuring sessions (profile_merge.h)
   bool add_variants = false;  // merge --sessions: a repeated family adds only its new kernel variants
-  std::string repeat;  // merge --sessions --repeat R.csv: drop the last input's rows R did not repeat
+  std::string repeat;  // merge [--sessions] --repeat R.csv: drop the rows R did not repeat (profile_merge.h)
 };
 
 // Parses argv[1..]. Returns false with a one-line *error on unknown options, missing

@@ -1,6 +1,7 @@
 #include "kernels/bench/profile_csv.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
@@ -104,11 +105,21 @@ bool parse_profile(const std::string& text, ParsedProfile* out, std::string* err
       return false;
     }
     out->rows.push_back(std::move(cells));
+    out->row_lines.push_back(line_no);
   }
   if (out->columns.empty()) {
     *error = "no header row";
     return false;
   }
+  return true;
+}
+
+bool parse_positive_number(const std::string& text, double* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || !(v > 0)) return false;
+  *out = v;
   return true;
 }
 

@@ -70,10 +70,14 @@ struct ParsedProfile {
   Provenance provenance;
   std::vector<std::string> columns;
   std::vector<std::vector<std::string>> rows;  // cells as text, aligned with columns
+  std::vector<int> row_lines;                  // each row's 1-based line in the text (for errors)
 };
 
 // Parses CSV text written by ProfileWriter. Returns false and sets *error
 // ("line N: ...") on malformed input.
 bool parse_profile(const std::string& text, ParsedProfile* out, std::string* error);
+
+// A whole cell or argument that is a number > 0 (strtod's forms); false otherwise.
+bool parse_positive_number(const std::string& text, double* out);
 
 }  // namespace servesim::kernels

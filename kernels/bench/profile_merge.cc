@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -108,29 +107,40 @@ bool merge_profiles(const std::vector<ProfileInput>& inputs, std::string* merged
       *error = repeat->name + ": no params or median_us column";
       return false;
     }
+    // (parse_profile gave every row as many cells as the header.)
     const auto point = [&](const std::vector<std::string>& row) {
       std::string key;
-      for (size_t c = 0; c <= params && c < row.size(); ++c) key += row[c] + ",";
+      for (size_t c = 0; c <= params; ++c) key += row[c] + ",";
       return key;
     };
+    // Row j's median: a number > 0, else an error naming the file, line and column.
+    const auto median_of = [&](const ParsedProfile& p, const std::string& name, size_t j, double* out) {
+      if (parse_positive_number(p.rows[j][median], out)) return true;
+      *error = name + ": line " + std::to_string(p.row_lines[j]) + ", column median_us: '" + p.rows[j][median] +
+               "' is not a positive number";
+      return false;
+    };
     std::map<std::string, double> again;
-    for (const auto& row : r.rows)
-      if (median < row.size()) again[point(row)] = std::strtod(row[median].c_str(), nullptr);
-    std::vector<std::vector<std::string>> kept;
+    for (size_t j = 0; j < r.rows.size(); ++j)
+      if (!median_of(r, repeat->name, j, &again[point(r.rows[j])])) return false;
+    ParsedProfile kept;
     size_t checked = 0, dropped = 0;
-    for (auto& row : target.rows) {
-      const auto it = again.find(point(row));
-      if (it != again.end() && median < row.size()) {
+    for (size_t j = 0; j < target.rows.size(); ++j) {
+      const auto it = again.find(point(target.rows[j]));
+      if (it != again.end()) {
         ++checked;
-        const double a = std::strtod(row[median].c_str(), nullptr), b = it->second;
-        if (!(a > 0 && b > 0) || std::abs(b / a - 1) > kRepeatTolerance) {
+        double a = 0;
+        if (!median_of(target, target_name, j, &a)) return false;
+        if (std::abs(it->second / a - 1) > kRepeatTolerance) {
           ++dropped;
           continue;
         }
       }
-      kept.push_back(std::move(row));
+      kept.rows.push_back(std::move(target.rows[j]));
+      kept.row_lines.push_back(target.row_lines[j]);
     }
-    target.rows = std::move(kept);
+    target.rows = std::move(kept.rows);
+    target.row_lines = std::move(kept.row_lines);
     repeat_note = families + ";repeat_checked:" + std::to_string(checked) +
                   ";unrepeated_dropped:" + std::to_string(dropped);
   }

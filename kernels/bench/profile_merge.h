@@ -52,7 +52,9 @@ bool is_known_commit(const std::string& commit);
 // gpu_uuid: refused). Every row of that input whose point (kernel, variant and every shape
 // column up to params) R measured with a median more than kRepeatTolerance away is dropped:
 // a measurement that did not repeat is not trusted, and neither run's number is used for
-// that point (never two averaged). Rows R did not measure are kept. The check is recorded as
+// that point (never two averaged). Rows R did not measure are kept. A median_us cell that is
+// not a number > 0, in R or in a row it checks, is refused ("<file>: line N, column
+// median_us: ..."). The check is recorded as
 // `repeat:<families>;repeat_checked:N;unrepeated_dropped:K` in that input's session line
 // (--sessions), else as a `# repeat=<families>;repeat_checked:N;unrepeated_dropped:K` line,
 // which a later --sessions merge carries into the input's session line.
