@@ -230,17 +230,10 @@ Time CalibratedCostModel::time_of(const PartTimes& p) const {
   return std::max<Time>(1, seconds_to_time(group(p).total() * 1e-6));
 }
 
-double CalibratedCostModel::row_stem(const PartTimes& p) const {
-  const Breakdown g = group(p);
-  return g.linear + g.elementwise + g.allreduce;
-}
+double CalibratedCostModel::row_stem(const PartTimes& p) const { return group(p).stem(); }
 
-// Breakdown::total() continued from row_stem(): the same additions in the same order.
 Time CalibratedCostModel::time_of_stem(const PartTimes& p, double stem) const {
-  auto at = [&](Part x) { return p[static_cast<std::size_t>(x)]; };
-  const double us = stem + at(Part::kAttentionPrefill) + at(Part::kAttentionDecode) + at(Part::kAttentionKv) +
-                    at(Part::kLmHead) + (at(Part::kOverhead) + at(Part::kLaunch));
-  return std::max<Time>(1, seconds_to_time(us * 1e-6));
+  return std::max<Time>(1, seconds_to_time(group(p).after_stem(stem) * 1e-6));
 }
 
 CalibratedCostModel::Breakdown CalibratedCostModel::breakdown(const BatchShape& b) const {

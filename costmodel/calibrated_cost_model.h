@@ -93,9 +93,11 @@ class CalibratedCostModel final : public CostModel, public TablePricedBackend {
   struct Breakdown {
     double linear = 0, elementwise = 0, allreduce = 0, prefill_attention = 0, decode_attention = 0, andpro = 0,
            lm_head = 0, overhead = 0;
-    double total() const {
-      return linear + elementwise + allreduce + prefill_attention + decode_attention + andpro + lm_head + overhead;
-    }
+    // total() in two steps, in the order of its additions: the groups a decode row fixes
+    // (stem), then the rest (after_stem); the table-priced path keeps a row's stem.
+    double stem() const { return linear + elementwise + allreduce; }
+    double after_stem(double s) const { return s + prefill_attention + decode_attention + andpro + lm_head + overhead; }
+    double total() const { return after_stem(stem()); }
   };
   Breakdown breakdown(const BatchShape& batch) const;  // parts() grouped as above
   static Breakdown group(const PartTimes& p);           // the same grouping of given parts
@@ -106,7 +108,7 @@ class CalibratedCostModel final : public CostModel, public TablePricedBackend {
   bool prefill_sensitive() const override { return false; }
   void attention_parts(const BatchShape& b, PartTimes& p) const override;
   Time time_of(const PartTimes& p) const override;
-  // (linear + elementwise) + allreduce: total()'s sum before the attention groups.
+  // Breakdown::stem() and after_stem() of the parts' groups.
   double row_stem(const PartTimes& p) const override;
   Time time_of_stem(const PartTimes& p, double stem) const override;
   PartTimes parts(const BatchShape& batch) const override;

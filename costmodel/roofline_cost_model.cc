@@ -138,15 +138,13 @@ void RooflineCostModel::attention_parts(const BatchShape& batch, PartTimes& p) c
   if (a.kv) p[static_cast<std::size_t>(Part::kAttentionKv)] = a.kv->us(batch);
 }
 
-Time RooflineCostModel::time_of(const PartTimes& p) const {
-  double us = 0;
-  for (double x : p) us += x;
-  return std::max<Time>(1, seconds_to_time(us * 1e-6));
-}
-
+// The sum of every part in Part order, split where the parts start to vary between
+// batches of one size (attention): time_of() is the two halves, one after the other.
 namespace {
 constexpr std::size_t kFirstVarying = static_cast<std::size_t>(Part::kAttentionPrefill);
 }  // namespace
+
+Time RooflineCostModel::time_of(const PartTimes& p) const { return time_of_stem(p, row_stem(p)); }
 
 double RooflineCostModel::row_stem(const PartTimes& p) const {
   double us = 0;
@@ -155,7 +153,7 @@ double RooflineCostModel::row_stem(const PartTimes& p) const {
 }
 
 Time RooflineCostModel::time_of_stem(const PartTimes& p, double stem) const {
-  double us = stem;  // time_of()'s sum, as it stands after the parts before kFirstVarying
+  double us = stem;
   for (std::size_t i = kFirstVarying; i < kPartCount; ++i) us += p[i];
   return std::max<Time>(1, seconds_to_time(us * 1e-6));
 }
