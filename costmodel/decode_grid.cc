@@ -31,11 +31,16 @@ struct Interval {
   std::size_t i;
   double w;
 };
-Interval interval(const std::vector<double>& pos, double p) {
-  const auto it = std::upper_bound(pos.begin(), pos.end(), p);
-  const std::size_t i = std::min<std::size_t>(static_cast<std::size_t>(it - pos.begin()), pos.size() - 1) - 1;
+// The same, with the interval searched among `values` (ascending, pos[j] = log(values[j]))
+// for v (p = log v), so the search need not wait for the logarithm. It is the interval
+// interval() finds: where the two could differ, p equals a neighbour's position and the
+// weight is exactly 0 or 1 either way, the same price.
+Interval interval_of(const std::vector<double>& values, double v, const std::vector<double>& pos, double p) {
+  const auto it = std::upper_bound(values.begin(), values.end(), v);
+  const std::size_t i = std::min<std::size_t>(static_cast<std::size_t>(it - values.begin()), values.size() - 1) - 1;
   return {i, (p - pos[i]) / (pos[i + 1] - pos[i])};
 }
+Interval interval(const std::vector<double>& pos, double p) { return interval_of(pos, p, pos, p); }
 
 }  // namespace
 
@@ -98,13 +103,7 @@ double DecodeGrid::at_batch(std::size_t i, double kv, double log_kv, const Featu
   const double b = batches_[i];
   if (kv <= r.kv.front()) return r.us.front() * fit_ratio(fit, h, b, kv, b, r.kv.front());
   if (kv >= r.kv.back()) return r.us.back() * fit_ratio(fit, h, b, kv, b, r.kv.back());
-  // The interval is found among the KV lengths themselves, so the search need not
-  // wait for the logarithm; it is the one interval() finds among their logarithms
-  // (where the two could differ, kv's logarithm equals a neighbour's and the weight
-  // is exactly 0 or 1 either way, the same price).
-  const auto it = std::upper_bound(r.kv.begin(), r.kv.end(), kv);
-  const std::size_t j = std::min<std::size_t>(static_cast<std::size_t>(it - r.kv.begin()), r.kv.size() - 1) - 1;
-  const double w = (log_kv - r.log_kv[j]) / (r.log_kv[j + 1] - r.log_kv[j]);
+  const auto [j, w] = interval_of(r.kv, kv, r.log_kv, log_kv);
   return r.us[j] * (1 - w) + r.us[j + 1] * w;
 }
 
