@@ -109,7 +109,10 @@ double DecodeGrid::at_batch(std::size_t i, double kv, double log_kv, const Featu
 
 double DecodeGrid::us(double seqs, double kv_tokens, const FeatureFit& fit, const HeadShape& h) const {
   const double kv = kv_tokens / seqs;  // the mean KV length
-  const double log_kv = std::log(kv);
+  return us_at(seqs, kv, std::log(kv), fit, h);
+}
+
+double DecodeGrid::us_at(double seqs, double kv, double log_kv, const FeatureFit& fit, const HeadShape& h) const {
   if (seqs <= batches_.front())
     return at_batch(0, kv, log_kv, fit, h) * fit_ratio(fit, h, seqs, kv, batches_.front(), kv);
   const std::size_t last = batches_.size() - 1;
@@ -130,6 +133,7 @@ std::optional<RaggedDecode> RaggedDecode::build(std::vector<Pair> pairs) {
       r.log_batches_.push_back(std::log(p.batch));
       r.rows_.emplace_back();
     }
+    r.rows_.back().spread.push_back(p.spread);
     r.rows_.back().log_spread.push_back(std::log(p.spread));
     r.rows_.back().ratio.push_back(p.ratio);
     ++r.pairs_;
@@ -139,22 +143,25 @@ std::optional<RaggedDecode> RaggedDecode::build(std::vector<Pair> pairs) {
   return r;
 }
 
-double RaggedDecode::at_batch(std::size_t i, double ls) const {
+double RaggedDecode::at_batch(std::size_t i, double spread, double ls) const {
   const Row& r = rows_[i];
   if (ls <= r.log_spread.front()) return 1 + (r.ratio.front() - 1) * ls / r.log_spread.front();  // from 1 at spread 1
   if (ls >= r.log_spread.back()) return r.ratio.back();
-  const auto [j, w] = interval(r.log_spread, ls);
+  const auto [j, w] = interval_of(r.spread, spread, r.log_spread, ls);
   return r.ratio[j] * (1 - w) + r.ratio[j + 1] * w;
 }
 
 double RaggedDecode::factor(double seqs, double spread) const {
   if (!(spread > 1)) return 1;
-  const double ls = std::log(spread);
-  if (seqs <= batches_.front()) return at_batch(0, ls);
+  return factor_at(seqs, spread, std::log(spread));
+}
+
+double RaggedDecode::factor_at(double seqs, double spread, double ls) const {
+  if (seqs <= batches_.front()) return at_batch(0, spread, ls);
   const std::size_t last = batches_.size() - 1;
-  if (seqs >= batches_[last]) return at_batch(last, ls);
+  if (seqs >= batches_[last]) return at_batch(last, spread, ls);
   const auto [i, w] = spans_.at(log_batches_, seqs);
-  return at_batch(i, ls) * (1 - w) + at_batch(i + 1, ls) * w;
+  return at_batch(i, spread, ls) * (1 - w) + at_batch(i + 1, spread, ls) * w;
 }
 
 }  // namespace servesim

@@ -78,13 +78,16 @@ class RaggedDecode {
   // nullopt without at least one pair of spread > 1.
   static std::optional<RaggedDecode> build(std::vector<Pair> pairs);
   double factor(double seqs, double spread) const;
+  // factor() given log(spread) (taken by the caller beside other logarithms).
+  // REQUIRES: spread > 1, log_spread == std::log(spread).
+  double factor_at(double seqs, double spread, double log_spread) const;
   std::size_t pairs() const { return pairs_; }
 
  private:
   struct Row {
-    std::vector<double> log_spread, ratio;  // ascending spread
+    std::vector<double> spread, log_spread, ratio;  // ascending spread
   };
-  double at_batch(std::size_t i, double log_spread) const;
+  double at_batch(std::size_t i, double spread, double log_spread) const;
   std::vector<double> batches_, log_batches_;
   std::vector<Row> rows_;
   BatchSpans spans_;
@@ -100,6 +103,10 @@ class DecodeGrid {
   // µs of one launch (one layer) for `seqs` decodes reading `kv_tokens` in all.
   // REQUIRES: seqs >= 1, kv_tokens >= seqs.
   double us(double seqs, double kv_tokens, const FeatureFit& fit, const HeadShape& h) const;
+  // us() given the mean KV length kv = kv_tokens / seqs and its logarithm (taken by
+  // the caller beside other logarithms, so their latencies overlap). Bit-identical.
+  // REQUIRES: log_kv == std::log(kv).
+  double us_at(double seqs, double kv, double log_kv, const FeatureFit& fit, const HeadShape& h) const;
 
   std::size_t batches() const { return batches_.size(); }
   std::size_t points() const;
