@@ -20,6 +20,11 @@ struct PoolState {
   std::vector<std::int64_t> tokens;  // per template
   std::vector<double> cdf;           // Zipf popularity
   std::uint64_t key;
+  // Per template, filled on its first use: the chained ids of its whole blocks
+  // (those wholly inside it: the first tokens / block_size of every prompt that
+  // carries it), which depend on the template alone (blocks() below).
+  std::vector<std::vector<std::uint64_t>> chains;
+  std::vector<bool> chained;
 };
 
 class TemplateSource final : public RequestSource {
@@ -28,7 +33,7 @@ class TemplateSource final : public RequestSource {
     for (std::size_t p = 0; p < spec_.pools.size(); ++p) {
       const TemplatePool& tp = spec_.pools[p];
       Rng rng = Rng::stream(seed, (1ull << 20) | p);
-      PoolState s{{}, {}, mix(seed ^ mix(0x7E4D ^ p))};
+      PoolState s{{}, {}, mix(seed ^ mix(0x7E4D ^ p)), {}, {}};
       double total = 0;
       for (std::int64_t i = 0; i < tp.count; ++i) {
         s.tokens.push_back(tp.tokens.sample(rng));
@@ -36,6 +41,8 @@ class TemplateSource final : public RequestSource {
         s.cdf.push_back(total);
       }
       for (double& c : s.cdf) c /= total;
+      s.chains.resize(s.tokens.size());
+      s.chained.assign(s.tokens.size(), false);
       pools_.push_back(std::move(s));
     }
     for (std::size_t k = 0; k < spec_.clients.size(); ++k) {
@@ -56,19 +63,19 @@ class TemplateSource final : public RequestSource {
     out.client = s.client;
     out.arrival = arrival_time(t, "workload (templates)", out.id);
     std::int64_t template_tokens = 0;
-    std::uint64_t template_key = 0;
+    const std::vector<std::uint64_t>* template_chain = nullptr;
     if (c.pool && s.rng.uniform() < c.template_share) {
-      const PoolState& p = pools_[*c.pool];
+      PoolState& p = pools_[*c.pool];
       const auto i = static_cast<std::size_t>(std::upper_bound(p.cdf.begin(), p.cdf.end() - 1, s.rng.uniform()) - p.cdf.begin());
       template_tokens = p.tokens[i];
-      template_key = mix(p.key ^ mix(i));
+      template_chain = &chain_of(p, i);
       out.category = static_cast<std::int32_t>(i + 1);
     }
     const std::int64_t own = c.prompt.sample(s.rng);
     out.prompt_tokens = template_tokens + own;
     out.output_tokens = c.output.sample(s.rng);
     out.prefix_block_size = spec_.block_size;
-    blocks(out, template_tokens, template_key, mix(s.key ^ mix(out.id)));
+    blocks(out, template_chain, mix(s.key ^ mix(out.id)));
     s.active_s += gap(c, s.rng);
     return true;
   }
@@ -96,18 +103,42 @@ class TemplateSource final : public RequestSource {
 
   static double gap(const TemplateClient& c, Rng& rng) { return c.arrival.gap_s(c.rate, rng); }
 
-  // Chained block ids: template blocks depend only on the template; any block
-  // that reaches past it depends on the request too.
-  void blocks(RequestSpec& r, std::int64_t template_tokens, std::uint64_t template_key, std::uint64_t own_key) const {
+  // Chained block ids: chain_k = mix(chain_{k-1} ^ key_k) from chain_{-1} = 0x5EED.
+  // A whole block inside the template has key mix(template key ^ its start), so
+  // those blocks (a prompt's first template_tokens / block_size) depend only on the
+  // template; any block that reaches past it has a key of the request's too.
+  static constexpr std::uint64_t kChainSeed = 0x5EED;
+  const std::vector<std::uint64_t>& chain_of(PoolState& p, std::size_t i) const {
+    std::vector<std::uint64_t>& v = p.chains[i];
+    if (p.chained[i]) return v;
+    const std::uint64_t template_key = mix(p.key ^ mix(i));
     const std::int64_t b = spec_.block_size;
-    std::uint64_t chain = 0x5EED;
+    std::uint64_t chain = kChainSeed;
+    v.reserve(static_cast<std::size_t>(p.tokens[i] / b));
+    for (std::int64_t start = 0; start + b <= p.tokens[i]; start += b) {
+      chain = mix(chain ^ mix(template_key ^ static_cast<std::uint64_t>(start)));
+      v.push_back(chain);
+    }
+    p.chained[i] = true;
+    return v;
+  }
+  void blocks(RequestSpec& r, const std::vector<std::uint64_t>* template_chain, std::uint64_t own_key) const {
+    const std::int64_t b = spec_.block_size;
     r.prefix_blocks.reserve(static_cast<std::size_t>((r.prompt_tokens + b - 1) / b));  // one allocation
-    for (std::int64_t start = 0; start < r.prompt_tokens; start += b) {
+    std::uint64_t chain = kChainSeed;
+    std::int64_t start = 0;
+    if (template_chain) {  // the template's whole blocks that are whole blocks of the prompt too
+      const auto n = std::min(template_chain->size(), static_cast<std::size_t>(r.prompt_tokens / b));
+      if (n > 0) {
+        r.prefix_blocks.insert(r.prefix_blocks.end(), template_chain->begin(),
+                               template_chain->begin() + static_cast<std::ptrdiff_t>(n));
+        chain = r.prefix_blocks.back();
+        start = static_cast<std::int64_t>(n) * b;
+      }
+    }
+    for (; start < r.prompt_tokens; start += b) {
       const std::int64_t end = std::min(start + b, r.prompt_tokens);
-      const bool in_template = end <= template_tokens && end - start == b;
-      const std::uint64_t key = in_template ? mix(template_key ^ static_cast<std::uint64_t>(start))
-                                            : mix(own_key ^ mix(static_cast<std::uint64_t>(start) << 20 ^ static_cast<std::uint64_t>(end)));
-      chain = mix(chain ^ key);
+      chain = mix(chain ^ mix(own_key ^ mix(static_cast<std::uint64_t>(start) << 20 ^ static_cast<std::uint64_t>(end))));
       r.prefix_blocks.push_back(chain);
     }
   }
