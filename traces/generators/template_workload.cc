@@ -108,18 +108,26 @@ class TemplateSource final : public RequestSource {
   // those blocks (a prompt's first template_tokens / block_size) depend only on the
   // template; any block that reaches past it has a key of the request's too.
   static constexpr std::uint64_t kChainSeed = 0x5EED;
-  const std::vector<std::uint64_t>& chain_of(PoolState& p, std::size_t i) const {
-    std::vector<std::uint64_t>& v = p.chains[i];
-    if (p.chained[i]) return v;
+  // Kept for at most kMemoIds ids in all (32 MB; huge pools of long templates):
+  // past that, a template's chain is computed for each prompt into scratch_.
+  static constexpr std::size_t kMemoIds = std::size_t{1} << 22;
+  const std::vector<std::uint64_t>& chain_of(PoolState& p, std::size_t i) {
+    if (p.chained[i]) return p.chains[i];
+    const auto n = static_cast<std::size_t>(p.tokens[i] / spec_.block_size);
+    const bool keep = n <= memo_left_;
+    std::vector<std::uint64_t>& v = keep ? p.chains[i] : scratch_;
+    v.clear();
+    v.reserve(n);
     const std::uint64_t template_key = mix(p.key ^ mix(i));
-    const std::int64_t b = spec_.block_size;
     std::uint64_t chain = kChainSeed;
-    v.reserve(static_cast<std::size_t>(p.tokens[i] / b));
-    for (std::int64_t start = 0; start + b <= p.tokens[i]; start += b) {
-      chain = mix(chain ^ mix(template_key ^ static_cast<std::uint64_t>(start)));
+    for (std::size_t k = 0; k < n; ++k) {
+      chain = mix(chain ^ mix(template_key ^ static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(spec_.block_size)));
       v.push_back(chain);
     }
-    p.chained[i] = true;
+    if (keep) {
+      memo_left_ -= n;
+      p.chained[i] = true;
+    }
     return v;
   }
   void blocks(RequestSpec& r, const std::vector<std::uint64_t>* template_chain, std::uint64_t own_key) const {
@@ -147,6 +155,8 @@ class TemplateSource final : public RequestSource {
   std::vector<PoolState> pools_;
   std::vector<State> states_;
   std::uint64_t emitted_ = 0;
+  std::size_t memo_left_ = kMemoIds;
+  std::vector<std::uint64_t> scratch_;
 };
 
 }  // namespace
