@@ -16,6 +16,13 @@
 // prefill-role + the rest decode-role workers, RDMA KV transfers with
 // contention and back-pressure; docs/simulation.md), to compare its wall time
 // with the colocated run.
+// --backends roofline,calibrated: the same scenario priced by each cost-model
+// backend (cost_model.backend), --repeat rounds, each round running every backend
+// once in the listed order (alternating, so a drift in the machine's speed falls
+// on all of them alike); prints each backend's min/median wall and the median and
+// range over rounds of its wall divided by the first backend's in the same round
+// (issue 32 item 8: the measured model no slower than the roofline). The cost
+// model is built (profile loaded and fitted) before the clock starts, as in every run.
 // --scale: the scale checks (docs/performance.md), each case in its own child process
 // (so each peak RSS is its own): 1M requests at 16 workers, 200k at 1,024
 // workers, 10M at 16 (memory must stay flat: compare its RSS with 1M's), PD
@@ -96,6 +103,17 @@ std::string summary_value(const RunOutput& r, const std::string& key) {
   return "";
 }
 
+// "a,b,,c" -> {a, b, c}.
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> names;
+  for (std::size_t a = 0; a <= list.size();) {
+    const std::size_t b = std::min(list.find(',', a), list.size());
+    if (b > a) names.push_back(list.substr(a, b - a));
+    a = b + 1;
+  }
+  return names;
+}
+
 // Runs `c` `repeat` times; `walls` gets the sorted wall times; returns the last run.
 RunOutput timed_runs(const ScenarioConfig& c, const std::string& out, int repeat, std::vector<double>& walls) {
   RunOutput r;
@@ -132,6 +150,9 @@ int main(int argc, char** argv) {
   app.add_flag("--pd", pd, "prefill/decode pools (W/2 prefill + W - W/2 decode workers) with KV transfers");
   std::vector<std::string> overrides;
   app.add_option("--set", overrides, "KEY=VALUE scenario override (repeatable)");
+  std::string backends;
+  app.add_option("--backends", backends,
+                 "comma-separated cost_model.backend values to compare in alternating rounds, e.g. roofline,calibrated");
   bool scale = false;
   app.add_flag("--scale", scale, "the scale checks (1M@16, 200k@1024, 10M@16, PD, templates), one child process each");
   CLI11_PARSE(app, argc, argv);
@@ -199,13 +220,55 @@ int main(int argc, char** argv) {
     std::vector<std::string> sets = {fmt::format("workload.requests={}", requests),
                                      fmt::format("cluster.workers={}", workers)};
     sets.insert(sets.end(), overrides.begin(), overrides.end());
-    if (!policies.empty()) {
-      std::vector<std::string> names;
-      for (std::size_t a = 0; a <= policies.size();) {
-        const std::size_t b = std::min(policies.find(',', a), policies.size());
-        if (b > a) names.push_back(policies.substr(a, b - a));
-        a = b + 1;
+    if (!policies.empty() && !backends.empty()) throw InputError("--policies and --backends: give one of them");
+    if (repeat < 1) throw InputError(fmt::format("--repeat {}: must be at least 1", repeat));
+    if (!backends.empty()) {
+      const std::vector<std::string> names = split_list(backends);
+      if (names.size() < 2) throw InputError(fmt::format("--backends {}: name at least two backends", backends));
+      std::vector<ScenarioConfig> configs;
+      for (const std::string& name : names) {
+        YAML::Node root = YAML::Load(templates ? kTemplateScenario : kScenario);
+        for (const auto& s : sets) apply_override(root, s);
+        apply_override(root, "cost_model.backend=" + name);
+        to_pd(root);
+        configs.push_back(parse_scenario(root, "<engine_bench>"));
       }
+      fmt::print("engine_bench: {} requests, {} workers, {} workload{}, {} alternating rounds\n", requests, workers,
+                 templates ? "shared-prefix template" : "synthetic", pd ? " (PD pools)" : "", repeat);
+      std::vector<std::vector<double>> walls(names.size()), ratios(names.size());
+      std::vector<RunOutput> last(names.size());
+      for (int round = 0; round < repeat; ++round) {
+        for (std::size_t k = 0; k < names.size(); ++k) {
+          std::vector<double> one;
+          last[k] = timed_runs(configs[k], (std::filesystem::path(out) / names[k]).string(), 1, one);
+          walls[k].push_back(one[0]);
+          ratios[k].push_back(one[0] / walls[0].back());
+        }
+        fmt::print(stderr, "  round {}/{} done\n", round + 1, repeat);
+      }
+      auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+      };
+      fmt::print("  {:<12} {:>7} {:>9} {:>7} {:>11} {:>10} {:>11}  {}\n", "backend", "min_s", "median_s", "max_s",
+                 "events", "iterations", "K_req/s", "wall / first's, per round: median (min-max)");
+      for (std::size_t k = 0; k < names.size(); ++k) {
+        const double med = median(walls[k]);
+        std::uint64_t iters = 0;
+        for (const auto& w : last[k].workers) iters += w.iterations;
+        const auto [lo, hi] = std::minmax_element(ratios[k].begin(), ratios[k].end());
+        fmt::print("  {:<12} {:>7.2f} {:>9.3f} {:>7.2f} {:>11} {:>10} {:>11.0f}  {}\n", names[k],
+                   *std::min_element(walls[k].begin(), walls[k].end()), med,
+                   *std::max_element(walls[k].begin(), walls[k].end()), last[k].totals.events, iters,
+                   static_cast<double>(last[k].totals.requests) / med / 1e3,
+                   k == 0 ? std::string("1")
+                          : fmt::format("{:.3f}x ({:.3f}-{:.3f}x)", median(ratios[k]), *lo, *hi));
+      }
+      fmt::print("  peak RSS   {:.1f} MB\n", peak_rss_mb());
+      return 0;
+    }
+    if (!policies.empty()) {
+      const std::vector<std::string> names = split_list(policies);
       fmt::print("engine_bench: {} requests, {} workers, {} workload, {} runs each\n", requests, workers,
                  templates ? "shared-prefix template" : "synthetic", repeat);
       fmt::print("  {:<10} {:>9} {:>9} {:>8} {:>9} {:>10} {:>9}\n", "system", "min_s", "median_s", "vs_first",
