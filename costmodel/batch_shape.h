@@ -23,6 +23,18 @@ inline std::uint64_t decode_split_count(std::uint64_t context) {
   return (context + split) / split;
 }
 
+// Where the last pricing of a batch's decodes found its KV lengths among the
+// measured decode rows (decode_grid.h: the grid's two batch rows, the ragged
+// factor's two): starting guesses that are checked before they are used, so they
+// change no price, only how long the search takes. The engine keeps one BatchShape
+// per worker, so a worker's next iteration (its mean KV length one token longer,
+// its batch size mostly the same) usually finds its guess right. Pricing writes them
+// through a const BatchShape: one BatchShape is priced by one thread at a time.
+struct DecodeSearchHints {
+  std::uint16_t grid[2] = {0, 0};
+  std::uint16_t ragged[2] = {0, 0};
+};
+
 struct BatchShape {
   std::vector<PrefillChunk> prefills;
   // Context length (tokens already in KV, attended by the new token) of each decode request.
@@ -39,6 +51,8 @@ struct BatchShape {
     std::int64_t max_kv = 0;  // max (context + 1): the longest KV read (ragged decode pricing)
   };
   std::optional<DecodeSums> decode_sums;
+  // Pricers' search hints (above): not part of the batch's value, kept by clear().
+  mutable DecodeSearchHints search_hints;
 
   void clear() {
     prefills.clear();

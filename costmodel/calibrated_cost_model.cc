@@ -35,12 +35,14 @@ class FittedDenseKernels final : public DenseAttentionKernels {
     if (!grid_ || w.seqs < 1) return queued_us(decode_->predict(decode_features(shape_, w)), excess_);
     const double kv = w.kv_tokens / w.seqs;  // the mean KV length
     const double spread = ragged_ && w.max_kv > 0 ? w.max_kv * w.seqs / w.kv_tokens : 1;
-    if (!(spread > 1)) return queued_us(grid_->us_at(w.seqs, kv, std::log(kv), *decode_, shape_), excess_);
+    std::uint16_t* grid_hints = w.hints ? w.hints->grid : nullptr;
+    if (!(spread > 1))
+      return queued_us(grid_->us_at(w.seqs, kv, std::log(kv), *decode_, shape_, grid_hints), excess_);
     // Both logarithms first: independent, so their latencies overlap (the same
     // values, and the same products, as grid_->us() * ragged_->factor()).
     const double log_kv = std::log(kv), log_spread = std::log(spread);
-    return queued_us(grid_->us_at(w.seqs, kv, log_kv, *decode_, shape_) *
-                         ragged_->factor_at(w.seqs, spread, log_spread),
+    return queued_us(grid_->us_at(w.seqs, kv, log_kv, *decode_, shape_, grid_hints) *
+                         ragged_->factor_at(w.seqs, spread, log_spread, w.hints ? w.hints->ragged : nullptr),
                      excess_);
   }
   bool uses_max_kv() const override { return grid_ && ragged_; }

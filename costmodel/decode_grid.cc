@@ -40,6 +40,18 @@ Interval interval_of(const std::vector<double>& values, double v, const std::vec
   const std::size_t i = std::min<std::size_t>(static_cast<std::size_t>(it - values.begin()), values.size() - 1) - 1;
   return {i, (p - pos[i]) / (pos[i + 1] - pos[i])};
 }
+// interval_of() trying `*hint` first (null: no hint). The hint h is taken when
+// values[h] <= v < values[h + 1], which makes upper_bound's answer h + 1, so the
+// same interval; else the search runs and leaves its answer in *hint.
+Interval interval_of(const std::vector<double>& values, double v, const std::vector<double>& pos, double p,
+                     std::uint16_t* hint) {
+  if (!hint) return interval_of(values, v, pos, p);
+  const std::size_t h = *hint;
+  if (h + 1 < values.size() && values[h] <= v && v < values[h + 1]) return {h, (p - pos[h]) / (pos[h + 1] - pos[h])};
+  const Interval r = interval_of(values, v, pos, p);
+  *hint = static_cast<std::uint16_t>(std::min<std::size_t>(r.i, 0xFFFF));
+  return r;
+}
 Interval interval(const std::vector<double>& pos, double p) { return interval_of(pos, p, pos, p); }
 
 }  // namespace
@@ -98,28 +110,33 @@ std::string DecodeGrid::describe() const {
                      batches_.back(), kv_lo, kv_hi);
 }
 
-double DecodeGrid::at_batch(std::size_t i, double kv, double log_kv, const FeatureFit& fit, const HeadShape& h) const {
+double DecodeGrid::at_batch(std::size_t i, double kv, double log_kv, const FeatureFit& fit, const HeadShape& h,
+                            std::uint16_t* hint) const {
   const Row& r = rows_[i];
   const double b = batches_[i];
   if (kv <= r.kv.front()) return r.us.front() * fit_ratio(fit, h, b, kv, b, r.kv.front());
   if (kv >= r.kv.back()) return r.us.back() * fit_ratio(fit, h, b, kv, b, r.kv.back());
-  const auto [j, w] = interval_of(r.kv, kv, r.log_kv, log_kv);
+  const auto [j, w] = interval_of(r.kv, kv, r.log_kv, log_kv, hint);
   return r.us[j] * (1 - w) + r.us[j + 1] * w;
 }
 
 double DecodeGrid::us(double seqs, double kv_tokens, const FeatureFit& fit, const HeadShape& h) const {
   const double kv = kv_tokens / seqs;  // the mean KV length
-  return us_at(seqs, kv, std::log(kv), fit, h);
+  return us_at(seqs, kv, std::log(kv), fit, h, nullptr);
 }
 
-double DecodeGrid::us_at(double seqs, double kv, double log_kv, const FeatureFit& fit, const HeadShape& h) const {
+double DecodeGrid::us_at(double seqs, double kv, double log_kv, const FeatureFit& fit, const HeadShape& h,
+                         std::uint16_t* hints) const {
+  std::uint16_t* lower = hints;
+  std::uint16_t* upper = hints ? hints + 1 : nullptr;
   if (seqs <= batches_.front())
-    return at_batch(0, kv, log_kv, fit, h) * fit_ratio(fit, h, seqs, kv, batches_.front(), kv);
+    return at_batch(0, kv, log_kv, fit, h, lower) * fit_ratio(fit, h, seqs, kv, batches_.front(), kv);
   const std::size_t last = batches_.size() - 1;
-  if (seqs >= batches_[last]) return at_batch(last, kv, log_kv, fit, h) * fit_ratio(fit, h, seqs, kv, batches_[last], kv);
+  if (seqs >= batches_[last])
+    return at_batch(last, kv, log_kv, fit, h, lower) * fit_ratio(fit, h, seqs, kv, batches_[last], kv);
   const auto [i, w] = spans_.at(log_batches_, seqs);
-  if (w == 0) return at_batch(i, kv, log_kv, fit, h);  // a measured batch size: one row
-  return at_batch(i, kv, log_kv, fit, h) * (1 - w) + at_batch(i + 1, kv, log_kv, fit, h) * w;
+  if (w == 0) return at_batch(i, kv, log_kv, fit, h, lower);  // a measured batch size: one row
+  return at_batch(i, kv, log_kv, fit, h, lower) * (1 - w) + at_batch(i + 1, kv, log_kv, fit, h, upper) * w;
 }
 
 std::optional<RaggedDecode> RaggedDecode::build(std::vector<Pair> pairs) {
@@ -143,25 +160,27 @@ std::optional<RaggedDecode> RaggedDecode::build(std::vector<Pair> pairs) {
   return r;
 }
 
-double RaggedDecode::at_batch(std::size_t i, double spread, double ls) const {
+double RaggedDecode::at_batch(std::size_t i, double spread, double ls, std::uint16_t* hint) const {
   const Row& r = rows_[i];
   if (ls <= r.log_spread.front()) return 1 + (r.ratio.front() - 1) * ls / r.log_spread.front();  // from 1 at spread 1
   if (ls >= r.log_spread.back()) return r.ratio.back();
-  const auto [j, w] = interval_of(r.spread, spread, r.log_spread, ls);
+  const auto [j, w] = interval_of(r.spread, spread, r.log_spread, ls, hint);
   return r.ratio[j] * (1 - w) + r.ratio[j + 1] * w;
 }
 
 double RaggedDecode::factor(double seqs, double spread) const {
   if (!(spread > 1)) return 1;
-  return factor_at(seqs, spread, std::log(spread));
+  return factor_at(seqs, spread, std::log(spread), nullptr);
 }
 
-double RaggedDecode::factor_at(double seqs, double spread, double ls) const {
-  if (seqs <= batches_.front()) return at_batch(0, spread, ls);
+double RaggedDecode::factor_at(double seqs, double spread, double ls, std::uint16_t* hints) const {
+  std::uint16_t* lower = hints;
+  std::uint16_t* upper = hints ? hints + 1 : nullptr;
+  if (seqs <= batches_.front()) return at_batch(0, spread, ls, lower);
   const std::size_t last = batches_.size() - 1;
-  if (seqs >= batches_[last]) return at_batch(last, spread, ls);
+  if (seqs >= batches_[last]) return at_batch(last, spread, ls, lower);
   const auto [i, w] = spans_.at(log_batches_, seqs);
-  return at_batch(i, spread, ls) * (1 - w) + at_batch(i + 1, spread, ls) * w;
+  return at_batch(i, spread, ls, lower) * (1 - w) + at_batch(i + 1, spread, ls, upper) * w;
 }
 
 }  // namespace servesim

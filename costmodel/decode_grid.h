@@ -78,16 +78,17 @@ class RaggedDecode {
   // nullopt without at least one pair of spread > 1.
   static std::optional<RaggedDecode> build(std::vector<Pair> pairs);
   double factor(double seqs, double spread) const;
-  // factor() given log(spread) (taken by the caller beside other logarithms).
-  // REQUIRES: spread > 1, log_spread == std::log(spread).
-  double factor_at(double seqs, double spread, double log_spread) const;
+  // factor() given log(spread) (taken by the caller beside other logarithms), and
+  // optionally two search hints (batch_shape.h: DecodeSearchHints::ragged; read and
+  // updated, never changing the result). REQUIRES: spread > 1, log_spread == std::log(spread).
+  double factor_at(double seqs, double spread, double log_spread, std::uint16_t* hints = nullptr) const;
   std::size_t pairs() const { return pairs_; }
 
  private:
   struct Row {
     std::vector<double> spread, log_spread, ratio;  // ascending spread
   };
-  double at_batch(std::size_t i, double spread, double log_spread) const;
+  double at_batch(std::size_t i, double spread, double log_spread, std::uint16_t* hint) const;
   std::vector<double> batches_, log_batches_;
   std::vector<Row> rows_;
   BatchSpans spans_;
@@ -104,9 +105,11 @@ class DecodeGrid {
   // REQUIRES: seqs >= 1, kv_tokens >= seqs.
   double us(double seqs, double kv_tokens, const FeatureFit& fit, const HeadShape& h) const;
   // us() given the mean KV length kv = kv_tokens / seqs and its logarithm (taken by
-  // the caller beside other logarithms, so their latencies overlap). Bit-identical.
-  // REQUIRES: log_kv == std::log(kv).
-  double us_at(double seqs, double kv, double log_kv, const FeatureFit& fit, const HeadShape& h) const;
+  // the caller beside other logarithms, so their latencies overlap), and optionally
+  // two search hints (DecodeSearchHints::grid; read and updated, never changing the
+  // result). Bit-identical to us(). REQUIRES: log_kv == std::log(kv).
+  double us_at(double seqs, double kv, double log_kv, const FeatureFit& fit, const HeadShape& h,
+               std::uint16_t* hints = nullptr) const;
 
   std::size_t batches() const { return batches_.size(); }
   std::size_t points() const;
@@ -116,7 +119,8 @@ class DecodeGrid {
   struct Row {
     std::vector<double> log_kv, kv, us;  // ascending KV length
   };
-  double at_batch(std::size_t i, double kv, double log_kv, const FeatureFit& fit, const HeadShape& h) const;
+  double at_batch(std::size_t i, double kv, double log_kv, const FeatureFit& fit, const HeadShape& h,
+                  std::uint16_t* hint) const;
   std::vector<double> batches_, log_batches_;
   std::vector<Row> rows_;
   BatchSpans spans_;

@@ -104,3 +104,35 @@ TEST_CASE("the whole-batch table gives the same interval as computing it, bit fo
   CHECK(table.at(logs, 16).w == 0);  // a measured batch size: weight 0 on the next row
   CHECK(table.at(logs, 16).i == 2);
 }
+
+TEST_CASE("search hints never change a price: right, stale or out-of-range hints give us() and factor() bit for bit") {
+  // Rows of different KV lengths, so the two batch rows' intervals differ.
+  const auto g = DecodeGrid::build({{{1, 512}, 8}, {{1, 1024}, 10}, {{1, 2048}, 13}, {{1, 4096}, 20}, {{1, 16384}, 50},
+                                    {{16, 1024}, 40}, {{16, 3000}, 55}, {{16, 16384}, 200}});
+  const auto r = RaggedDecode::build({{1, 1.5, 1.02}, {1, 2.0, 1.05}, {1, 4.0, 1.2}, {16, 1.2, 1.01},
+                                      {16, 3.0, 1.15}, {16, 6.0, 1.3}, {16, 9.0, 1.4}});
+  REQUIRE(g.has_value());
+  REQUIRE(r.has_value());
+  const FeatureFit none;
+  const HeadShape h;
+  DecodeSearchHints hints;  // carried from one pricing to the next, as a worker's BatchShape does
+  const std::uint16_t starts[] = {0, 1, 2, 7, 0xFFFF};
+  int priced = 0;
+  for (double seqs : {1.0, 3.0, 7.0, 16.0, 40.0}) {
+    for (double x = 300; x < 40000; x *= 1.37) {
+      const double kv_tokens = std::round(seqs * x), kv = kv_tokens / seqs;  // us_at takes us()'s mean
+      for (double spread : {1.1, 1.7, 2.5, 5.0, 12.0}) {
+        const double plain = g->us(seqs, kv_tokens, none, h);
+        CHECK(g->us_at(seqs, kv, std::log(kv), none, h, hints.grid) == plain);
+        CHECK(r->factor_at(seqs, spread, std::log(spread), hints.ragged) == r->factor(seqs, spread));
+        for (std::uint16_t s : starts) {  // wrong hints: the search runs
+          DecodeSearchHints wrong{{s, s}, {s, s}};
+          CHECK(g->us_at(seqs, kv, std::log(kv), none, h, wrong.grid) == plain);
+          CHECK(r->factor_at(seqs, spread, std::log(spread), wrong.ragged) == r->factor(seqs, spread));
+        }
+        ++priced;
+      }
+    }
+  }
+  CHECK(priced > 100);
+}

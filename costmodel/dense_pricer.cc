@@ -68,6 +68,7 @@ class DenseDecode final : public AttentionPricer {
     w.kv_tokens = static_cast<double>(kv);
     w.kv_splits = static_cast<double>(splits);
     w.max_kv = static_cast<double>(max_kv);
+    w.hints = &b.search_hints;
     return static_cast<double>(layers_) * dense_->decode_us(w);
   }
 

@@ -20,6 +20,8 @@
 
 #include <fmt/format.h>
 
+#include "costmodel/batch_shape.h"
+
 namespace servesim {
 
 // Attention head shape of one GPU (query heads, KV heads, head dim).
@@ -39,6 +41,7 @@ struct DecodeWork {
   double kv_tokens = 0;  // Σ KV length read (the new token's K/V included)
   double kv_splits = 0;
   double max_kv = 0;     // the longest KV length (0: unknown; ragged decode pricing, decode_grid.h)
+  DecodeSearchHints* hints = nullptr;  // the batch's search hints (batch_shape.h); null: none
   void add(double kv) {
     seqs += 1;
     kv_tokens += kv;

@@ -8,6 +8,9 @@
 // with an error line when it cannot be loaded). *_sums: the same batches with
 // the decode sums the engine's decode lane hands over (batch_shape.h). *_fit: decode by
 // the linear fit, no launch excess (cost_model.decode_attention: fit, launch_excess: none).
+// Each batch keeps its decode search hints (batch_shape.h) between its visits, so from the
+// second pass on every hint is right: the calibrated *_sums figures are the hinted case
+// (in the engine a worker's next batch usually, not always, finds its hints right).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
