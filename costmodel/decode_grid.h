@@ -20,7 +20,10 @@
 // us() is a pure function: one logarithm of the KV length, a search among each of the
 // (at most two) batch rows' KV lengths, and a table read for the batch size
 // (BatchSpans; ~30-60 ns more than the fit per priced iteration before the table:
-// servesim_pricing_bench, *_sums vs *_sums_fit).
+// servesim_pricing_bench, *_sums vs *_sums_fit). us_at() and RaggedDecode::factor_at()
+// take the logarithms from the caller (taken together, their latencies overlap) and
+// optional search hints (batch_shape.h: DecodeSearchHints), which skip a row's search
+// when the last interval found there still holds; neither changes a result.
 #pragma once
 #include <cstdint>
 #include <map>
