@@ -20,7 +20,8 @@
 // backend (cost_model.backend), --repeat rounds, each round running every backend
 // once in the listed order (alternating, so a drift in the machine's speed falls
 // on all of them alike); prints each backend's min/median wall and the median and
-// range over rounds of its wall divided by the first backend's in the same round
+// range over rounds of its wall (and of its CPU time, user + system, which a
+// neighbour's load on a shared machine disturbs less) divided by the first backend's in the same round
 // (issue 32 item 8: the measured model no slower than the roofline). The cost
 // model is built (profile loaded and fitted) before the clock starts, as in every run.
 // --scale: the scale checks (docs/performance.md), each case in its own child process
@@ -37,6 +38,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 
 #include <CLI/CLI.hpp>
@@ -114,13 +116,24 @@ std::vector<std::string> split_list(const std::string& list) {
   return names;
 }
 
-// Runs `c` `repeat` times; `walls` gets the sorted wall times; returns the last run.
-RunOutput timed_runs(const ScenarioConfig& c, const std::string& out, int repeat, std::vector<double>& walls) {
+// The process's CPU time (user + system, all threads), seconds.
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// Runs `c` `repeat` times; `walls` gets the sorted wall times (and `cpus`, when
+// given, the CPU times in run order); returns the last run.
+RunOutput timed_runs(const ScenarioConfig& c, const std::string& out, int repeat, std::vector<double>& walls,
+                     std::vector<double>* cpus = nullptr) {
   RunOutput r;
   for (int i = 0; i < repeat; ++i) {
+    const double c0 = cpu_seconds();
     auto t0 = std::chrono::steady_clock::now();
     r = execute_run(c, RunOptions{out, false});
     walls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (cpus) cpus->push_back(cpu_seconds() - c0);
   }
   std::sort(walls.begin(), walls.end());
   return r;
@@ -235,14 +248,16 @@ int main(int argc, char** argv) {
       }
       fmt::print("engine_bench: {} requests, {} workers, {} workload{}, {} alternating rounds\n", requests, workers,
                  templates ? "shared-prefix template" : "synthetic", pd ? " (PD pools)" : "", repeat);
-      std::vector<std::vector<double>> walls(names.size()), ratios(names.size());
+      std::vector<std::vector<double>> walls(names.size()), ratios(names.size()), cpus(names.size()),
+          cpu_ratios(names.size());
       std::vector<RunOutput> last(names.size());
       for (int round = 0; round < repeat; ++round) {
         for (std::size_t k = 0; k < names.size(); ++k) {
           std::vector<double> one;
-          last[k] = timed_runs(configs[k], (std::filesystem::path(out) / names[k]).string(), 1, one);
+          last[k] = timed_runs(configs[k], (std::filesystem::path(out) / names[k]).string(), 1, one, &cpus[k]);
           walls[k].push_back(one[0]);
           ratios[k].push_back(one[0] / walls[0].back());
+          cpu_ratios[k].push_back(cpus[k].back() / cpus[0].back());
         }
         fmt::print(stderr, "  round {}/{} done\n", round + 1, repeat);
       }
@@ -250,19 +265,28 @@ int main(int argc, char** argv) {
         std::sort(v.begin(), v.end());
         return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
       };
-      fmt::print("  {:<12} {:>7} {:>9} {:>7} {:>11} {:>10} {:>11}  {}\n", "backend", "min_s", "median_s", "max_s",
-                 "events", "iterations", "K_req/s", "wall / first's, per round: median (min-max)");
+      auto vs_first = [&](std::size_t k, const std::vector<double>& r) {
+        if (k == 0) return std::string("1");
+        const auto [lo, hi] = std::minmax_element(r.begin(), r.end());
+        return fmt::format("{:.3f}x ({:.3f}-{:.3f}x)", median(r), *lo, *hi);
+      };
+      fmt::print("  {:<12} {:>7} {:>9} {:>7} {:>8} {:>11} {:>10} {:>8}  {:<26} {}\n", "backend", "min_s", "median_s",
+                 "max_s", "cpu_s", "events", "iterations", "K_req/s", "wall / first's",
+                 "cpu / first's (per round: median (min-max))");
       for (std::size_t k = 0; k < names.size(); ++k) {
         const double med = median(walls[k]);
         std::uint64_t iters = 0;
         for (const auto& w : last[k].workers) iters += w.iterations;
-        const auto [lo, hi] = std::minmax_element(ratios[k].begin(), ratios[k].end());
-        fmt::print("  {:<12} {:>7.2f} {:>9.3f} {:>7.2f} {:>11} {:>10} {:>11.0f}  {}\n", names[k],
+        fmt::print("  {:<12} {:>7.2f} {:>9.3f} {:>7.2f} {:>8.3f} {:>11} {:>10} {:>8.0f}  {:<26} {}\n", names[k],
                    *std::min_element(walls[k].begin(), walls[k].end()), med,
-                   *std::max_element(walls[k].begin(), walls[k].end()), last[k].totals.events, iters,
-                   static_cast<double>(last[k].totals.requests) / med / 1e3,
-                   k == 0 ? std::string("1")
-                          : fmt::format("{:.3f}x ({:.3f}-{:.3f}x)", median(ratios[k]), *lo, *hi));
+                   *std::max_element(walls[k].begin(), walls[k].end()), median(cpus[k]), last[k].totals.events,
+                   iters, static_cast<double>(last[k].totals.requests) / med / 1e3, vs_first(k, ratios[k]),
+                   vs_first(k, cpu_ratios[k]));
+      }
+      for (std::size_t k = 1; k < names.size(); ++k) {
+        std::string list;
+        for (double r : ratios[k]) list += fmt::format(" {:.3f}", r);
+        fmt::print("  {} / {} wall, per round:{}\n", names[k], names[0], list);
       }
       fmt::print("  peak RSS   {:.1f} MB\n", peak_rss_mb());
       return 0;
