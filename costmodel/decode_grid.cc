@@ -35,10 +35,13 @@ struct Interval {
 // for v (p = log v), so the search need not wait for the logarithm. It is the interval
 // interval() finds: where the two could differ, p equals a neighbour's position and the
 // weight is exactly 0 or 1 either way, the same price.
+// Interval i of `pos` and p's weight on its upper end.
+Interval at_interval(const std::vector<double>& pos, std::size_t i, double p) {
+  return {i, (p - pos[i]) / (pos[i + 1] - pos[i])};
+}
 Interval interval_of(const std::vector<double>& values, double v, const std::vector<double>& pos, double p) {
   const auto it = std::upper_bound(values.begin(), values.end(), v);
-  const std::size_t i = std::min<std::size_t>(static_cast<std::size_t>(it - values.begin()), values.size() - 1) - 1;
-  return {i, (p - pos[i]) / (pos[i + 1] - pos[i])};
+  return at_interval(pos, std::min<std::size_t>(static_cast<std::size_t>(it - values.begin()), values.size() - 1) - 1, p);
 }
 // interval_of() trying `*hint` first (null: no hint). The hint h is taken when
 // values[h] <= v < values[h + 1], which makes upper_bound's answer h + 1, so the
@@ -47,7 +50,7 @@ Interval interval_of(const std::vector<double>& values, double v, const std::vec
                      std::uint16_t* hint) {
   if (!hint) return interval_of(values, v, pos, p);
   const std::size_t h = *hint;
-  if (h + 1 < values.size() && values[h] <= v && v < values[h + 1]) return {h, (p - pos[h]) / (pos[h + 1] - pos[h])};
+  if (h + 1 < values.size() && values[h] <= v && v < values[h + 1]) return at_interval(pos, h, p);
   const Interval r = interval_of(values, v, pos, p);
   *hint = static_cast<std::uint16_t>(std::min<std::size_t>(r.i, 0xFFFF));
   return r;
