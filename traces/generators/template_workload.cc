@@ -22,9 +22,9 @@ struct PoolState {
   std::uint64_t key;
   // Per template, filled on its first use: the chained ids of its whole blocks
   // (those wholly inside it: the first tokens / block_size of every prompt that
-  // carries it), which depend on the template alone (blocks() below).
+  // carries it), which depend on the template alone (blocks() below). A chain
+  // shorter than its template's block count has not been kept (chain_of()).
   std::vector<std::vector<std::uint64_t>> chains;
-  std::vector<bool> chained;
 };
 
 class TemplateSource final : public RequestSource {
@@ -33,7 +33,7 @@ class TemplateSource final : public RequestSource {
     for (std::size_t p = 0; p < spec_.pools.size(); ++p) {
       const TemplatePool& tp = spec_.pools[p];
       Rng rng = Rng::stream(seed, (1ull << 20) | p);
-      PoolState s{{}, {}, mix(seed ^ mix(0x7E4D ^ p)), {}, {}};
+      PoolState s{{}, {}, mix(seed ^ mix(0x7E4D ^ p)), {}};
       double total = 0;
       for (std::int64_t i = 0; i < tp.count; ++i) {
         s.tokens.push_back(tp.tokens.sample(rng));
@@ -42,7 +42,6 @@ class TemplateSource final : public RequestSource {
       }
       for (double& c : s.cdf) c /= total;
       s.chains.resize(s.tokens.size());
-      s.chained.assign(s.tokens.size(), false);
       pools_.push_back(std::move(s));
     }
     for (std::size_t k = 0; k < spec_.clients.size(); ++k) {
@@ -112,8 +111,8 @@ class TemplateSource final : public RequestSource {
   // past that, a template's chain is computed for each prompt into scratch_.
   static constexpr std::size_t kMemoIds = std::size_t{1} << 22;
   const std::vector<std::uint64_t>& chain_of(PoolState& p, std::size_t i) {
-    if (p.chained[i]) return p.chains[i];
     const auto n = static_cast<std::size_t>(p.tokens[i] / spec_.block_size);
+    if (p.chains[i].size() == n) return p.chains[i];  // kept (or no whole block)
     const bool keep = n <= memo_left_;
     std::vector<std::uint64_t>& v = keep ? p.chains[i] : scratch_;
     v.clear();
@@ -124,10 +123,7 @@ class TemplateSource final : public RequestSource {
       chain = mix(chain ^ mix(template_key ^ static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(spec_.block_size)));
       v.push_back(chain);
     }
-    if (keep) {
-      memo_left_ -= n;
-      p.chained[i] = true;
-    }
+    if (keep) memo_left_ -= n;
     return v;
   }
   void blocks(RequestSpec& r, const std::vector<std::uint64_t>* template_chain, std::uint64_t own_key) const {
