@@ -20,8 +20,8 @@
 // backend (cost_model.backend), --repeat rounds, each round running every backend
 // once in the listed order (alternating, so a drift in the machine's speed falls
 // on all of them alike); prints each backend's min/median wall and the median and
-// range over rounds of its wall (and of its CPU time, user + system, which a
-// neighbour's load on a shared machine disturbs less) divided by the first backend's in the same round
+// range over rounds of its wall (and of its CPU time, user + system) divided by the
+// first backend's in the same round, then each round's wall ratio
 // (issue 32 item 8: the measured model no slower than the roofline). The cost
 // model is built (profile loaded and fitted) before the clock starts, as in every run.
 // --scale: the scale checks (docs/performance.md), each case in its own child process
@@ -114,6 +114,12 @@ std::vector<std::string> split_list(const std::string& list) {
     a = b + 1;
   }
   return names;
+}
+
+std::uint64_t total_iterations(const RunOutput& r) {
+  std::uint64_t n = 0;
+  for (const auto& w : r.workers) n += w.iterations;
+  return n;
 }
 
 // The process's CPU time (user + system, all threads), seconds.
@@ -275,12 +281,10 @@ int main(int argc, char** argv) {
                  "cpu / first's (per round: median (min-max))");
       for (std::size_t k = 0; k < names.size(); ++k) {
         const double med = median(walls[k]);
-        std::uint64_t iters = 0;
-        for (const auto& w : last[k].workers) iters += w.iterations;
         fmt::print("  {:<12} {:>7.2f} {:>9.3f} {:>7.2f} {:>8.3f} {:>11} {:>10} {:>8.0f}  {:<26} {}\n", names[k],
                    *std::min_element(walls[k].begin(), walls[k].end()), med,
                    *std::max_element(walls[k].begin(), walls[k].end()), median(cpus[k]), last[k].totals.events,
-                   iters, static_cast<double>(last[k].totals.requests) / med / 1e3, vs_first(k, ratios[k]),
+                   total_iterations(last[k]), static_cast<double>(last[k].totals.requests) / med / 1e3, vs_first(k, ratios[k]),
                    vs_first(k, cpu_ratios[k]));
       }
       for (std::size_t k = 1; k < names.size(); ++k) {
@@ -330,9 +334,7 @@ int main(int argc, char** argv) {
                walls.back(), repeat);
     fmt::print("  events     {}  ({:.2f} M events/s, {:.0f} K requests/s)\n", r.totals.events,
                static_cast<double>(r.totals.events) / med / 1e6, static_cast<double>(r.totals.requests) / med / 1e3);
-    std::uint64_t iters = 0;
-    for (const auto& w : r.workers) iters += w.iterations;
-    fmt::print("  iterations {}  peak live requests {}\n", iters, r.totals.peak_live_requests);
+    fmt::print("  iterations {}  peak live requests {}\n", total_iterations(r), r.totals.peak_live_requests);
     fmt::print("  peak RSS   {:.1f} MB\n", peak_rss_mb());
   } catch (const std::exception& e) {
     fmt::print(stderr, "engine_bench: {}\n", e.what());
