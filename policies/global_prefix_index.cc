@@ -9,7 +9,7 @@
 namespace servesim {
 
 GlobalPrefixIndex::GlobalPrefixIndex(std::size_t workers)
-    : head_(workers, kNil), tail_(workers, kNil), top_head_(workers, kNil), held_(workers, 0),
+    : logs_(workers), log_head_(workers, 0), holdings_(workers, 0), top_head_(workers, kNil), held_(workers, 0),
       capacity_(workers, std::numeric_limits<std::int64_t>::max()) {
   nodes_.emplace_back();
   nodes_[0].alive = true;
@@ -126,10 +126,7 @@ IndexNodeId GlobalPrefixIndex::add_node(IndexNodeId parent, BlockHash h, std::in
 }
 
 void GlobalPrefixIndex::unlink(std::uint32_t o) {
-  Own& e = owns_[o];
-  (e.prev == kNil ? head_[e.worker] : owns_[e.prev].next) = e.next;
-  (e.next == kNil ? tail_[e.worker] : owns_[e.next].prev) = e.prev;
-  e.prev = e.next = kNil;
+  const Own& e = owns_[o];
   if (e.top) {
     Link& l = top_links_[o];
     (l.prev == kNil ? top_head_[e.worker] : top_links_[l.prev].next) = l.next;
@@ -140,11 +137,12 @@ void GlobalPrefixIndex::unlink(std::uint32_t o) {
 
 void GlobalPrefixIndex::push_front(std::uint32_t o) {
   Own& e = owns_[o];
-  e.prev = kNil;
-  e.next = head_[e.worker];
-  if (e.next != kNil) owns_[e.next].prev = o;
-  head_[e.worker] = o;
-  if (tail_[e.worker] == kNil) tail_[e.worker] = o;
+  std::vector<LogEntry>& log = logs_[e.worker];
+  // Stale entries (also those passed at the head) are skipped by every reader; at
+  // twice the live ones (and a margin, so small logs are not rewritten over and
+  // over) the log is rewritten: O(1) amortized per touch.
+  if (log.size() >= 2 * holdings_[e.worker] + 64) compact(e.worker);
+  log.push_back(LogEntry{o, ++e.stamp});
   if (e.top) {  // the same move in the tops list keeps it in the LRU list's order
     Link& l = top_links_[o];
     l.prev = kNil;
@@ -152,6 +150,27 @@ void GlobalPrefixIndex::push_front(std::uint32_t o) {
     if (l.next != kNil) top_links_[l.next].prev = o;
     top_head_[e.worker] = o;
   }
+}
+
+void GlobalPrefixIndex::compact(WorkerId w) {
+  std::vector<LogEntry>& log = logs_[w];
+  std::size_t kept = 0;
+  // Each entry reads its holding, scattered in owns_: fetch a few entries ahead.
+  constexpr std::size_t kAhead = 16;
+  for (std::size_t k = log_head_[w]; k < log.size(); ++k) {
+    if (k + kAhead < log.size()) __builtin_prefetch(&owns_[log[k + kAhead].own]);
+    if (current(log[k], w)) log[kept++] = log[k];
+  }
+  log.resize(kept);
+  log_head_[w] = 0;
+}
+
+std::uint32_t GlobalPrefixIndex::least_recent(WorkerId w) {
+  const std::vector<LogEntry>& log = logs_[w];
+  std::size_t& k = log_head_[w];
+  for (; k < log.size(); ++k)
+    if (current(log[k], w)) return log[k].own;
+  return kNil;
 }
 
 std::uint32_t GlobalPrefixIndex::new_own(IndexNodeId n, WorkerId w) {
@@ -165,15 +184,18 @@ std::uint32_t GlobalPrefixIndex::new_own(IndexNodeId n, WorkerId w) {
     top_links_.emplace_back();
   }
   Node& x = nodes_[n];
-  owns_[o] = Own{n, w, kNil, kNil, x.generation, static_cast<std::int32_t>(x.tokens), x.parent, x.parent == 0};
+  // The stamp carries on from the slot's last holding, so that one's log entries stay stale.
+  owns_[o] = Own{n, w, owns_[o].stamp + 1, x.generation, static_cast<std::int32_t>(x.tokens), x.parent, x.parent == 0};
   add_holder(x, Holder{o, w});
   held_[w] += x.tokens;
+  ++holdings_[w];
   return o;
 }
 
 // Undoes new_own's entry: the holding leaves its node's holder list and is freed.
 void GlobalPrefixIndex::free_own(std::uint32_t o) {
   remove_holder(nodes_[owns_[o].node], o);
+  --holdings_[owns_[o].worker];
   owns_[o].node = 0;  // so a remembered path step can tell it is gone
   free_owns_.push_back(o);
 }
@@ -197,14 +219,23 @@ void GlobalPrefixIndex::drop(std::uint32_t o) {
   }
 }
 
-// Drops w's least recent holdings while it holds more than its capacity. The LRU
-// tail is cold: the victim's parent (read when its node is deleted) and the next
-// victim's node are fetched while this one is dropped, so their misses overlap.
+// Drops w's least recent holdings while it holds more than its capacity. The log's
+// head is cold but read in order: the holdings of the entries kAhead on are fetched,
+// and for those kNear on (fetched earlier) their nodes and parents (drop reads both),
+// so the misses of the next victims overlap instead of queuing.
 void GlobalPrefixIndex::trim(WorkerId w) {
-  while (held_[w] > capacity_[w] && tail_[w] != kNil) {
-    const std::uint32_t o = tail_[w];
-    __builtin_prefetch(&nodes_[owns_[o].parent]);
-    if (const std::uint32_t p = owns_[o].prev; p != kNil) __builtin_prefetch(&nodes_[owns_[p].node]);
+  constexpr std::size_t kAhead = 8, kNear = 3;
+  const std::vector<LogEntry>& log = logs_[w];
+  while (held_[w] > capacity_[w]) {
+    const std::uint32_t o = least_recent(w);
+    if (o == kNil) break;
+    const std::size_t k = log_head_[w];
+    if (k + kAhead < log.size()) __builtin_prefetch(&owns_[log[k + kAhead].own]);
+    if (k + kNear < log.size()) {
+      const Own& next = owns_[log[k + kNear].own];
+      __builtin_prefetch(&nodes_[next.node]);
+      __builtin_prefetch(&nodes_[next.parent]);
+    }
     drop(o);
   }
 }
@@ -256,10 +287,17 @@ void GlobalPrefixIndex::record(const RequestSpec& spec, WorkerId w, RecordedPath
     path_owns_.push_back(kNil);
     n = c;
   }
+  // w's holdings on the path first (their nodes were just walked, so the holder
+  // lists are at hand), each fetched as it is found: the touches below read and
+  // write them, and they are scattered (cold), so their misses overlap here.
+  for (std::size_t j = 0; j < path_.size(); ++j) {
+    std::uint32_t& o = path_owns_[j];
+    if (o == kNil) o = find_own(path_[j], w);
+    if (o != kNil) __builtin_prefetch(&owns_[o]);
+  }
   // Deepest first, so ancestors end up more recent than descendants.
   for (std::size_t j = path_.size(); j-- > 0;) {
     std::uint32_t o = path_owns_[j];
-    if (o == kNil) o = find_own(path_[j], w);
     if (o != kNil) {
       unlink(o);
     } else {
@@ -280,7 +318,10 @@ std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, Worke
   if (from == to) return 0;
   // from's holdings under n, least recent first (so pushing them to the front keeps their order).
   std::vector<std::uint32_t> moving;
-  for (std::uint32_t o = tail_[from]; o != kNil; o = owns_[o].prev) {
+  const std::vector<LogEntry>& log = logs_[from];
+  for (std::size_t k = log_head_[from]; k < log.size(); ++k) {
+    if (!current(log[k], from)) continue;
+    const std::uint32_t o = log[k].own;
     IndexNodeId x = owns_[o].node;
     while (x != 0 && x != n) x = nodes_[x].parent;
     if (x == n) moving.push_back(o);
@@ -302,6 +343,8 @@ std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, Worke
     unlink(o);
     held_[from] -= t;
     held_[to] += t;
+    --holdings_[from];
+    ++holdings_[to];
     owns_[o].worker = to;
     Holder* h = holders_begin(nodes_[x]);
     while (h->own != o) ++h;
@@ -315,7 +358,16 @@ std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, Worke
 void GlobalPrefixIndex::check_invariants() const {
   std::vector<std::int64_t> held(capacity_.size(), 0);
   for (WorkerId w = 0; w < capacity_.size(); ++w) {
-    for (std::uint32_t o = head_[w]; o != kNil; o = owns_[o].next) {
+    // The log, most recent first: each live holding of w has exactly one current entry.
+    std::vector<std::uint32_t> order;
+    const std::vector<LogEntry>& log = logs_[w];
+    for (std::size_t k = 0; k < log_head_[w]; ++k)
+      SIM_CHECK(!current(log[k], w), "worker {}'s log has a current entry before its head", w);
+    for (std::size_t k = log.size(); k-- > log_head_[w];)
+      if (current(log[k], w)) order.push_back(log[k].own);
+    SIM_CHECK(order.size() == holdings_[w], "worker {} has {} current log entries for {} holdings", w, order.size(),
+              holdings_[w]);
+    for (std::uint32_t o : order) {
       const Own& e = owns_[o];
       SIM_CHECK(e.worker == w && nodes_[e.node].alive && e.tokens == nodes_[e.node].tokens &&
                     e.generation == nodes_[e.node].generation && find_own(e.node, w) == o,
@@ -326,7 +378,7 @@ void GlobalPrefixIndex::check_invariants() const {
     }
     SIM_CHECK(held[w] == held_[w], "worker {} holds {} tokens, tracked {}", w, held[w], held_[w]);
     std::uint32_t t = top_head_[w];  // the tops list: w's top-level holdings in LRU order
-    for (std::uint32_t o = head_[w]; o != kNil; o = owns_[o].next) {
+    for (std::uint32_t o : order) {
       if (nodes_[owns_[o].node].parent != 0) continue;
       SIM_CHECK(t == o && owns_[o].top, "worker {}'s tops list disagrees with its LRU list at {}", w, o);
       t = top_links_[t].next;

@@ -5,10 +5,16 @@
 // approximation, updated when the policy decides to (at routing, or when a
 // request finishes, possibly late), never read from the workers' real caches.
 //
-// Per worker the view keeps an LRU list of the nodes it holds and a capacity
+// Per worker the view keeps an LRU order of the nodes it holds and a capacity
 // in tokens (the worker's KV capacity); recording more than that evicts the
 // least recently recorded nodes from the worker's entry — the router's guess
-// of what the worker's own LRU cache evicted. Recording touches a path from
+// of what the worker's own LRU cache evicted. The order is a log per worker:
+// each touch of a holding appends (holding, stamp) and bumps the holding's
+// stamp, so the holding's place is its last entry and older entries are stale
+// (skipped; the log is compacted when they outnumber the live ones). Touching
+// writes nothing but the log's end, and eviction reads the log in order, so
+// the next victims can be fetched ahead (a linked list would be walked miss
+// by miss). Recording touches a path from
 // its deepest node up, so a node is always more recent than its descendants:
 // eviction takes descendants first and each worker's holding stays
 // prefix-closed. A node nobody holds and without children is deleted, so the
@@ -89,8 +95,10 @@ class GlobalPrefixIndex {
   template <class F>
   void visit_lru(WorkerId w, std::int64_t tokens, F&& f) const {
     std::int64_t seen = 0;
-    for (std::uint32_t o = tail_[w]; o != kNil && seen < tokens; o = owns_[o].prev) {
-      const Own& e = owns_[o];
+    const std::vector<LogEntry>& log = logs_[w];
+    for (std::size_t k = log_head_[w]; k < log.size() && seen < tokens; ++k) {
+      if (!current(log[k], w)) continue;
+      const Own& e = owns_[log[k].own];
       f(e.node, static_cast<std::int64_t>(e.tokens), e.generation);
       seen += e.tokens;
     }
@@ -145,15 +153,29 @@ class GlobalPrefixIndex {
   Holder* holders_begin(Node& x) { return x.holders <= kInlineHolders ? x.held : spills_[x.spill].data(); }
   void add_holder(Node& x, Holder h);
   void remove_holder(Node& x, std::uint32_t own);
-  struct Own {  // one (node, worker) holding, linked in the worker's LRU list
+  struct alignas(32) Own {  // one (node, worker) holding, placed in the worker's LRU log
     IndexNodeId node = 0;  // 0 (the root, never held): a free entry
     WorkerId worker = 0;
-    std::uint32_t prev = kNil, next = kNil;
+    std::uint32_t stamp = 0;       // of its current log entry; grows by one per touch, never reset (slot reuse)
     std::uint32_t generation = 0;  // the node's, when the holding was made
     std::int32_t tokens = 0;       // the node's
     IndexNodeId parent = 0;        // the node's (fixed while it lives): trim fetches it ahead of drop
     bool top = false;              // the node is a child of the root: also in the worker's tops list
   };
+  static_assert(sizeof(Own) == 32, "a holding never straddles a cache line");
+  // A worker's LRU log, least recent first: an entry is current while its holding
+  // is live, the worker's, and has not been touched since (same stamp).
+  struct LogEntry {
+    std::uint32_t own = 0;
+    std::uint32_t stamp = 0;
+  };
+  bool current(const LogEntry& e, WorkerId w) const {
+    const Own& o = owns_[e.own];
+    return o.stamp == e.stamp && o.node != 0 && o.worker == w;
+  }
+  // The worker's least recent holding (its log's first current entry; the stale
+  // ones before it are passed for good), or kNil when it holds nothing.
+  std::uint32_t least_recent(WorkerId w);
   struct Link {
     std::uint32_t prev = kNil, next = kNil;
   };
@@ -161,8 +183,9 @@ class GlobalPrefixIndex {
   IndexNodeId child(IndexNodeId parent, BlockHash h) const;
   IndexNodeId add_node(IndexNodeId parent, BlockHash h, std::int64_t tokens);
   std::uint32_t find_own(IndexNodeId n, WorkerId w) const;
-  void unlink(std::uint32_t o);
-  void push_front(std::uint32_t o);
+  void unlink(std::uint32_t o);      // out of the tops list, if there (its log entry goes stale when touched or freed)
+  void push_front(std::uint32_t o);  // the most recent holding of its worker: a new log entry (and the tops list's front)
+  void compact(WorkerId w);          // the log keeps its current entries only, in order
   void drop(std::uint32_t o);  // removes a holding; deletes nodes left empty
   // A holding of n by w: made (in n's holder list, counted in w's tokens; not yet
   // linked in w's LRU list), and freed (out of its node's holder list; unlinked first).
@@ -179,8 +202,10 @@ class GlobalPrefixIndex {
   std::vector<std::uint32_t> free_owns_;
   ChildIndex children_;
   std::vector<Link> top_links_;  // per holding, for top-level ones: the worker's tops list
-  std::vector<std::uint32_t> head_, tail_;  // per worker: most / least recent holding
-  std::vector<std::uint32_t> top_head_;     // per worker: most recent top-level holding
+  std::vector<std::vector<LogEntry>> logs_;  // per worker: its LRU log (header comment)
+  std::vector<std::size_t> log_head_;        // per worker: entries before it are all stale
+  std::vector<std::size_t> holdings_;        // per worker: its live holdings (the log's current entries)
+  std::vector<std::uint32_t> top_head_;      // per worker: most recent top-level holding
   std::vector<std::int64_t> held_, capacity_;
   std::vector<IndexNodeId> path_;
   std::vector<std::uint32_t> path_owns_;  // per path_ entry: w's holding if known, else kNil

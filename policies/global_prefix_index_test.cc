@@ -4,6 +4,9 @@
 // the tops list must follow each worker's LRU order; and the index must behave
 // exactly as the reference (its a3aeaa4 form, holders in a vector per node)
 // with many workers per node (holder lists spilling out of the node and back).
+// The workers' small capacities make their LRU logs compact often (each test
+// rewrites logs several hundred times), so the LRU orders it compares cover
+// logs before and after compaction.
 #include <doctest/doctest.h>
 
 #include <vector>
