@@ -14,15 +14,22 @@ std::vector<double>& D2lpmPolicy::counters(ClientId c) {
   return q_[c];
 }
 
+void D2lpmPolicy::apply(const RequestSpec& prompt, WorkerId w, ClientId client, std::int64_t output_tokens,
+                        GlobalPrefixIndex::RecordedPath& path) {
+  view_.record(prompt, w, &path);
+  counters(client)[w] -= o_.w_out * static_cast<double>(output_tokens);
+  Active& a = active_[w];
+  if (--a.outstanding[client] == 0) a.list.erase(std::find(a.list.begin(), a.list.end(), client));
+  path.clear();
+  spare_paths_.push_back(std::move(path));
+}
+
 void D2lpmPolicy::apply_due(Time now) {
   while (!pending_.empty() && pending_.front().at <= now) {
     Update& u = pending_.front();
-    view_.record(u.prompt, u.worker, &u.path);
-    counters(u.client)[u.worker] -= o_.w_out * static_cast<double>(u.output_tokens);
-    Active& a = active_[u.worker];
-    if (--a.outstanding[u.client] == 0) a.list.erase(std::find(a.list.begin(), a.list.end(), u.client));
-    u.path.clear();
-    spare_paths_.push_back(std::move(u.path));
+    apply(u.prompt, u.worker, u.client, u.output_tokens, u.path);
+    u.prompt.prefix_blocks.clear();
+    spare_blocks_.push_back(std::move(u.prompt.prefix_blocks));
     pending_.pop_front();
   }
 }
@@ -97,15 +104,29 @@ WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
 }
 
 void D2lpmPolicy::on_finish(const RequestSpec& r, WorkerId w, Time now) {
-  Update u{now + o_.update_delay, w, r.client, r.output_tokens, RequestSpec{}, {}};
-  u.prompt.prompt_tokens = r.prompt_tokens;
-  u.prompt.prefix_block_size = r.prefix_block_size;
-  u.prompt.prefix_blocks = r.prefix_blocks;
+  GlobalPrefixIndex::RecordedPath path;
   // The path routing recorded for this request, unless another one with its id was routed meanwhile.
   if (auto it = routed_.find(r.id); it != routed_.end() && --it->second.in_flight == 0) {
-    u.path = std::move(it->second.path);
+    path = std::move(it->second.path);
     routed_.erase(it);
   }
+  // Updates are applied in finish order, each once its time has come. Without a
+  // delay this one's time is now: the earlier ones due go first, then this one, at
+  // once (nothing else is pending: their times are at most now), from the request
+  // itself, with no copy of its blocks.
+  apply_due(now);
+  if (o_.update_delay <= 0 && pending_.empty()) {
+    apply(r, w, r.client, r.output_tokens, path);
+    return;
+  }
+  Update u{now + o_.update_delay, w, r.client, r.output_tokens, RequestSpec{}, std::move(path)};
+  u.prompt.prompt_tokens = r.prompt_tokens;
+  u.prompt.prefix_block_size = r.prefix_block_size;
+  if (!spare_blocks_.empty()) {  // a copy of the blocks, into a vector an earlier update left
+    u.prompt.prefix_blocks = std::move(spare_blocks_.back());
+    spare_blocks_.pop_back();
+  }
+  u.prompt.prefix_blocks.assign(r.prefix_blocks.begin(), r.prefix_blocks.end());
   pending_.push_back(std::move(u));
   apply_due(now);
 }

@@ -80,6 +80,11 @@ class D2lpmPolicy final : public GlobalPolicy {
     std::vector<ClientId> list;             // clients with outstanding > 0, in order of activation
   };
   void apply_due(Time now);
+  // One finish's update: the view records its prompt on w (with the path routing
+  // remembered, if any; the path is then kept for reuse) and the client's counter
+  // on w is charged its output.
+  void apply(const RequestSpec& prompt, WorkerId w, ClientId client, std::int64_t output_tokens,
+             GlobalPrefixIndex::RecordedPath& path);
   void refill(WorkerId w, ClientId arriving, std::vector<double>& qa);
   std::vector<double>& counters(ClientId c);
 
@@ -94,6 +99,7 @@ class D2lpmPolicy final : public GlobalPolicy {
   };
   std::unordered_map<RequestId, Routed> routed_;  // lookups only
   std::vector<GlobalPrefixIndex::RecordedPath> spare_paths_;  // emptied ones, reused for their capacity
+  std::vector<std::vector<BlockHash>> spare_blocks_;           // emptied updates' block lists, likewise
   std::vector<std::int64_t> per_worker_;
   std::int64_t refills_ = 0;
   bool sized_ = false;
