@@ -131,16 +131,20 @@ class RowReader {
 
 }  // namespace
 
-std::optional<std::string> ProfilePoint::param(const std::string& key) const {
-  if (params.empty()) return std::nullopt;
-  for (const std::string& kv : split_fields(params, ';')) {
-    const auto eq = kv.find('=');
-    if (eq != std::string::npos && kv.substr(0, eq) == key) return kv.substr(eq + 1);
+std::optional<std::string> ProfilePoint::param(std::string_view key) const {
+  // The fields are scanned in place (fits ask every row for a few keys: no copies).
+  const std::string_view all(params);
+  for (std::size_t start = 0;;) {
+    const std::size_t end = all.find(';', start);
+    const std::string_view kv = all.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    const std::size_t eq = kv.find('=');
+    if (eq != std::string_view::npos && kv.substr(0, eq) == key) return std::string(kv.substr(eq + 1));
+    if (end == std::string_view::npos) return std::nullopt;
+    start = end + 1;
   }
-  return std::nullopt;
 }
 
-double ProfilePoint::param_number(const std::string& key, double def, const std::string& file) const {
+double ProfilePoint::param_number(std::string_view key, double def, const std::string& file) const {
   auto v = param(key);
   if (!v) return def;
   double x = 0;

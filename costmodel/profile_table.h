@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,11 +34,12 @@ struct ProfilePoint {
   long line = 0;        // line in the file (for messages)
   int source = -1;      // imported rows: N of the `# source.N=` provenance line (measured_import.h)
 
-  // Value of `key` in params, if present.
-  std::optional<std::string> param(const std::string& key) const;
+  // Value of `key` in params, if present: the rest of the first ';'-separated
+  // field whose text before its first '=' is `key`.
+  std::optional<std::string> param(std::string_view key) const;
   // Numeric value of `key` in params; `def` when absent. Throws InputError
   // (naming file and line) when present but not a number.
-  double param_number(const std::string& key, double def, const std::string& file) const;
+  double param_number(std::string_view key, double def, const std::string& file) const;
 };
 
 // A row of family decode_ragged: one of a pair (kernel decode, params dist=...), kept for
