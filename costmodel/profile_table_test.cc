@@ -155,3 +155,22 @@ TEST_CASE("the synthetic profile is in the bench schema, deterministic, and flag
   o.seed = 2;
   CHECK(synthetic_profile_csv(o) != a);
 }
+
+TEST_CASE("a row's params: the first ';' field whose text before its first '=' is the key gives the rest") {
+  ProfilePoint p;
+  CHECK_FALSE(p.param("a"));  // no params at all
+  p.params = "a=1;tp=2;ab=3;;x;=7;eq=a=b;a=9;long_key=a value longer than fifteen chars";
+  CHECK(p.param("a") == "1");  // the first of two fields with the key
+  CHECK(p.param("t") == std::nullopt);  // a key is the whole text before '=', not a prefix
+  CHECK(p.param("ab") == "3");
+  CHECK(p.param("x") == std::nullopt);  // a field without '='
+  CHECK(p.param("") == "7");  // an empty key
+  CHECK(p.param("eq") == "a=b");  // later '=' belong to the value
+  CHECK(p.param("long_key") == "a value longer than fifteen chars");
+  CHECK(p.param_number("tp", -1, "p.csv") == 2);
+  CHECK(p.param_number("missing", -1, "p.csv") == -1);
+  CHECK_THROWS_AS(p.param_number("eq", -1, "p.csv"), InputError);
+  p.params = "dense=1;";  // a trailing ';': an empty last field
+  CHECK(p.param("dense") == "1");
+  CHECK_FALSE(p.param("dist"));
+}
