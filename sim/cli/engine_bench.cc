@@ -11,7 +11,9 @@
 // --policies fcfs,lpm,dlpm,d2lpm,preble_e2: runs each scheduling system and
 // prints a wall-time table relative to the first (fcfs/lpm/dlpm route with
 // least_outstanding; d2lpm = global d2lpm + local dlpm; preble_e2 = global
-// preble_e2 + local preble_local).
+// preble_e2 + local preble_local). Each system writes its run folder in
+// DIR/<system> (--out DIR), as each backend of --backends does, so every
+// system's outputs are kept for comparison.
 // --pd: the same workload and worker count as prefill/decode pools (W/2
 // prefill-role + the rest decode-role workers, RDMA KV transfers with
 // contention and back-pressure; docs/simulation.md), to compare its wall time
@@ -160,7 +162,7 @@ int main(int argc, char** argv) {
   app.add_option("--requests", requests, "synthetic requests");
   app.add_option("--workers", workers, "workers");
   app.add_option("--repeat", repeat, "runs (min/median/max are printed)");
-  app.add_option("--out", out, "run folder");
+  app.add_option("--out", out, "run folder (with --policies or --backends: one folder per system or backend in it)");
   bool templates = false;
   std::string policies;
   app.add_flag("--templates", templates, "clients with shared-prefix templates (prefix caching at work)");
@@ -311,7 +313,7 @@ int main(int argc, char** argv) {
         to_pd(root);
         ScenarioConfig c = parse_scenario(root, "<engine_bench>");
         std::vector<double> walls;
-        RunOutput r = timed_runs(c, out, repeat, walls);
+        RunOutput r = timed_runs(c, (std::filesystem::path(out) / name).string(), repeat, walls);
         const double med = walls[walls.size() / 2];
         if (first == 0) first = med;
         fmt::print("  {:<10} {:>9.2f} {:>9.2f} {:>7.2f}x {:>9} {:>10} {:>9}\n", name, walls.front(), med, med / first,
