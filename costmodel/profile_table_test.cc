@@ -156,7 +156,7 @@ TEST_CASE("the synthetic profile is in the bench schema, deterministic, and flag
   CHECK(synthetic_profile_csv(o) != a);
 }
 
-TEST_CASE("a row's params: the first ';' field whose text before its first '=' is the key gives the rest") {
+TEST_CASE("a row's params: the first field whose text before its first '=' is the key gives the rest") {
   ProfilePoint p;
   CHECK_FALSE(p.param("a"));  // no params at all
   p.params = "a=1;tp=2;ab=3;;x;=7;eq=a=b;a=9;long_key=a value longer than fifteen chars";
