@@ -251,10 +251,14 @@ KernelFits KernelFits::fit(const ProfileTable& table, const RowFilter& use) {
       f.problems_.push_back(fmt::format("{}: no usable '# gpu_sms=<SM count>' provenance line (found '{}'); GEMM "
                                         "curves are not tried with wave-quantized guides", file, sms_text));
     }
-    GemmPoints grid = gemm;
-    for (const auto& [key, ms] : gemm_dense_m)
-      for (std::int64_t m : ms) grid[key].erase(m);
-    f.gemm_guide_ = select_gemm_guide(grid, sms);
+    if (gemm_dense_m.empty()) {  // the grid is every GEMM point: no copy
+      f.gemm_guide_ = select_gemm_guide(gemm, sms);
+    } else {
+      GemmPoints grid = gemm;
+      for (const auto& [key, ms] : gemm_dense_m)
+        for (std::int64_t m : ms) grid[key].erase(m);
+      f.gemm_guide_ = select_gemm_guide(grid, sms);
+    }
   }
   for (const auto& [key, points] : gemm) {
     std::vector<double> xs, ys;
