@@ -241,19 +241,21 @@ int main(int argc, char** argv) {
     std::vector<std::string> sets = {fmt::format("workload.requests={}", requests),
                                      fmt::format("cluster.workers={}", workers)};
     sets.insert(sets.end(), overrides.begin(), overrides.end());
+    // The bench's scenario with `sets`, then `extra`, applied (and --pd's pools).
+    auto config_with = [&](const std::vector<std::string>& extra) {
+      YAML::Node root = YAML::Load(templates ? kTemplateScenario : kScenario);
+      for (const auto& s : sets) apply_override(root, s);
+      for (const auto& s : extra) apply_override(root, s);
+      to_pd(root);
+      return parse_scenario(root, "<engine_bench>");
+    };
     if (!policies.empty() && !backends.empty()) throw InputError("--policies and --backends: give one of them");
     if (repeat < 1) throw InputError(fmt::format("--repeat {}: must be at least 1", repeat));
     if (!backends.empty()) {
       const std::vector<std::string> names = split_list(backends);
       if (names.size() < 2) throw InputError(fmt::format("--backends {}: name at least two backends", backends));
       std::vector<ScenarioConfig> configs;
-      for (const std::string& name : names) {
-        YAML::Node root = YAML::Load(templates ? kTemplateScenario : kScenario);
-        for (const auto& s : sets) apply_override(root, s);
-        apply_override(root, "cost_model.backend=" + name);
-        to_pd(root);
-        configs.push_back(parse_scenario(root, "<engine_bench>"));
-      }
+      for (const std::string& name : names) configs.push_back(config_with({"cost_model.backend=" + name}));
       fmt::print("engine_bench: {} requests, {} workers, {} workload{}, {} alternating rounds\n", requests, workers,
                  templates ? "shared-prefix template" : "synthetic", pd ? " (PD pools)" : "", repeat);
       std::vector<std::vector<double>> walls(names.size()), ratios(names.size()), cpus(names.size()),
@@ -299,19 +301,15 @@ int main(int argc, char** argv) {
     }
     if (!policies.empty()) {
       const std::vector<std::string> names = split_list(policies);
+      if (names.empty()) throw InputError(fmt::format("--policies '{}': name at least one system", policies));
       fmt::print("engine_bench: {} requests, {} workers, {} workload, {} runs each\n", requests, workers,
                  templates ? "shared-prefix template" : "synthetic", repeat);
       fmt::print("  {:<10} {:>9} {:>9} {:>8} {:>9} {:>10} {:>9}\n", "system", "min_s", "median_s", "vs_first",
                  "hit_rate", "e2e_mean_s", "events");
       double first = 0;
       for (const std::string& name : names) {
-        YAML::Node root = YAML::Load(templates ? kTemplateScenario : kScenario);
-        for (const auto& s : sets) apply_override(root, s);
         const auto [local, global] = system_policies(name);
-        apply_override(root, "policy.local=" + local);
-        apply_override(root, "policy.global=" + global);
-        to_pd(root);
-        ScenarioConfig c = parse_scenario(root, "<engine_bench>");
+        const ScenarioConfig c = config_with({"policy.local=" + local, "policy.global=" + global});
         std::vector<double> walls;
         RunOutput r = timed_runs(c, (std::filesystem::path(out) / name).string(), repeat, walls);
         const double med = walls[walls.size() / 2];
@@ -323,10 +321,7 @@ int main(int argc, char** argv) {
       fmt::print("  peak RSS   {:.1f} MB\n", peak_rss_mb());
       return 0;
     }
-    YAML::Node root = YAML::Load(templates ? kTemplateScenario : kScenario);
-    for (const auto& s : sets) apply_override(root, s);
-    to_pd(root);
-    ScenarioConfig c = parse_scenario(root, "<engine_bench>");
+    const ScenarioConfig c = config_with({});
     std::vector<double> walls;
     RunOutput r = timed_runs(c, out, repeat, walls);
     const double med = walls[walls.size() / 2];
