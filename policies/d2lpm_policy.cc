@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/core/error.h"
+
 namespace servesim {
 
 std::vector<double>& D2lpmPolicy::counters(ClientId c) {
@@ -115,7 +117,8 @@ void D2lpmPolicy::on_finish(const RequestSpec& r, WorkerId w, Time now) {
   // once (nothing else is pending: their times are at most now), from the request
   // itself, with no copy of its blocks.
   apply_due(now);
-  if (o_.update_delay <= 0 && pending_.empty()) {
+  if (o_.update_delay <= 0) {
+    SIM_CHECK(pending_.empty(), "d2lpm: an update due by now is still pending after a finish at {} ns", now);
     apply(r, w, r.client, r.output_tokens, path);
     return;
   }
@@ -127,8 +130,7 @@ void D2lpmPolicy::on_finish(const RequestSpec& r, WorkerId w, Time now) {
     spare_blocks_.pop_back();
   }
   u.prompt.prefix_blocks.assign(r.prefix_blocks.begin(), r.prefix_blocks.end());
-  pending_.push_back(std::move(u));
-  apply_due(now);
+  pending_.push_back(std::move(u));  // (due after now: the delay is > 0 here)
 }
 
 const OptionTable<D2lpmOptions>& d2lpm_option_table() {
