@@ -266,8 +266,14 @@ bool PrefixCache::make_room(std::int64_t pages) {
       // (current(), then evict_leaf): fetch them while this one is checked and evicted, so
       // the misses overlap (the LRU end of the cache is cold).
       __builtin_prefetch(&nodes_[e.parent]);
-      if (!lru_.empty()) __builtin_prefetch(&nodes_[lru_.front().id]);
-      if (!lru_old_.empty()) __builtin_prefetch(&nodes_[lru_old_.front().id]);
+      if (!lru_.empty()) {
+        __builtin_prefetch(&nodes_[lru_.front().id]);
+        __builtin_prefetch(&nodes_[lru_.front().parent]);
+      }
+      if (!lru_old_.empty()) {
+        __builtin_prefetch(&nodes_[lru_old_.front().id]);
+        __builtin_prefetch(&nodes_[lru_old_.front().parent]);
+      }
       if (!current(e)) continue;
       next = e.id;
     }
