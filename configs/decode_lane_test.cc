@@ -49,12 +49,15 @@ TEST_CASE("every output file is the same with the decode lane on and off") {
       {"ltr", {"policy.local=ltr"}},
       {"lpm_small_batch", {"policy.local=lpm", "batching.max_batch_tokens=16"}},
       {"andpro", {"attention.kv=andpro", "attention.andpro.budget=256"}},
-      // Page sizes for the page calendar (sim/worker.h): one bucket (1), buckets
-      // fewer than the page size (48: 16 buckets; 200: 8), and buckets equal to the page size (64).
+      // Page sizes for the page calendar (sim/worker.h): every step a member's page
+      // step (1: a member a page ahead waits, then is due at once), page sizes that
+      // are not powers of two (48, 200), a power of two (64) and the largest the lane
+      // takes (4096, kLaneMaxPageSize: a page outlasts most requests).
       {"page_1", {"batching.page_size=1"}},
       {"page_48", {"batching.page_size=48"}},
       {"page_200", {"batching.page_size=200"}},
       {"page_64", {"batching.page_size=64"}},
+      {"page_4096", {"batching.page_size=4096"}},
       {"host_tier", {"kv_cache.host.capacity_gb=1"}},
       {"prefill_first", {"batching.mode=prefill_first"}},
       {"pd",

@@ -16,7 +16,7 @@ Worker::Worker(WorkerId id, std::unique_ptr<LocalPolicy> policy, std::shared_ptr
       cost_(std::move(cost)), opt_(opt), table_(table), observer_(observer),
       eviction_(std::move(kv_eviction)), kvm_(id, kv_capacity_pages, page_size, table, stats_) {
   stats_.kv_capacity_pages = kv_capacity_pages;
-  lane_allowed_ = opt_.mode == BatchMode::kMixed && opt_.decode_lane;
+  lane_allowed_ = opt_.mode == BatchMode::kMixed && opt_.decode_lane && kv().page_size() <= kLaneMaxPageSize;
 }
 
 void Worker::set_kv_tiers(const KvTiersConfig& c, double kv_bytes_per_token, double default_host_gbps) {

@@ -306,36 +306,53 @@ class Worker final : private AdmissionContext {
   std::vector<std::int64_t> ln_cb_;    // context of its step = ln_cb_ + steps_
   std::vector<std::uint32_t> ln_slot_; // its page-calendar slot (below)
   std::vector<ClientId> ln_client_;
-  // Page calendar (worker_lane.cc, lane_pages_due): a member's page step, the
-  // steps_ at which its next step needs a page, is pg = kv_pages * page size - tb + 1
-  // (tb + steps_: its private tokens after that step), so pg % B stays
-  // (1 - tb) % B for every B dividing the page size. A member sits in bucket
-  // (1 - tb) % B (B a power of two, lane_page_mask_ + 1) and step s looks only at
-  // bucket s % B; a member due when it joins waits in lane_now_. By slot, stable
-  // while it is a member (lane_slots_): pg, tb and pos (its index in its bucket;
-  // kNowPos: in lane_now_) on one cache line, and its running index in sl_i_
-  // (apart: lane_remap rewrites it after a compaction; a small array).
-  static constexpr std::uint32_t kNowPos = std::numeric_limits<std::uint32_t>::max();
+  // Page calendar (worker_lane.cc, lane_pages_due). A member's private pages are
+  // a function of the step: with P the page size, b the step it joined at, base
+  // its pages then and pg0 its first page step (kv_pages * P - tb + 1, tb + s
+  // being its private tokens after step s), it holds
+  //   pages_at(t) = base                            for t < max(b, pg0),
+  //               = base + (t - pg0) / P + 1       from there on
+  // once the pages of step t are allocated (a member already late when it joins,
+  // pg0 <= b, catches up at b; after that it needs one page at every step
+  // s = pg0 (mod P)). So a step's pages are one count: lane_due_count_[s mod P],
+  // the members that are active, plus the late joiners' catch-up (lane_now_); a
+  // member whose pg0 is a whole page or more ahead waits in lane_pending_ until
+  // the step after pg0 - P. Members' kv_pages in hot_ are stale while the lane is
+  // on (like generated): lane_flush and lane_finish write lane_pages_held().
+  // By slot (lane_slots_, stable while it is a member: ln_slot_).
+  enum class PageState : std::uint8_t { kActive, kPending, kNow };
   struct LaneSlot {
-    std::int64_t pg, tb;
-    std::uint32_t pos;
+    std::int64_t pg0, base, b;
+    PageState state;
   };
+  static constexpr std::int64_t kLaneMaxPageSize = 4096;  // larger pages: no lane (lane_due_count_'s size)
   std::vector<LaneSlot> lane_slots_;
-  std::vector<std::uint32_t> sl_i_, sl_free_;
-  std::vector<std::vector<std::uint32_t>> lane_pages_;
-  std::uint64_t lane_page_mask_ = 0;
+  std::vector<std::uint32_t> sl_free_;
+  std::vector<std::uint32_t> lane_due_count_;                       // by pg0 mod P: active members
+  std::vector<std::pair<std::int64_t, std::uint32_t>> lane_pending_;  // (step it becomes active, slot)
+  std::vector<std::uint32_t> lane_now_;                             // slots due at the step they joined
+  std::int64_t lane_paged_ = -1;  // the last step whose pages are allocated
+  std::int64_t lane_mod_ = 0;     // steps_ mod P
+  bool lane_pages_written_ = false;  // lane_pages_due's member-order path wrote members' kv_pages
   std::int64_t lane_max_exact_ = 0;  // max_exact_pages(), kept at lane_build
-  std::vector<std::uint32_t> lane_now_, lane_due_;
-  std::vector<std::uint32_t>& lane_bucket(std::uint32_t slot) {
-    return lane_pages_[static_cast<std::uint64_t>(1 - lane_slots_[slot].tb) & lane_page_mask_];
+  // pages_at(t) above: what the member holds once step t's pages are given.
+  std::int64_t lane_pages_target(std::uint32_t slot, std::int64_t t) const {
+    const LaneSlot& d = lane_slots_[slot];
+    if (t < d.b || t < d.pg0) return d.base;
+    return d.base + (t - d.pg0) / kv().page_size() + 1;
   }
-  void lane_bucket_insert(std::uint32_t slot) {
-    auto& b = lane_bucket(slot);
-    lane_slots_[slot].pos = static_cast<std::uint32_t>(b.size());
-    b.push_back(slot);
+  // What it holds now: pages_at(lane_paged_), or its pages when it joined while
+  // its catch-up is still to come (kNow: it may have joined at a step whose
+  // count was given already, when an empty iteration asked twice).
+  std::int64_t lane_pages_held(std::uint32_t slot) const {
+    return lane_slots_[slot].state == PageState::kNow ? lane_slots_[slot].base : lane_pages_target(slot, lane_paged_);
   }
-  void lane_slot_free(std::uint32_t slot);  // leaves its bucket (or lane_now_) and the slot is free
-  bool lane_pages_due();                   // this step's page allocations, member order (false: abandon)
+  std::size_t lane_residue(std::int64_t pg0) const {
+    const std::int64_t p = kv().page_size(), m = pg0 % p;
+    return static_cast<std::size_t>(m < 0 ? m + p : m);
+  }
+  void lane_slot_free(std::uint32_t slot);  // leaves the count (or a list) and the slot is free
+  bool lane_pages_due();  // this step's page allocations (false: abandon, the pages given kept)
   // Members per client, one entry per client with members: appended when its first
   // member joins, removed (the last entry moved into its place) when its last leaves.
   std::vector<std::pair<ClientId, std::int64_t>> lane_clients_;

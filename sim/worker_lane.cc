@@ -4,12 +4,14 @@
 // A member that joined at steps_ = b with its hot state current has, at
 // steps_ = s: generated = hot.generated + (s - b) (deferred; lane_flush writes
 // it back), the context of its next step ln_cb_ + s, the private tokens after
-// that step tb + s (a page is needed once s reaches its page step: the page
-// calendar, worker.h), and it finishes with the step that makes steps_ ==
-// ln_fin_. The dense decode pricer's sums over the members' contexts are kept
-// as they join and leave (lane_sums_to).
-// Every function keeps schedule_decodes' and finish_iteration's order of KV
-// allocations, policy calls and finishes (member order = running order).
+// that step tb + s (its pages are a function of s too, given as one count per
+// step: the page calendar, worker.h), and it finishes with the step that makes
+// steps_ == ln_fin_. The dense decode pricer's sums over the members' contexts
+// are kept as they join and leave (lane_sums_to).
+// Every function keeps schedule_decodes' and finish_iteration's order of policy
+// calls and finishes (member order = running order), and the outcome of their
+// KV allocations in that order (a step's pages as one count give the same pages
+// and evictions: lane_pages_due).
 #include <algorithm>
 #include <limits>
 
@@ -46,23 +48,28 @@ bool Worker::lane_add(std::size_t pos, std::uint32_t i, std::int64_t b) {
   const auto at = [pos](auto& v) { return v.begin() + static_cast<std::ptrdiff_t>(pos); };
   const std::int64_t fin = b + r.output_tokens - r.generated;
   const std::int64_t cb = kv_tokens(r) - 1 - b;
-  const std::int64_t pg = r.kv_pages * page_size - tb + 1;
+  const std::int64_t pg0 = r.kv_pages * page_size - tb + 1;
+  // Due at this very step (late: lane_pages_due gives its catch-up and then counts
+  // it), counted from now (its next step = pg0 mod P is pg0 itself), or a whole
+  // page or more ahead (counted from the step after pg0 - P).
+  const PageState state = pg0 <= b                ? PageState::kNow
+                          : pg0 - b < page_size ? PageState::kActive
+                                                : PageState::kPending;
   std::uint32_t c;  // its calendar slot
   if (sl_free_.empty()) {
     c = static_cast<std::uint32_t>(lane_slots_.size());
-    lane_slots_.push_back(LaneSlot{pg, tb, kNowPos});
-    sl_i_.push_back(i);
+    lane_slots_.push_back(LaneSlot{pg0, r.kv_pages, b, state});
   } else {
     c = sl_free_.back();
     sl_free_.pop_back();
-    lane_slots_[c] = LaneSlot{pg, tb, kNowPos};
-    sl_i_[c] = i;
+    lane_slots_[c] = LaneSlot{pg0, r.kv_pages, b, state};
   }
-  if (pg <= b) {  // due at this very step, off its bucket's turn: lane_pages_due takes it (pos kNowPos)
+  if (state == PageState::kNow)
     lane_now_.push_back(c);
-  } else {
-    lane_bucket_insert(c);
-  }
+  else if (state == PageState::kActive)
+    ++lane_due_count_[lane_residue(pg0)];
+  else
+    lane_pending_.emplace_back(pg0 - page_size + 1, c);
   ln_b_.insert(at(ln_b_), b);
   ln_fin_.insert(at(ln_fin_), fin);
   ln_cb_.insert(at(ln_cb_), cb);
@@ -104,18 +111,14 @@ bool Worker::lane_build() {
   ln_slot_.clear();
   ln_client_.clear();
   lane_slots_.clear();
-  sl_i_.clear();
   sl_free_.clear();
   lane_now_.clear();
-  {
-    // B: the largest power of two dividing the page size, at most 256.
-    const auto p = static_cast<std::uint64_t>(kv().page_size());
-    const std::uint64_t buckets = std::min<std::uint64_t>(256, p & (0 - p));
-    lane_page_mask_ = buckets - 1;
-    lane_max_exact_ = max_exact_pages();
-    lane_pages_.resize(buckets);
-    for (auto& b : lane_pages_) b.clear();
-  }
+  lane_pending_.clear();
+  lane_due_count_.assign(static_cast<std::size_t>(kv().page_size()), 0);  // (<= kLaneMaxPageSize: the constructor)
+  lane_max_exact_ = max_exact_pages();
+  lane_paged_ = -1;
+  lane_mod_ = 0;
+  lane_pages_written_ = false;
   items_.clear();
   lane_joins_.clear();
   for (const auto& e : lane_clients_) lane_slot_[e.first] = 0;
@@ -139,7 +142,11 @@ bool Worker::lane_build() {
 
 void Worker::lane_flush() {
   if (!lane_on_) return;
-  for (std::size_t j = 0; j < lane_size(); ++j) hot_[items_[j].i].generated += steps_ - ln_b_[j];
+  for (std::size_t j = 0; j < lane_size(); ++j) {
+    RequestHot& r = hot_[items_[j].i];
+    r.generated += steps_ - ln_b_[j];
+    if (!lane_pages_written_) r.kv_pages = lane_pages_held(ln_slot_[j]);
+  }
   lane_on_ = false;
   lane_scheduled_ = false;
   lane_joins_.clear();
@@ -228,57 +235,70 @@ bool Worker::lane_schedule() {
   return true;
 }
 
-// The members whose step needs pages (page step <= s): this step's bucket and
-// lane_now_, allocated in member order (running order; schedule_decodes'
-// order). False: the pool could not give them, or a page count passed the
-// exact-multiplication bound (the caller abandons the lane).
+// This step's pages (worker.h, "Page calendar"): the active members whose
+// step it is, and the late joiners' catch-up, as one allocation when it cannot
+// fail (the pool's free pages and the cache's unlocked ones cover it: then the
+// cache evicts the same leaves as member-by-member allocations would, the
+// least recently used until the total is free). Otherwise the step cannot be
+// given: the members' pages are written back and the step's are allocated
+// member by member, in member order (schedule_decodes' order), until one
+// fails; false (the caller abandons the lane; the pages given are kept, so
+// schedule_decodes allocates nothing twice and finds the same shortage).
 bool Worker::lane_pages_due() {
   const std::int64_t s = steps_;
-  const std::vector<std::uint32_t>& bucket = lane_pages_[static_cast<std::uint64_t>(s) & lane_page_mask_];
-  const std::size_t most = bucket.size() + lane_now_.size();
-  if (most == 0) return true;
-  if (lane_due_.size() < most) lane_due_.resize(most);
-  std::uint32_t* due = lane_due_.data();
-  std::size_t m = 0;
-  for (std::uint32_t c : lane_now_) due[m++] = c;
-  lane_now_.clear();
-  for (std::uint32_t c : bucket) {  // (those with a later page step wait for their turn)
-    due[m] = c;
-    m += lane_slots_[c].pg <= s ? 1 : 0;
+  if (!lane_pending_.empty()) {
+    std::erase_if(lane_pending_, [&](const std::pair<std::int64_t, std::uint32_t>& e) {
+      if (e.first > s) return false;
+      LaneSlot& d = lane_slots_[e.second];
+      if (d.pg0 <= s) {  // due now (a page size of 1): given with the late joiners
+        d.state = PageState::kNow;
+        lane_now_.push_back(e.second);
+      } else {
+        d.state = PageState::kActive;
+        ++lane_due_count_[lane_residue(d.pg0)];
+      }
+      return true;
+    });
   }
-  // Member order is running-index order; a few members at a time: insertion sort.
-  for (std::size_t a = 1; a < m; ++a) {
-    const std::uint32_t c = due[a];
-    std::size_t k = a;
-    for (; k > 0 && sl_i_[due[k - 1]] > sl_i_[c]; --k) due[k] = due[k - 1];
-    due[k] = c;
+  // The count once per step (an empty iteration leaves steps_ as it was, and the
+  // next one asks again), and the late joiners' catch-up.
+  std::int64_t total = s > lane_paged_ ? lane_due_count_[static_cast<std::size_t>(lane_mod_)] : 0;
+  for (std::uint32_t c : lane_now_) total += lane_pages_target(c, s) - lane_slots_[c].base;
+  if (total <= kv().free() + cache().evictable_pages()) {
+    if (total > 0)
+      SIM_CHECK(kvm_.alloc(total), "worker {}: the decode lane's {} pages did not fit in {} free and {} evictable",
+                id_, total, kv().free(), cache().evictable_pages());
+    for (std::uint32_t c : lane_now_) {  // caught up: one page per step from here, at its residue
+      lane_slots_[c].state = PageState::kActive;
+      ++lane_due_count_[lane_residue(lane_slots_[c].pg0)];
+    }
+    lane_now_.clear();
+    lane_paged_ = std::max(lane_paged_, s);
+    return true;
   }
-  const std::int64_t page_size = kv().page_size();
-  for (std::size_t a = 0; a < m; ++a) {
-    LaneSlot& d = lane_slots_[due[a]];
-    RequestHot& r = hot_[sl_i_[due[a]]];
-    // pages_for(tb + s) - kv_pages, from tb + s = kv_pages * page size + late + 1
-    // (the page step's definition): at least one, and no division when on time.
-    const std::int64_t late = s - d.pg;
-    const std::int64_t need = late == 0 ? 1 : late / page_size + 1;
+  for (std::size_t j = 0; j < lane_size(); ++j) hot_[items_[j].i].kv_pages = lane_pages_held(ln_slot_[j]);
+  lane_pages_written_ = true;
+  for (std::size_t j = 0; j < lane_size(); ++j) {
+    RequestHot& r = hot_[items_[j].i];
+    const std::int64_t need = lane_pages_target(ln_slot_[j], s) - r.kv_pages;
+    if (need == 0) continue;
     if (!kvm_.alloc(need)) return false;
     r.kv_pages += need;
-    if (r.kv_pages > lane_max_exact_) return false;  // (not reachable with a real pool; keeps the multiplication exact)
-    d.pg = r.kv_pages * page_size - d.tb + 1;
-    if (d.pos == kNowPos) lane_bucket_insert(due[a]);
   }
-  return true;
+  SIM_CHECK(false, "worker {}: the decode lane's {} pages were given although only {} were free or evictable", id_,
+            total, kv().free() + cache().evictable_pages());
+  return false;
 }
 
 void Worker::lane_slot_free(std::uint32_t c) {
-  if (lane_slots_[c].pos == kNowPos) {
+  const LaneSlot& d = lane_slots_[c];
+  if (d.state == PageState::kActive) {
+    --lane_due_count_[lane_residue(d.pg0)];
+  } else if (d.state == PageState::kNow) {
     lane_now_.erase(std::find(lane_now_.begin(), lane_now_.end(), c));
   } else {
-    auto& b = lane_bucket(c);
-    const std::uint32_t last = b.back();
-    b[lane_slots_[c].pos] = last;
-    lane_slots_[last].pos = lane_slots_[c].pos;
-    b.pop_back();
+    lane_pending_.erase(std::find_if(lane_pending_.begin(), lane_pending_.end(),
+                                     [c](const std::pair<std::int64_t, std::uint32_t>& e) { return e.second == c; }));
   }
   sl_free_.push_back(c);
 }
@@ -314,6 +334,7 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
       if (ln_fin_[j] == s1) {
         const std::uint32_t i = items_[j].i;
         hot_[i].generated += s1 - ln_b_[j];
+        hot_[i].kv_pages = lane_pages_held(ln_slot_[j]);
         lane_client_left(ln_client_[j]);
         lane_cb_sum_ -= ln_cb_[j];  // (the sums are as of steps_: this iteration's lane_schedule)
         lane_cb_max_stale_ = lane_cb_max_stale_ || ln_cb_[j] == lane_cb_max_;
@@ -343,6 +364,7 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
     lane_min_fin_ = min_fin;
   }
   steps_ = s1;
+  lane_mod_ = lane_mod_ + 1 == kv().page_size() ? 0 : lane_mod_ + 1;
   stats_.decode_tokens += static_cast<std::int64_t>(n);
   context_tokens_ += static_cast<std::int64_t>(n);
 }
@@ -353,10 +375,7 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
 void Worker::lane_remap(const std::vector<std::uint32_t>& to, std::size_t first) {
   const auto end = items_.begin() + static_cast<std::ptrdiff_t>(lane_size());
   auto it = std::partition_point(items_.begin(), end, [first](const Item& x) { return x.i < first; });
-  for (; it != end; ++it) {
-    it->i = to[it->i];
-    sl_i_[ln_slot_[static_cast<std::size_t>(it - items_.begin())]] = it->i;
-  }
+  for (; it != end; ++it) it->i = to[it->i];
   for (std::uint32_t& i : lane_joins_)
     if (i >= first) i = to[i];
 }
