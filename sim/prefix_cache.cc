@@ -262,9 +262,9 @@ bool PrefixCache::make_room(std::int64_t pages) {
       std::pop_heap(h.begin(), h.end(), std::greater<>());
       const LruEntry e = h.back();
       h.pop_back();
-      // This victim's parent is read by evict_leaf, and the next candidates' nodes next
-      // (current(), then evict_leaf): fetch them while this one is checked and evicted, so
-      // the misses overlap (the LRU end of the cache is cold).
+      // This victim's parent is read by evict_leaf, and the next candidates' nodes and
+      // parents next (current(), then evict_leaf): fetch them while this one is checked
+      // and evicted, so the misses overlap (the LRU end of the cache is cold).
       __builtin_prefetch(&nodes_[e.parent]);
       if (!lru_.empty()) {
         __builtin_prefetch(&nodes_[lru_.front().id]);
