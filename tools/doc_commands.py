@@ -61,7 +61,7 @@ FLAGS = {"--runs", "--quick", "--quiet", "--explain", "--sessions", "--sort", "-
          "--allow-missing", "--help", "--plan", "--preflight"}   # options without a value
 GPU_SUBS = {"bench", "replay", "check"}
 HEAVY_MARKERS = ("servesim_engine_bench --requests 1000000", "servesim_engine_bench --scale",
-                 "scenario_hashes.sh --compare", "--repeat 5", "seven_policy_study")
+                 "scenario_hashes.sh --compare", "--repeat 5", "seven_policy_study", "ab_engine_bench.sh")
 
 # Placeholders a user fills with their own files: (regex, shipped replacement or None).
 PLACEHOLDERS = [
@@ -80,6 +80,7 @@ PLACEHOLDERS = [
     (r"/shared/big/", "runs/big/"),
     (r"(?<![\w/.])FILE\b", "../shared/traces/mooncake/conversation_trace.jsonl"),
     (r"rate_scale=K\b", "rate_scale=4"),
+    (r"\bOLD/servesim_engine_bench\b", "build/servesim_engine_bench"),
     (r"\bOLD/servesim\b", "build/servesim"),
     (r"\bNEW/servesim\b", "build/servesim"),
     (r"costmodel/profiles/<hardware name>/vidur-mine/profile\.csv",

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Old/new comparison of two servesim_engine_bench binaries (issue 35: every speed
+# figure is a ratio against the previous binary, measured in the same run). The
+# development box's speed drifts 10-25% within an hour, so the two binaries run
+# one after the other, ROUNDS times, with the same bench arguments, and the figure
+# is the median over the rounds of NEW's wall time divided by OLD's in the same
+# round.
+#
+#   tools/ab_engine_bench.sh [--outputs] OLD NEW ROUNDS -- BENCH ARGS...
+#   e.g. tools/ab_engine_bench.sh /tmp/old/servesim_engine_bench build/servesim_engine_bench 4 -- --requests 1000000
+#        tools/ab_engine_bench.sh OLD NEW 3 -- --requests 1000000 --templates --policies fcfs,lpm
+#
+# Prints each round's wall times (the bench's median line; one row per system with
+# --policies), then per row the medians of OLD and NEW and the median and range of
+# NEW / OLD over the rounds. --outputs also compares the two binaries' run folders
+# of the last round byte for byte (lock files aside) and prints "outputs: equal" or
+# "outputs: DIFFERENT"; the exit status is then 1 when they differ. Not for
+# --backends (the bench alternates its backends itself) or --scale.
+# A maintainer tool, like scenario_hashes.sh: no ctest runs it (no test runs the
+# benches; the sanitizer build leaves them out), tools/doc_commands.py --run does.
+set -euo pipefail
+
+outputs=0
+if [[ "${1:-}" == "--outputs" ]]; then
+  outputs=1
+  shift
+fi
+if [[ $# -lt 4 || "$4" != "--" ]]; then
+  echo "usage: $0 [--outputs] OLD NEW ROUNDS -- BENCH ARGS..." >&2
+  exit 2
+fi
+old="$1" new="$2" rounds="$3"
+shift 4
+if ! [[ "$rounds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "$0: ROUNDS must be a positive integer, not '$rounds'" >&2
+  exit 2
+fi
+for b in "$old" "$new"; do
+  if [[ ! -x "$b" ]]; then
+    echo "$0: $b is not an executable" >&2
+    exit 2
+  fi
+done
+for a in "$@"; do
+  if [[ "$a" == "--out" || "$a" == --out=* || "$a" == "--backends" || "$a" == "--scale" ]]; then
+    echo "$0: $a is not supported here (the tool picks the run folders; see the header)" >&2
+    exit 2
+  fi
+done
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+# One bench run; prints "ROW SECONDS" lines: "run" for a single run (its median
+# wall), one per system for --policies (its median_s column).
+walls() {
+  awk '
+    /^  wall time/ { for (i = 1; i <= NF; ++i) if ($i == "median") { print "run", $(i + 1); exit } }
+    /^  system +min_s +median_s/ { table = 1; next }
+    table && NF >= 3 && $2 ~ /^[0-9.]+$/ && $3 ~ /^[0-9.]+$/ { print $1, $3; next }
+    table { table = 0 }
+  ' "$1"
+}
+
+for ((r = 1; r <= rounds; ++r)); do
+  for side in old new; do
+    bin="$old"
+    [[ "$side" == new ]] && bin="$new"
+    rm -rf "$tmp/$side"
+    if ! "$bin" "$@" --out "$tmp/$side" >"$tmp/$side.log" 2>&1; then
+      echo "$0: $bin failed (round $r):" >&2
+      tail -5 "$tmp/$side.log" >&2
+      exit 1
+    fi
+    walls "$tmp/$side.log" | sed "s/^/$r $side /" >>"$tmp/walls"
+  done
+done
+
+# Summary in awk and sort only (no other interpreter on a fresh machine).
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+rows="$(awk '!seen[$3]++ { print $3 }' "$tmp/walls")"
+if [[ -z "$rows" ]]; then
+  echo "$0: no wall time found in the bench's output" >&2
+  exit 1
+fi
+for row in $rows; do
+  awk -v row="$row" '$3 == row && $2 == "old" { o[$1] = $4 } $3 == row && $2 == "new" { n[$1] = $4 }
+    END { for (r = 1; r in o; ++r) print o[r], n[r] }' "$tmp/walls" >"$tmp/pairs"
+  printf '%s: old %s s; new %s s\n' "$row" "$(awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 }' "$tmp/pairs")" \
+    "$(awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $2 }' "$tmp/pairs")"
+  mo="$(awk '{ print $1 }' "$tmp/pairs" | median)"
+  mn="$(awk '{ print $2 }' "$tmp/pairs" | median)"
+  awk '$1 > 0 { print $2 / $1 }' "$tmp/pairs" >"$tmp/ratios"
+  line="$(printf '%s: median old %.3f s, new %.3f s' "$row" "$mo" "$mn")"
+  if [[ -s "$tmp/ratios" ]]; then
+    line+="$(printf '; new/old paired median %.3fx (range %.3f-%.3f, %d rounds)' "$(median <"$tmp/ratios")" \
+      "$(sort -g "$tmp/ratios" | head -1)" "$(sort -g "$tmp/ratios" | tail -1)" "$(wc -l <"$tmp/ratios")")"
+  fi
+  echo "$line"
+done
+
+if ((outputs)); then
+  if diff -rq -x .servesim.lock "$tmp/old" "$tmp/new" >/dev/null; then
+    echo "outputs: equal"
+  else
+    echo "outputs: DIFFERENT"
+    diff -rq -x .servesim.lock "$tmp/old" "$tmp/new" | head -10
+    exit 1
+  fi
+fi
