@@ -12,8 +12,9 @@
 namespace servesim {
 
 PrefixCache::PrefixCache(KvPool& kv) : kv_(kv) {
-  nodes_.emplace_back();
-  nodes_[kCacheRoot].alive = true;
+  segs_.emplace_back();
+  segs_[0].live = true;
+  num_.emplace_back();
 }
 
 std::int64_t PrefixCache::block_tokens(const RequestSpec& spec, std::size_t i) {
@@ -22,9 +23,43 @@ std::int64_t PrefixCache::block_tokens(const RequestSpec& spec, std::size_t i) {
   return std::clamp<std::int64_t>(spec.prompt_tokens - start, 0, b);
 }
 
-CacheNodeId PrefixCache::child(CacheNodeId parent, BlockHash h) const {
-  const Node& p = nodes_[parent];
-  return children_.find_child(parent, h, p.only_child, p.in_index, [this](CacheNodeId c) { return nodes_[c].hash; });
+const PrefixCache::Block* PrefixCache::block_of(CacheNodeId n) const {
+  // A number's entry is rewritten whenever the number is given out, and never when
+  // its block is evicted: the block is live iff the slot it names holds it.
+  const Pos p = locate(n);
+  if (p.seg >= segs_.size()) return nullptr;
+  const Seg& s = segs_[p.seg];
+  if (!s.live || p.slot < s.lo || p.slot >= s.hi || s.blocks[p.slot].number != n) return nullptr;
+  return &s.blocks[p.slot];
+}
+
+std::int32_t PrefixCache::lock_count(CacheNodeId n) const {
+  const Pos p = locate(n);
+  const Seg& s = segs_[p.seg];
+  if (n == kCacheRoot || p.slot + 1u == s.hi) return s.locks;
+  return s.locks > 0 ? 1 : 0;
+}
+
+std::int32_t PrefixCache::child_count(CacheNodeId n) const {
+  const Pos p = locate(n);
+  const Seg& s = segs_[p.seg];
+  if (n == kCacheRoot || p.slot + 1u == s.hi) return s.children;
+  return 1;
+}
+
+const PrefixCache::Block* PrefixCache::child(Pos& p, BlockHash h) const {
+  const Seg& s = segs_[p.seg];
+  if (p.seg != 0 && p.slot + 1u < s.hi) {  // inside a segment: the next block is the only child
+    const Block& b = s.blocks[p.slot + 1];
+    if (b.hash != h) return nullptr;
+    ++p.slot;
+    return &b;
+  }
+  const SegId c = children_.find_child(s.tail_number(), h, s.only_child, s.in_index,
+                                       [this](SegId x) { return segs_[x].head().hash; });
+  if (c == 0) return nullptr;
+  p = {c, segs_[c].lo};
+  return &segs_[c].head();
 }
 
 void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t cap) const {
@@ -34,23 +69,27 @@ void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t 
     m.cap = cap;
     return;
   }
-  const bool intact = m.cap == cap && nodes_[m.node].alive && nodes_[m.node].generation == m.generation;
+  const Block* at = m.node == kCacheRoot ? nullptr : block_of(m.node);
+  const bool intact = m.cap == cap && (m.node == kCacheRoot || (at != nullptr && at->generation == m.generation));
   if (!intact) {
     m = PrefixMatch{};
     m.cap = cap;
-  } else if (m.final || nodes_[m.node].child_stamp <= m.stamp) {
+  } else if (m.final || segs_[locate(m.node).seg].child_stamp <= m.stamp) {
     return;  // nothing below m.node changed since the last walk
   }
   m.stamp = stamp_;
+  Pos p = locate(m.node);
   CacheNodeId n = m.node;
+  std::uint32_t generation = m.node == kCacheRoot ? 0 : at->generation;
   bool partial = false;  // n is the prompt's last block, matched in part (one block past i)
   std::size_t i = static_cast<std::size_t>(m.blocks);
   for (; i < spec.prefix_blocks.size(); ++i) {
     const std::int64_t t = block_tokens(spec, i);
     if (t <= 0) break;
-    CacheNodeId c = child(n, spec.prefix_blocks[i]);
-    if (c == kCacheRoot) break;
-    if (nodes_[c].tokens != t) break;  // same id, different length: not the same content
+    Pos q = p;
+    const Block* c = child(q, spec.prefix_blocks[i]);
+    if (c == nullptr) break;
+    if (c->tokens != t) break;  // same id, different length: not the same content
     if (m.tokens + t > cap) {
       // The cap (prompt - 1: one token must be computed) stops the match here.
       // In the prompt's last block the match takes the block's first cap - tokens
@@ -58,27 +97,38 @@ void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t 
       // before the block (see the header).
       m.final = true;
       if (m.tokens + t == spec.prompt_tokens && cap > m.tokens) {
-        n = c;
+        n = c->number;
+        generation = c->generation;
         m.tokens = cap;
         partial = true;
       }
       break;
     }
-    n = c;
+    p = q;
+    n = c->number;
+    generation = c->generation;
     m.tokens += t;
   }
   if (i >= spec.prefix_blocks.size() || block_tokens(spec, i) <= 0) m.final = true;
   m.node = n;
   m.blocks = static_cast<std::int32_t>(i) + (partial ? 1 : 0);  // n's depth: the blocks passed
-  m.generation = nodes_[n].generation;
+  m.generation = generation;
 }
 
 bool PrefixCache::current(const LruEntry& e) const {
-  const Node& x = nodes_[e.id];
-  return x.alive && x.generation == e.generation && x.locks == 0 && x.children == 0 && x.last_access == e.at;
+  const Seg& x = segs_[e.seg()];
+  if (!x.live || x.hi == x.lo || x.locks != 0 || x.children != 0) return false;
+  const Block& b = x.blocks[x.hi - 1];
+  return b.number == e.id && b.generation == e.generation && b.last_access == e.at;
 }
 
-void PrefixCache::push_lru(CacheNodeId n, bool old) {
+PrefixCache::LruEntry PrefixCache::entry_of(SegId s) const {
+  const Seg& x = segs_[s];
+  const Block& b = x.blocks[x.hi - 1];
+  return {b.last_access, b.number, b.generation, (s << kSlotBits) | (x.hi - 1u), x.parent};
+}
+
+void PrefixCache::push_lru(SegId s, bool old) {
   if (lru_.size() + lru_old_.size() > 2 * live_nodes_ + 1024) {  // mostly stale: rebuild from the live leaves
     for (std::vector<LruEntry>* h : {&lru_, &lru_old_}) {
       std::erase_if(*h, [this](const LruEntry& e) { return !current(e); });
@@ -86,7 +136,7 @@ void PrefixCache::push_lru(CacheNodeId n, bool old) {
     }
   }
   std::vector<LruEntry>& h = old ? lru_old_ : lru_;
-  h.push_back({nodes_[n].last_access, n, nodes_[n].generation, nodes_[n].parent});
+  h.push_back(entry_of(s));
   std::push_heap(h.begin(), h.end(), std::greater<>());
 }
 
@@ -96,90 +146,165 @@ const PrefixCache::LruEntry* PrefixCache::lru_min() const {
   return lru_old_.front() > lru_.front() ? &lru_.front() : &lru_old_.front();
 }
 
-void PrefixCache::maybe_evictable(CacheNodeId n) {
-  const Node& x = nodes_[n];
-  if (n != kCacheRoot && x.alive && x.locks == 0 && x.children == 0) push_lru(n);
+void PrefixCache::maybe_evictable(SegId s) {
+  const Seg& x = segs_[s];
+  if (s != 0 && x.live && x.locks == 0 && x.children == 0 && x.hi > x.lo) push_lru(s);
 }
 
-void PrefixCache::touch(CacheNodeId n, Time now) {
-  Node& x = nodes_[n];
-  if (x.last_access == now) return;
-  x.last_access = now;
-  maybe_evictable(n);
+void PrefixCache::touch(Pos p, Time now) {
+  Seg& s = segs_[p.seg];
+  Block& b = s.blocks[p.slot];
+  if (b.last_access == now) return;
+  b.last_access = now;
+  if (p.slot + 1u == s.hi) maybe_evictable(p.seg);  // only a tail can be a leaf
 }
 
-// Locks and access times are kept lazily (see Node): the walk goes up only while a
-// node's lockedness changes, and only the path's deepest node takes `now`; its
-// ancestors receive it through evict_leaf when they become leaves.
+// Locks and access times are kept lazily (see the header): the walk goes up only
+// while a segment's lockedness changes, and only the path's deepest block takes
+// `now`; its ancestors receive it through evict_tail when they become leaves.
 void PrefixCache::lock(CacheNodeId n, Time now) {
   if (n == kCacheRoot) return;
-  nodes_[n].last_access = now;
-  for (; n != kCacheRoot; n = nodes_[n].parent) {
-    Node& x = nodes_[n];
+  Pos p = locate(n);
+  if (p.slot + 1u != segs_[p.seg].hi) split(p);  // a lock ends at a segment's tail
+  segs_[p.seg].blocks[p.slot].last_access = now;
+  for (SegId s = p.seg; s != 0; s = segs_[s].parent) {
+    Seg& x = segs_[s];
     if (x.locks++ > 0) return;  // was locked already: its parent's count is unchanged
-    locked_pages_ += pages_of(x);  // its eviction entry goes stale
+    locked_pages_ += x.pages;   // its eviction entry goes stale
   }
 }
 
 void PrefixCache::unlock(CacheNodeId n, Time now) {
   if (n == kCacheRoot) return;
-  nodes_[n].last_access = now;
-  for (; n != kCacheRoot; n = nodes_[n].parent) {
+  const Pos p = locate(n);
+  SIM_CHECK(p.slot + 1u == segs_[p.seg].hi, "prefix cache node {} unlocked where no lock ends", n);
+  segs_[p.seg].blocks[p.slot].last_access = now;
+  for (SegId s = p.seg; s != 0;) {
+    Seg& x = segs_[s];
     // The walk goes up a path that is often cold (a request unlocks it when it
-    // finishes): each node fetches its grandparent and great-grandparent, so up to
-    // three misses are in flight.
-    Node& x = nodes_[n];
-    __builtin_prefetch(&nodes_[x.grandparent]);
-    __builtin_prefetch(&nodes_[x.great_grandparent]);
-    SIM_CHECK(x.locks > 0, "prefix cache node {} unlocked more often than locked", n);
+    // finishes): fetch the parent while this one is updated.
+    __builtin_prefetch(&segs_[x.parent]);
+    SIM_CHECK(x.locks > 0, "prefix cache node {} unlocked more often than locked", x.tail_number());
     if (--x.locks > 0) return;  // still locked: its parent's count is unchanged
-    locked_pages_ -= pages_of(x);
-    maybe_evictable(n);
+    locked_pages_ -= x.pages;
+    maybe_evictable(s);
+    s = x.parent;
   }
 }
 
-CacheNodeId PrefixCache::new_node(CacheNodeId parent, BlockHash h, std::int64_t tokens, Time now) {
+PrefixCache::SegId PrefixCache::new_seg() {
+  SegId s;
+  if (!free_segs_.empty()) {
+    s = free_segs_.back();
+    free_segs_.pop_back();
+  } else {
+    s = static_cast<SegId>(segs_.size());
+    SIM_CHECK(s < (1u << (32 - kSlotBits)), "prefix cache: too many segments");
+    segs_.emplace_back();
+  }
+  Seg& x = segs_[s];
+  x.child_stamp = 0;
+  x.pages = 0;
+  x.parent = 0;
+  x.locks = 0;
+  x.children = 0;
+  x.only_child = 0;
+  x.lo = x.hi = 0;
+  x.in_index = false;
+  x.live = true;
+  return s;
+}
+
+void PrefixCache::split(Pos& p) {
+  const SegId h = new_seg();  // (may move segs_: references taken after)
+  Seg& s = segs_[p.seg];
+  Seg& head = segs_[h];
+  const unsigned count = p.slot - s.lo + 1;
+  for (unsigned k = 0; k < count; ++k) {
+    const Block& b = s.blocks[s.lo + k];
+    head.blocks[k] = b;
+    place(b.number, h, k);
+    head.pages += pages_of(b);
+  }
+  head.lo = 0;
+  head.hi = static_cast<std::uint8_t>(count);
+  head.parent = s.parent;
+  head.child_stamp = s.child_stamp;  // nothing below its blocks changed
+  head.locks = s.locks > 0 ? 1 : 0;  // its only child, s, is locked or not; no lock ends in it
+  head.children = 1;
+  head.only_child = p.seg;
+  // The parent's child that starts with this hash is now `head`.
+  Seg& parent = segs_[s.parent];
+  const BlockHash first = head.blocks[0].hash;
+  if (parent.in_index) {
+    children_.replace(parent.tail_number(), first, h);
+  } else {
+    SIM_CHECK(parent.only_child == p.seg, "prefix cache segment {} is not its parent's child", p.seg);
+    parent.only_child = h;
+  }
+  s.pages -= head.pages;
+  s.parent = h;
+  s.lo = static_cast<std::uint8_t>(s.lo + count);
+  p = {h, count - 1};
+}
+
+PrefixCache::Pos PrefixCache::new_block(Pos at, BlockHash h, std::int64_t tokens, Time now) {
   CacheNodeId id;
+  std::uint32_t gen = 1;
   if (!free_.empty()) {
-    id = free_.back();
+    id = free_.back().number;
+    gen = free_.back().generation + 1;
     free_.pop_back();
   } else {
-    id = static_cast<CacheNodeId>(nodes_.size());
-    nodes_.emplace_back();
+    id = static_cast<CacheNodeId>(num_.size());
+    num_.emplace_back();
   }
-  Node& p = nodes_[parent];
-  children_.add_child(parent, h, id, p.only_child, p.in_index, [this](CacheNodeId c) { return nodes_[c].hash; });
-  p.children++;
-  p.child_stamp = ++stamp_;
-  Node& x = nodes_[id];
-  const std::uint32_t gen = x.generation + 1;
-  x = Node{};
-  x.parent = parent;
-  x.hash = h;
-  x.tokens = static_cast<std::int32_t>(tokens);
-  const std::int64_t path = nodes_[parent].path_tokens + tokens;
+  if (at.seg != 0 && at.slot + 1u != segs_[at.seg].hi) split(at);  // a child below a block inside a segment
+  const std::int64_t path = (at.seg == 0 ? 0 : segs_[at.seg].blocks[at.slot].path_tokens) + tokens;
   SIM_CHECK(path <= std::numeric_limits<std::int32_t>::max(), "prefix cache path of {} tokens is too long", path);
-  x.path_tokens = static_cast<std::int32_t>(path);
-  x.grandparent = nodes_[parent].parent;
-  x.great_grandparent = nodes_[parent].grandparent;
-  x.generation = gen;
-  x.last_access = now;
-  x.alive = true;
-  const std::int64_t pages = pages_of(x);
+  Pos p;
+  {
+    const Seg& s = segs_[at.seg];
+    if (at.seg != 0 && s.children == 0 && s.locks == 0 && s.hi < kSegBlocks) {
+      p = {at.seg, s.hi};  // the chain goes on in the same segment
+    } else {
+      const SegId c = new_seg();  // (may move segs_)
+      Seg& x = segs_[c];
+      x.parent = at.seg;
+      Seg& parent = segs_[at.seg];
+      children_.add_child(parent.tail_number(), h, c, parent.only_child, parent.in_index,
+                          [this](SegId y) { return segs_[y].head().hash; });
+      parent.children++;
+      p = {c, 0};
+    }
+  }
+  segs_[at.seg].child_stamp = ++stamp_;
+  Seg& x = segs_[p.seg];
+  Block& b = x.blocks[p.slot];
+  b.hash = h;
+  b.last_access = now;
+  b.number = id;
+  b.generation = gen;
+  b.tokens = static_cast<std::int32_t>(tokens);
+  b.path_tokens = static_cast<std::int32_t>(path);
+  x.hi = static_cast<std::uint8_t>(p.slot + 1);
+  place(id, p.seg, p.slot);
+  const std::int64_t pages = pages_of(b);
   SIM_CHECK(kv_.try_alloc(pages), "prefix cache insert of {} pages does not fit ({} free)", pages, kv_.free());
+  x.pages += pages;
   pages_ += pages;
   ++live_nodes_;
-  return id;
+  return p;
 }
 
 PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const PrefixMatch& from, std::int64_t kv_tokens,
                                               std::int64_t page_budget, Time now) {
   InsertResult best{from.node, from.tokens, from.blocks, kv_.pages_for(kv_tokens - from.tokens)};
   if (spec.prefix_blocks.empty() || spec.prefix_block_size <= 0) return best;
-  // Plan: walk existing nodes, then count the pages of new ones; keep the
+  // Plan: walk existing blocks, then count the pages of new ones; keep the
   // longest prefix whose total fits the budget.
   std::int64_t new_pages = 0, tokens = from.tokens;
-  CacheNodeId n = from.node;
+  Pos p = locate(from.node);
   std::size_t i = static_cast<std::size_t>(from.blocks), best_end = i;
   plan_.clear();
   bool existing = true;
@@ -187,15 +312,16 @@ PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const Pre
     const std::int64_t t = block_tokens(spec, i);
     if (t <= 0) break;
     if (existing) {
-      CacheNodeId c = child(n, spec.prefix_blocks[i]);
-      if (c != kCacheRoot && nodes_[c].tokens != t) break;  // a different block under the same id
-      if (c != kCacheRoot) {
-        n = c;
+      Pos q = p;
+      const Block* c = child(q, spec.prefix_blocks[i]);
+      if (c != nullptr && c->tokens != t) break;  // a different block under the same id
+      if (c != nullptr) {
+        p = q;
       } else {
         existing = false;
       }
     }
-    plan_.push_back(existing ? n : kCacheRoot);
+    plan_.push_back(existing ? p : Pos{});
     if (!existing) new_pages += kv_.pages_for(t);
     tokens += t;
     const std::int64_t priv = kv_.pages_for(kv_tokens - tokens);
@@ -204,147 +330,174 @@ PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const Pre
       best.private_pages = priv;
     }
   }
-  // Apply: reuse or create up to best_end.
-  n = from.node;
+  // Apply: reuse or create up to best_end. Existing blocks come first on the path,
+  // and nothing moves before the first new block, so their planned positions hold.
+  p = locate(from.node);
   tokens = from.tokens;
   for (i = static_cast<std::size_t>(from.blocks); i < best_end; ++i) {
     const std::int64_t t = block_tokens(spec, i);
-    CacheNodeId c = plan_[i - static_cast<std::size_t>(from.blocks)];
-    if (c == kCacheRoot) c = new_node(n, spec.prefix_blocks[i], t, now);
+    Pos c = plan_[i - static_cast<std::size_t>(from.blocks)];
+    if (c.seg == 0) c = new_block(p, spec.prefix_blocks[i], t, now);
     touch(c, now);
-    n = c;
+    p = c;
     tokens += t;
   }
-  best.node = n;
+  best.node = p.seg == 0 ? kCacheRoot : segs_[p.seg].blocks[p.slot].number;
   best.tokens = tokens;
-  best.blocks = static_cast<std::int32_t>(best_end);  // n's depth
+  best.blocks = static_cast<std::int32_t>(best_end);  // the node's depth
   return best;
 }
 
-CacheNodeId PrefixCache::evict_leaf(CacheNodeId n) {
-  Node& x = nodes_[n];
-  SIM_CHECK(x.alive && x.locks == 0 && x.children == 0, "evicting prefix cache node {} that is locked or not a leaf",
-            n);
-  if (evict_hook_) evict_hook_(path_key(n), x.tokens);
-  // The parent is read next and is cold; when it becomes a leaf, its own ancestors go
-  // next (make_room evicts a path from its leaf up): fetch the next two as well, so a
-  // path is evicted with its misses in flight together, not one after the other.
-  __builtin_prefetch(&nodes_[x.grandparent]);
-  __builtin_prefetch(&nodes_[x.great_grandparent]);
-  Node& p = nodes_[x.parent];
-  children_.remove_child(x.parent, x.hash, p.children, p.only_child, p.in_index);
-  const std::int64_t pages = pages_of(x);
+PrefixCache::SegId PrefixCache::evict_tail(SegId s) {
+  Seg& x = segs_[s];
+  SIM_CHECK(s != 0 && x.live && x.locks == 0 && x.children == 0 && x.hi > x.lo,
+            "evicting prefix cache segment {} that is locked or not a leaf", s);
+  const Block& b = x.blocks[x.hi - 1];
+  if (evict_hook_) evict_hook_(path_key(b.number), b.tokens);
+  const std::int64_t pages = pages_of(b);
   kv_.release(pages);
   pages_ -= pages;
+  x.pages -= pages;
   evicted_pages_ += pages;
   ++evicted_nodes_;
   --live_nodes_;
-  x.alive = false;
-  x.generation++;
-  free_.push_back(n);
+  free_.push_back({b.number, b.generation});
+  const Time at = b.last_access;
+  --x.hi;
+  if (x.hi > x.lo) {  // the block before it is the tail now: an unlocked leaf
+    Block& t = x.blocks[x.hi - 1];
+    t.last_access = std::max(t.last_access, at);  // the lazily kept access time moves up
+    return s;
+  }
+  // The segment is empty: it leaves its parent.
+  const SegId ps = x.parent;
+  Seg& p = segs_[ps];
+  children_.remove_child(p.tail_number(), b.hash, p.children, p.only_child, p.in_index);
   p.children--;
-  p.last_access = std::max(p.last_access, x.last_access);  // the lazily kept access time moves up
-  const bool leaf = x.parent != kCacheRoot && p.alive && p.locks == 0 && p.children == 0;
-  return leaf ? x.parent : kCacheRoot;
+  x.live = false;
+  free_segs_.push_back(s);
+  if (ps == 0) return 0;
+  Block& t = p.blocks[p.hi - 1];
+  t.last_access = std::max(t.last_access, at);
+  if (p.locks == 0 && p.children == 0) {
+    // Its ancestors' segments go next when it empties too: fetch ahead.
+    prefetch_seg(p.parent);
+    return ps;
+  }
+  return 0;
 }
 
-// A parent that an eviction left an unlocked leaf is queued, unless more room is
+// A tail that an eviction left an unlocked leaf is queued, unless more room is
 // needed and it sorts before the heap's smallest entry: then it is the least
 // recently used unlocked leaf (every current entry is at or after that top) and
 // goes next without a trip through the heap (a path evicted from its leaf up).
 bool PrefixCache::make_room(std::int64_t pages) {
-  CacheNodeId next = kCacheRoot;  // the next victim, known without the heap
+  SegId next = 0;  // the next victim's segment, known without the heap
   while (kv_.free() < pages) {
-    if (next == kCacheRoot) {
+    if (next == 0) {
       const LruEntry* m = lru_min();
       if (m == nullptr) break;
       std::vector<LruEntry>& h = m == lru_.data() ? lru_ : lru_old_;
       std::pop_heap(h.begin(), h.end(), std::greater<>());
       const LruEntry e = h.back();
       h.pop_back();
-      // This victim's parent is read by evict_leaf, and the next candidates' nodes and
-      // parents next (current(), then evict_leaf): fetch them while this one is checked
-      // and evicted, so the misses overlap (the LRU end of the cache is cold).
-      __builtin_prefetch(&nodes_[e.parent]);
-      if (!lru_.empty()) {
-        __builtin_prefetch(&nodes_[lru_.front().id]);
-        __builtin_prefetch(&nodes_[lru_.front().parent]);
-      }
-      if (!lru_old_.empty()) {
-        __builtin_prefetch(&nodes_[lru_old_.front().id]);
-        __builtin_prefetch(&nodes_[lru_old_.front().parent]);
-      }
+      // This victim's parent is read when its segment empties, and the next
+      // candidates' segments next: fetch them while this one is checked and evicted,
+      // so the misses overlap (the LRU end of the cache is cold).
+      prefetch_seg(e.parent);
+      if (!lru_.empty()) prefetch_seg(lru_.front().seg());
+      if (!lru_old_.empty()) prefetch_seg(lru_old_.front().seg());
       if (!current(e)) continue;
-      next = e.id;
+      next = e.seg();
     }
-    const CacheNodeId parent = evict_leaf(next);
-    next = kCacheRoot;
-    if (parent == kCacheRoot) continue;
-    const LruEntry pe{nodes_[parent].last_access, parent, nodes_[parent].generation, nodes_[parent].parent};
+    const SegId cand = evict_tail(next);
+    next = 0;
+    if (cand == 0) continue;
+    const LruEntry pe = entry_of(cand);
     const LruEntry* m = lru_min();
     if (kv_.free() < pages && (m == nullptr || *m > pe))
-      next = parent;
+      next = cand;
     else
-      push_lru(parent, true);
+      push_lru(cand, true);
   }
   return kv_.free() >= pages;
 }
 
 std::vector<CacheNodeId> PrefixCache::live_nodes() const {
   std::vector<CacheNodeId> out;
-  for (CacheNodeId n = 1; n < nodes_.size(); ++n)
-    if (nodes_[n].alive) out.push_back(n);
+  for (CacheNodeId n = 1; n < num_.size(); ++n)
+    if (block_of(n) != nullptr) out.push_back(n);
   return out;
 }
 
 std::uint64_t PrefixCache::path_key(CacheNodeId n) const {
-  std::vector<CacheNodeId> path;
-  for (; n != kCacheRoot; n = nodes_[n].parent) path.push_back(n);
+  std::vector<const Block*> path;
+  for (Pos p = locate(n); p.seg != 0;) {
+    const Seg& s = segs_[p.seg];
+    for (unsigned k = p.slot + 1; k-- > s.lo;) path.push_back(&s.blocks[k]);
+    if (s.parent != 0) p = {s.parent, segs_[s.parent].hi - 1u};
+    else p = {};
+  }
   std::uint64_t key = 0;
-  for (auto it = path.rbegin(); it != path.rend(); ++it) key = tier_block_key(key, nodes_[*it].hash, nodes_[*it].tokens);
+  for (auto it = path.rbegin(); it != path.rend(); ++it) key = tier_block_key(key, (*it)->hash, (*it)->tokens);
   return key;
 }
 
 std::vector<BlockHash> PrefixCache::path_blocks(CacheNodeId n) const {
   std::vector<BlockHash> out;
-  for (; n != kCacheRoot; n = nodes_[n].parent) out.push_back(nodes_[n].hash);
+  for (Pos p = locate(n); p.seg != 0;) {
+    const Seg& s = segs_[p.seg];
+    for (unsigned k = p.slot + 1; k-- > s.lo;) out.push_back(s.blocks[k].hash);
+    if (s.parent != 0) p = {s.parent, segs_[s.parent].hi - 1u};
+    else p = {};
+  }
   std::reverse(out.begin(), out.end());
   return out;
 }
 
 void PrefixCache::check_invariants() const {
-  std::vector<std::int32_t> locked_children(nodes_.size(), 0), children(nodes_.size(), 0);
+  std::vector<std::int32_t> locked_children(segs_.size(), 0), children(segs_.size(), 0);
   std::int64_t pages = 0, locked = 0;
   std::size_t leaves = 0, live = 0, indexed = 0;
-  for (CacheNodeId n = 1; n < nodes_.size(); ++n) {
-    const Node& x = nodes_[n];
-    if (!x.alive) continue;
-    ++live;
-    SIM_CHECK(nodes_[x.parent].alive, "node {} has a dead parent {}", n, x.parent);
+  const auto hash_of = [this](SegId c) { return segs_[c].head().hash; };
+  for (SegId s = 1; s < segs_.size(); ++s) {
+    const Seg& x = segs_[s];
+    if (!x.live) continue;
+    SIM_CHECK(x.hi > x.lo && x.hi <= kSegBlocks, "segment {} is empty or overfull", s);
+    SIM_CHECK(segs_[x.parent].live, "segment {} has a dead parent {}", s, x.parent);
     children[x.parent]++;
     if (x.locks > 0) locked_children[x.parent]++;
-    pages += kv_.pages_for(x.tokens);
-    if (x.locks > 0) locked += kv_.pages_for(x.tokens);
-    SIM_CHECK(x.grandparent == nodes_[x.parent].parent && x.great_grandparent == nodes_[x.parent].grandparent,
-              "node {} keeps a wrong grandparent or great-grandparent", n);
-    SIM_CHECK(x.path_tokens == nodes_[x.parent].path_tokens + x.tokens, "node {} path tokens inconsistent", n);
-    const Node& p = nodes_[x.parent];
-    const auto hash_of = [this](auto c) { return nodes_[c].hash; };
-    SIM_CHECK(children_.child_kept(x.parent, x.hash, n, p.only_child, p.in_index, hash_of),
-              "node {} is not found, or not kept where its parent's state says", n);
+    std::int64_t seg_pages = 0;
+    std::int64_t before = x.parent == 0 ? 0 : segs_[x.parent].blocks[segs_[x.parent].hi - 1].path_tokens;
+    for (unsigned k = x.lo; k < x.hi; ++k) {
+      const Block& b = x.blocks[k];
+      ++live;
+      seg_pages += kv_.pages_for(b.tokens);
+      SIM_CHECK(b.path_tokens == before + b.tokens, "node {} path tokens inconsistent", b.number);
+      before = b.path_tokens;
+      const Pos at = locate(b.number);
+      SIM_CHECK(at.seg == s && at.slot == k, "node {} is not where its number says", b.number);
+    }
+    SIM_CHECK(seg_pages == x.pages, "segment {} pages {} != {}", s, x.pages, seg_pages);
+    pages += seg_pages;
+    if (x.locks > 0) locked += seg_pages;
+    const Seg& p = segs_[x.parent];
+    SIM_CHECK(children_.child_kept(p.tail_number(), x.head().hash, s, p.only_child, p.in_index, hash_of),
+              "segment {} is not found, or not kept where its parent's state says", s);
     if (p.in_index) ++indexed;
   }
-  for (CacheNodeId n = 1; n < nodes_.size(); ++n) {
-    const Node& x = nodes_[n];
-    if (!x.alive) continue;
-    SIM_CHECK(x.children == children[n], "node {} child count {} != {}", n, x.children, children[n]);
+  for (SegId s = 0; s < segs_.size(); ++s) {
+    const Seg& x = segs_[s];
+    if (!x.live) continue;
+    SIM_CHECK(x.children == children[s], "segment {} child count {} != {}", s, x.children, children[s]);
     SIM_CHECK(ChildIndex::parent_state_ok(x.only_child, x.in_index, x.children),
-              "node {} keeps {} children {}", n, x.children, x.in_index ? "in the index" : "inline");
-    SIM_CHECK(x.locks >= locked_children[n], "node {} counts {} locks for {} locked children (path locking broken)", n,
-              x.locks, locked_children[n]);
-    const bool leaf = x.locks == 0 && x.children == 0;
-    leaves += leaf ? 1 : 0;
+              "segment {} keeps {} children {}", s, x.children, x.in_index ? "in the index" : "inline");
+    SIM_CHECK(s == 0 || x.locks >= locked_children[s],  // (the root keeps no count)
+              "segment {} counts {} locks for {} locked children (path locking broken)", s, x.locks,
+              locked_children[s]);
+    if (s != 0 && x.locks == 0 && x.children == 0) ++leaves;
   }
+  SIM_CHECK(segs_[0].locks == 0, "the root is locked");
   std::set<CacheNodeId> queued;
   for (const std::vector<LruEntry>* h : {&lru_, &lru_old_})
     for (const LruEntry& e : *h)

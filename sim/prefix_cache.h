@@ -28,19 +28,31 @@
 //
 // Eviction: unlocked leaves, least recently used first (ties: lower node id),
 // as many as needed; a parent that becomes an unlocked leaf joins the queue
-// with its own last-access time.
+// with its own last-access time (a segment's tail is evicted block by block).
 //
-// Memory layout: a node is one cache line, and most walks (unlock, a path's
-// eviction from its leaf up) go up cold paths; each node keeps its grandparent and
-// great-grandparent, so a walk fetches up to three levels ahead and the misses
-// overlap instead of queuing. (A node's depth is not kept: the walks that report
-// it count the blocks they pass.)
+// Memory layout (segments): the tree's blocks are stored in segments, runs of up to
+// kSegBlocks blocks along a chain (each block but the last has exactly the next one
+// as its only child). A segment's header keeps what the walks read per chain: its
+// parent segment, lock count, children and pages; its blocks keep their own hash,
+// tokens, access time and number. Branches hang below a segment's last block (its
+// tail), so a chain of blocks is one or a few cache lines instead of one line per
+// block, and lock/unlock walk segments, not blocks. A block keeps its number (its
+// node id, drawn as ids always were: the last one freed first, else a new one) and a
+// number -> (segment, slot) table finds it. Segments are a storage layout only:
+// every block still has its own access time and the eviction order is the same
+// function of (last access, number) as with one node per block, so outputs do not
+// depend on where segments start or end. A segment splits (its head part moves to a
+// new segment) where a child is added below, or a lock ends at, a block that is not
+// its tail; a block is appended to its parent's segment when that segment is an
+// unlocked leaf with room. So a lock always ends at a segment's tail, and a segment's
+// blocks are locked together: its count is the requests whose path ends at its tail
+// plus its locked child segments.
 //
 // Matching is incremental: a PrefixMatch remembers its deepest node, that
 // node's generation and the cache's insertion stamp. It stays valid while the
 // node is alive (its ancestors then are too: only leaves are evicted), and
-// only needs to walk on from that node when a child was added there since.
-// So re-asking every waiting request's match every step costs O(1) each.
+// only needs to walk on from that node when a block was added in or below its
+// segment since (a segment keeps one stamp for its blocks). So re-asking every waiting request's match every step costs O(1) each.
 //
 // Demotion (tiered KV cache, sim/kv_tier.h): with an eviction hook set, every
 // evicted node is reported just before it is freed, with its path key (the
@@ -128,76 +140,122 @@ class PrefixCache {
   // Test hooks: structural invariants (lock counts, page sums, LRU set = the
   // unlocked leaves) checked with SIM_CHECK; O(nodes).
   void check_invariants() const;
-  bool alive(CacheNodeId n) const { return n < nodes_.size() && nodes_[n].alive; }
+  bool alive(CacheNodeId n) const { return n == kCacheRoot || (n < num_.size() && block_of(n) != nullptr); }
   std::vector<CacheNodeId> live_nodes() const;
   std::vector<BlockHash> path_blocks(CacheNodeId n) const;  // root..n block ids
-  std::int64_t path_tokens(CacheNodeId n) const { return nodes_[n].path_tokens; }
+  std::int64_t path_tokens(CacheNodeId n) const { return n == kCacheRoot ? 0 : block_of(n)->path_tokens; }
   // Requests whose path ends at n plus n's locked children: > 0 iff n is locked.
-  std::int32_t lock_count(CacheNodeId n) const { return nodes_[n].locks; }
-  std::int32_t child_count(CacheNodeId n) const { return nodes_[n].children; }
+  // (A block inside a segment has one child, the next block, locked iff the segment is.)
+  std::int32_t lock_count(CacheNodeId n) const;
+  std::int32_t child_count(CacheNodeId n) const;
   // Exact for a leaf; for an inner node at most its subtree's latest (see Locking).
-  Time last_access(CacheNodeId n) const { return nodes_[n].last_access; }
+  Time last_access(CacheNodeId n) const { return n == kCacheRoot ? 0 : block_of(n)->last_access; }
 
  private:
-  struct alignas(64) Node {  // one cache line
+  static constexpr unsigned kSegBlocks = 6;  // blocks per segment (64 B header + 6 x 32 B)
+  using SegId = std::uint32_t;               // 0: the root's segment (no blocks)
+  struct Block {  // 32 bytes
     BlockHash hash = 0;
-    std::uint64_t child_stamp = 0;  // stamp of the last child insertion
     Time last_access = 0;
-    std::int32_t path_tokens = 0;   // tokens root..this node (checked to fit at insertion)
-    CacheNodeId parent = kCacheRoot;
-    std::uint32_t generation = 0;
-    std::int32_t tokens = 0;        // tokens of this block (its pages: pages_of())
-    CacheNodeId grandparent = kCacheRoot;   // the parent's parent and
-    CacheNodeId great_grandparent = kCacheRoot;  // its parent (fixed while alive): walks up fetch them ahead
-    std::int32_t locks = 0;         // requests whose path ends here + locked children
-    std::int32_t children = 0;
-    // Children: the only child inline, the child index from the second on
-    // (ChildIndex::add_child / find_child / remove_child).
-    CacheNodeId only_child = 0;
-    bool alive = false;
-    bool in_index = false;
+    CacheNodeId number = 0;        // the node id of this block
+    std::uint32_t generation = 0;  // of `number` when this block took it
+    std::int32_t tokens = 0;       // tokens of this block (its pages: pages_of())
+    std::int32_t path_tokens = 0;  // tokens root..this block (checked to fit at insertion)
   };
-  static_assert(sizeof(Node) == 64, "a cache node is one cache line");
-  CacheNodeId child(CacheNodeId parent, BlockHash h) const;
-  // KV pages of a node's block: kv_.pages_for(tokens), remembered for the last block
-  // size asked (most blocks are full ones), so walks do not divide.
-  std::int64_t pages_of(const Node& x) {
+  struct alignas(64) Seg {
+    std::uint64_t child_stamp = 0;  // stamp of the last block added in or below it
+    std::int64_t pages = 0;         // KV pages of its blocks
+    SegId parent = 0;               // the segment whose tail is this one's parent (0: root)
+    std::int32_t locks = 0;         // requests whose path ends at its tail + locked child segments
+    std::int32_t children = 0;      // child segments (below its tail)
+    // Children: the only child inline, the child index from the second on, keyed
+    // by (the tail's number, the child's first block's hash).
+    SegId only_child = 0;
+    std::uint8_t lo = 0, hi = 0;  // its blocks are blocks[lo, hi)
+    bool in_index = false;
+    bool live = false;
+    alignas(64) Block blocks[kSegBlocks];
+    CacheNodeId tail_number() const { return hi > lo ? blocks[hi - 1].number : kCacheRoot; }
+    const Block& head() const { return blocks[lo]; }
+  };
+  static_assert(sizeof(Block) == 32 && sizeof(Seg) == 64 + 32 * kSegBlocks, "segment layout");
+  struct Pos {  // where a block lives (seg 0: the root)
+    SegId seg = 0;
+    unsigned slot = 0;
+  };
+  // number -> position: the segment id shifted by kSlotBits, or'ed with the slot.
+  // Written when a number is given out or its block moves, never read on eviction.
+  static constexpr unsigned kSlotBits = 4;
+  static_assert(kSegBlocks <= (1u << kSlotBits));
+  struct Loc {
+    std::uint32_t where = 0;
+  };
+  struct FreeNumber {  // a freed number and the last generation it had (the next one is +1)
+    CacheNodeId number;
+    std::uint32_t generation;
+  };
+  Pos locate(CacheNodeId n) const {
+    if (n == kCacheRoot) return {};
+    const std::uint32_t w = num_[n].where;
+    return {w >> kSlotBits, w & ((1u << kSlotBits) - 1)};
+  }
+  void place(CacheNodeId n, SegId s, unsigned slot) { num_[n].where = (s << kSlotBits) | slot; }
+  const Block* block_of(CacheNodeId n) const;  // null unless n is a live block
+  // The child of the block at `p` (or the root) reached by `h`: moves `p` there and
+  // returns its block, or returns null.
+  const Block* child(Pos& p, BlockHash h) const;
+  std::int64_t pages_of(const Block& x) {
     if (x.tokens != memo_tokens_) {
       memo_tokens_ = x.tokens;
       memo_pages_ = kv_.pages_for(x.tokens);
     }
     return memo_pages_;
   }
-  CacheNodeId new_node(CacheNodeId parent, BlockHash h, std::int64_t tokens, Time now);
-  // Evicts unlocked leaf n; returns its parent when that is now an unlocked leaf
-  // (not queued yet: make_room queues or evicts it), else kCacheRoot.
-  CacheNodeId evict_leaf(CacheNodeId n);
-  void maybe_evictable(CacheNodeId n);  // enters the LRU set if an unlocked leaf
-  void touch(CacheNodeId n, Time now);  // last access = now, keeping the LRU set ordered
+  SegId new_seg();
+  void prefetch_seg(SegId s) const {  // all its lines: a tail's neighbours and the parent's tail are read next
+    const char* p = reinterpret_cast<const char*>(&segs_[s]);
+    for (std::size_t k = 0; k < sizeof(Seg); k += 64) __builtin_prefetch(p + k);
+  }
+  // Makes the block at `p` its segment's tail, moving the blocks up to it into a new
+  // segment (the old one's parent); `p` follows the block.
+  void split(Pos& p);
+  // Adds a block below the block at `parent` (or the root); returns its position.
+  Pos new_block(Pos parent, BlockHash h, std::int64_t tokens, Time now);
+  // Evicts segment s's tail (s an unlocked leaf); returns the segment whose tail is
+  // now an unlocked leaf because of it (s itself, or its parent when s emptied; not
+  // queued yet: make_room queues or evicts it), else 0.
+  SegId evict_tail(SegId s);
+  void maybe_evictable(SegId s);  // its tail enters the LRU set if s is an unlocked leaf
+  void touch(Pos p, Time now);    // last access = now, keeping the LRU set ordered
 
   KvPool& kv_;
-  std::vector<Node> nodes_;  // [0] is the root
-  std::vector<CacheNodeId> free_;
+  std::vector<Seg> segs_;  // [0]: the root's
+  std::vector<SegId> free_segs_;
+  std::vector<Loc> num_;  // by node number; [0] is the root
+  std::vector<FreeNumber> free_;
   ChildIndex children_;
-  std::vector<CacheNodeId> plan_;  // insert(): existing nodes on the path (0 = new)
-  // Eviction order: min-heaps of (last access, id, generation) entries,
-  // pushed whenever a node becomes an unlocked leaf or is touched as one.
-  // Entries go stale (the node changed since) and are dropped when popped;
+  std::vector<Pos> plan_;  // insert(): existing blocks on the path (seg 0 = new)
+  // Eviction order: min-heaps of (last access, number, generation) entries of
+  // segment tails, pushed whenever a tail becomes an unlocked leaf or is touched as
+  // one. Entries go stale (the block changed since) and are dropped when popped;
   // the heaps are rebuilt from the live leaves when stale entries pile up.
-  // Two heaps, one order: the next victim is the smaller of their tops. Nodes
-  // that become leaves now (last access = now, the largest key: a push costs
-  // one comparison) go to lru_; parents that make_room leaves behind, whose
-  // last access is old (their key near the smallest: a push into a big heap
-  // climbs all its levels), go to the small lru_old_.
+  // Two heaps, one order: the next victim is the smaller of their tops. Tails that
+  // become leaves now (last access = now, the largest key: a push costs one
+  // comparison) go to lru_; tails that make_room leaves behind, whose last access is
+  // old (their key near the smallest: a push into a big heap climbs all its levels),
+  // go to the small lru_old_.
   struct LruEntry {
     Time at;
     CacheNodeId id;
     std::uint32_t generation;
-    CacheNodeId parent;  // the node's parent (fixed while it lives): fetched with it when it is next to go
+    std::uint32_t where;  // the block's segment and slot (it stays there while it is the tail)
+    SegId parent;         // that segment's parent when pushed: fetched with it when it is next to go (a hint)
+    SegId seg() const { return where >> kSlotBits; }
     bool operator>(const LruEntry& o) const { return at != o.at ? at > o.at : id > o.id; }
   };
-  bool current(const LruEntry& e) const;  // still the node's evictable entry
-  void push_lru(CacheNodeId n, bool old = false);  // old: into lru_old_
+  bool current(const LruEntry& e) const;  // still the block's evictable entry
+  LruEntry entry_of(SegId s) const;
+  void push_lru(SegId s, bool old = false);  // old: into lru_old_
   const LruEntry* lru_min() const;  // the smaller top of the two heaps; null if both are empty
   std::vector<LruEntry> lru_, lru_old_;
   std::int32_t memo_tokens_ = 0;

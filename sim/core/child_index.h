@@ -52,6 +52,12 @@ class ChildIndex {
     slots_[i] = Slot{};
     --size_;
   }
+  // REQUIRES: the entry exists. Points it at another child.
+  void replace(std::uint32_t parent, BlockHash hash, std::uint32_t child) {
+    std::size_t i = home(parent, hash);
+    while (!(slots_[i].hash == hash && slots_[i].parent == parent)) i = (i + 1) & mask();
+    slots_[i].child = child;
+  }
   std::size_t size() const { return size_; }
 
   // Children of radix nodes that keep their only child inline: while a parent
