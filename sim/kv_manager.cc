@@ -201,10 +201,14 @@ bool KvManager::compact(LiveRequest& r, std::int64_t kept) {
 // its copy is freed) and locks the longer path instead of its match.
 void KvManager::cache_prompt(LiveRequest& r) {
   if (r.spec.prefix_blocks.empty() || r.spec.prefix_block_size <= 0) return;
-  PrefixMatch from;
-  from.node = r.cache_node;
-  from.tokens = r.shared_tokens;
-  from.blocks = r.shared_blocks;
+  PrefixMatch from;  // the match memo when it is the locked path (it may tell the next block is absent)
+  if (r.match.node == r.cache_node && r.match.blocks == r.shared_blocks && r.match.tokens == r.shared_tokens) {
+    from = r.match;
+  } else {
+    from.node = r.cache_node;
+    from.tokens = r.shared_tokens;
+    from.blocks = r.shared_blocks;
+  }
   const std::int64_t budget = r.kv_pages + kv_.free();
   kv_.release(r.kv_pages);
   private_pages_ -= r.kv_pages;

@@ -78,6 +78,7 @@ void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t 
     return;  // nothing below m.node changed since the last walk
   }
   m.stamp = stamp_;
+  m.absent = false;
   Pos p = locate(m.node);
   CacheNodeId n = m.node;
   std::uint32_t generation = m.node == kCacheRoot ? 0 : at->generation;
@@ -88,7 +89,10 @@ void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t 
     if (t <= 0) break;
     Pos q = p;
     const Block* c = child(q, spec.prefix_blocks[i]);
-    if (c == nullptr) break;
+    if (c == nullptr) {
+      m.absent = true;
+      break;
+    }
     if (c->tokens != t) break;  // same id, different length: not the same content
     if (m.tokens + t > cap) {
       // The cap (prompt - 1: one token must be computed) stops the match here.
@@ -129,21 +133,31 @@ PrefixCache::LruEntry PrefixCache::entry_of(SegId s) const {
 }
 
 void PrefixCache::push_lru(SegId s, bool old) {
-  if (lru_.size() + lru_old_.size() > 2 * live_nodes_ + 1024) {  // mostly stale: rebuild from the live leaves
-    for (std::vector<LruEntry>* h : {&lru_, &lru_old_}) {
-      std::erase_if(*h, [this](const LruEntry& e) { return !current(e); });
-      std::make_heap(h->begin(), h->end(), std::greater<>());
-    }
+  if (lru_.size() - lru_head_ + lru_old_.size() > 2 * live_nodes_ + 1024) {  // mostly stale: keep the live leaves
+    lru_.erase(lru_.begin(), lru_.begin() + static_cast<std::ptrdiff_t>(lru_head_));
+    lru_head_ = 0;
+    const auto stale = [this](const LruEntry& e) { return !current(e); };
+    std::erase_if(lru_, stale);  // (order kept)
+    std::erase_if(lru_old_, stale);
+    std::make_heap(lru_old_.begin(), lru_old_.end(), std::greater<>());
   }
-  std::vector<LruEntry>& h = old ? lru_old_ : lru_;
-  h.push_back(entry_of(s));
-  std::push_heap(h.begin(), h.end(), std::greater<>());
+  const LruEntry e = entry_of(s);
+  if (old) {
+    lru_old_.push_back(e);
+    std::push_heap(lru_old_.begin(), lru_old_.end(), std::greater<>());
+    return;
+  }
+  // Sorted insertion from the back: times do not go back, so this stops at once but
+  // among entries of the same time (ordered by number).
+  lru_.push_back(e);
+  for (std::size_t k = lru_.size() - 1; k > lru_head_ && lru_[k - 1] > lru_[k]; --k) std::swap(lru_[k - 1], lru_[k]);
 }
 
 const PrefixCache::LruEntry* PrefixCache::lru_min() const {
-  if (lru_.empty()) return lru_old_.empty() ? nullptr : &lru_old_.front();
-  if (lru_old_.empty()) return &lru_.front();
-  return lru_old_.front() > lru_.front() ? &lru_.front() : &lru_old_.front();
+  if (lru_head_ == lru_.size()) return lru_old_.empty() ? nullptr : &lru_old_.front();
+  const LruEntry* q = &lru_[lru_head_];
+  if (lru_old_.empty()) return q;
+  return lru_old_.front() > *q ? q : &lru_old_.front();
 }
 
 void PrefixCache::maybe_evictable(SegId s) {
@@ -177,12 +191,14 @@ void PrefixCache::lock(CacheNodeId n, Time now) {
 void PrefixCache::unlock(CacheNodeId n, Time now) {
   if (n == kCacheRoot) return;
   const Pos p = locate(n);
+  // The walk goes up a path that is often cold (a request unlocks it when it
+  // finishes): the block's line is fetched with its segment's header, and each
+  // segment's parent while it is updated.
+  __builtin_prefetch(&segs_[p.seg].blocks[p.slot]);
   SIM_CHECK(p.slot + 1u == segs_[p.seg].hi, "prefix cache node {} unlocked where no lock ends", n);
   segs_[p.seg].blocks[p.slot].last_access = now;
   for (SegId s = p.seg; s != 0;) {
     Seg& x = segs_[s];
-    // The walk goes up a path that is often cold (a request unlocks it when it
-    // finishes): fetch the parent while this one is updated.
     __builtin_prefetch(&segs_[x.parent]);
     SIM_CHECK(x.locks > 0, "prefix cache node {} unlocked more often than locked", x.tail_number());
     if (--x.locks > 0) return;  // still locked: its parent's count is unchanged
@@ -308,6 +324,11 @@ PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const Pre
   std::size_t i = static_cast<std::size_t>(from.blocks), best_end = i;
   plan_.clear();
   bool existing = true;
+  if (from.absent) {  // the memo's walk found no child for the next block: still so if nothing was added below
+    const Block* b = from.node == kCacheRoot ? nullptr : block_of(from.node);
+    const bool intact = from.node == kCacheRoot || (b != nullptr && b->generation == from.generation);
+    existing = !(intact && segs_[p.seg].child_stamp <= from.stamp);
+  }
   for (; i < spec.prefix_blocks.size(); ++i) {
     const std::int64_t t = block_tokens(spec, i);
     if (t <= 0) break;
@@ -397,15 +418,24 @@ bool PrefixCache::make_room(std::int64_t pages) {
     if (next == 0) {
       const LruEntry* m = lru_min();
       if (m == nullptr) break;
-      std::vector<LruEntry>& h = m == lru_.data() ? lru_ : lru_old_;
-      std::pop_heap(h.begin(), h.end(), std::greater<>());
-      const LruEntry e = h.back();
-      h.pop_back();
+      LruEntry e;
+      if (!lru_old_.empty() && m == lru_old_.data()) {
+        std::pop_heap(lru_old_.begin(), lru_old_.end(), std::greater<>());
+        e = lru_old_.back();
+        lru_old_.pop_back();
+      } else {
+        e = lru_[lru_head_++];
+        if (lru_head_ > 4096 && 2 * lru_head_ > lru_.size()) {  // drop the popped front
+          lru_.erase(lru_.begin(), lru_.begin() + static_cast<std::ptrdiff_t>(lru_head_));
+          lru_head_ = 0;
+        }
+      }
       // This victim's parent is read when its segment empties, and the next
       // candidates' segments next: fetch them while this one is checked and evicted,
       // so the misses overlap (the LRU end of the cache is cold).
       prefetch_seg(e.parent);
-      if (!lru_.empty()) prefetch_seg(lru_.front().seg());
+      if (lru_head_ < lru_.size()) prefetch_seg(lru_[lru_head_].seg());
+      if (lru_head_ + 1 < lru_.size()) prefetch_seg(lru_[lru_head_ + 1].seg());
       if (!lru_old_.empty()) prefetch_seg(lru_old_.front().seg());
       if (!current(e)) continue;
       next = e.seg();
@@ -499,9 +529,12 @@ void PrefixCache::check_invariants() const {
   }
   SIM_CHECK(segs_[0].locks == 0, "the root is locked");
   std::set<CacheNodeId> queued;
-  for (const std::vector<LruEntry>* h : {&lru_, &lru_old_})
-    for (const LruEntry& e : *h)
-      if (current(e)) queued.insert(e.id);
+  for (std::size_t k = lru_head_; k < lru_.size(); ++k) {
+    SIM_CHECK(k == lru_head_ || !(lru_[k - 1] > lru_[k]), "the eviction queue is out of order at {}", k);
+    if (current(lru_[k])) queued.insert(lru_[k].id);
+  }
+  for (const LruEntry& e : lru_old_)
+    if (current(e)) queued.insert(e.id);
   SIM_CHECK(leaves == queued.size(), "eviction heap holds {} current entries for {} unlocked leaves", queued.size(),
             leaves);
   SIM_CHECK(pages == pages_ && locked == locked_pages_, "page sums {} / {} != tracked {} / {}", pages, locked, pages_,

@@ -81,6 +81,7 @@ struct PrefixMatch {
   std::int32_t blocks = 0;        // matched blocks (depth of `node`)
   std::int64_t cap = -1;          // max tokens this memo was computed for (-1: never)
   bool final = false;             // cannot grow (all blocks matched, or the cap reached)
+  bool absent = false;            // the walk stopped because `node` had no child for block `blocks` (as of `stamp`)
 };
 
 class PrefixCache {
@@ -106,7 +107,9 @@ class PrefixCache {
   // `page_budget` pages (its private pages plus any free ones); the inserted
   // prefix is the longest one whose new nodes' pages plus the request's
   // remaining private pages, pages_for(kv_tokens - path tokens), fit in it, so
-  // no eviction is needed. Allocates the new nodes' pages from the pool (the
+  // no eviction is needed. `from` may be the request's match memo: when it says
+  // its next block was absent and nothing was added below it since, the walk
+  // starts with new blocks (no lookup). Allocates the new nodes' pages from the pool (the
   // caller must have released its private pages first). The new path is NOT
   // locked by this call.
   struct InsertResult {
@@ -235,15 +238,15 @@ class PrefixCache {
   std::vector<FreeNumber> free_;
   ChildIndex children_;
   std::vector<Pos> plan_;  // insert(): existing blocks on the path (seg 0 = new)
-  // Eviction order: min-heaps of (last access, number, generation) entries of
-  // segment tails, pushed whenever a tail becomes an unlocked leaf or is touched as
-  // one. Entries go stale (the block changed since) and are dropped when popped;
-  // the heaps are rebuilt from the live leaves when stale entries pile up.
-  // Two heaps, one order: the next victim is the smaller of their tops. Tails that
-  // become leaves now (last access = now, the largest key: a push costs one
-  // comparison) go to lru_; tails that make_room leaves behind, whose last access is
-  // old (their key near the smallest: a push into a big heap climbs all its levels),
-  // go to the small lru_old_.
+  // Eviction order: (last access, number, generation) entries of segment tails,
+  // pushed whenever a tail becomes an unlocked leaf or is touched as one. Entries go
+  // stale (the block changed since) and are dropped when popped; the stale ones are
+  // dropped all at once when they pile up. Two containers, one order: the next
+  // victim is the smaller of their fronts. Tails that become leaves now (last access
+  // = now, never before an earlier push) go to lru_, a queue kept sorted by
+  // insertion from the back (it only passes entries of the same time) and read from
+  // lru_head_ on, so popping it is sequential; tails that make_room leaves behind,
+  // whose last access is old, go to the min-heap lru_old_.
   struct LruEntry {
     Time at;
     CacheNodeId id;
@@ -256,8 +259,9 @@ class PrefixCache {
   bool current(const LruEntry& e) const;  // still the block's evictable entry
   LruEntry entry_of(SegId s) const;
   void push_lru(SegId s, bool old = false);  // old: into lru_old_
-  const LruEntry* lru_min() const;  // the smaller top of the two heaps; null if both are empty
+  const LruEntry* lru_min() const;  // the smaller front of the two; null if both are empty
   std::vector<LruEntry> lru_, lru_old_;
+  std::size_t lru_head_ = 0;  // lru_'s entries before it were popped
   std::int32_t memo_tokens_ = 0;
   std::int64_t memo_pages_ = 0;
   std::uint64_t stamp_ = 1;

@@ -372,3 +372,51 @@ TEST_CASE("the cap takes the prompt's last block in part, never an earlier block
   cache.refresh(full, a, 100);
   CHECK(full.tokens == 100);
 }
+
+TEST_CASE("an insert from a memo that found the next block absent still reuses blocks added since") {
+  // Two requests with the same prompt match (nothing cached below their shared
+  // first block), then one inserts: the other's memo says "absent", but a block was
+  // added below, so its insert must walk and share the new blocks, not copy them.
+  KvPool kv(1000, 16);
+  PrefixCache cache(kv);
+  RequestSpec base = req(0, 0, 32, 1);
+  base.prefix_block_size = 32;
+  base.prefix_blocks = {7};
+  cache.lock(cache.insert(base, PrefixMatch{}, 32, 1000, 0).node, 0);  // block 7 (32 tokens) is cached, locked
+  RequestSpec a = req(1, 0, 96, 1), b = req(2, 0, 96, 1);
+  a.prefix_block_size = b.prefix_block_size = 32;
+  a.prefix_blocks = b.prefix_blocks = {7, 8, 9};
+  PrefixMatch ma, mb;
+  cache.refresh(ma, a, 95);
+  cache.refresh(mb, b, 95);
+  REQUIRE(ma.tokens == 32);
+  CHECK(ma.absent);  // block 8 is not below block 7
+  cache.lock(ma.node, 1);
+  cache.lock(mb.node, 1);
+  const auto ra = cache.insert(a, ma, 96, 1000, 1);
+  cache.lock(ra.node, 1);  // (as the engine does: the longer path is locked instead)
+  cache.unlock(ma.node, 1);
+  CHECK(ra.tokens == 96);
+  const std::size_t nodes = cache.nodes();
+  CHECK(nodes == 3);
+  const auto rb = cache.insert(b, mb, 96, 1000, 2);  // mb still says absent: stale since ra
+  cache.lock(rb.node, 2);
+  cache.unlock(mb.node, 2);
+  CHECK(rb.node == ra.node);
+  CHECK(cache.nodes() == nodes);  // shared, not copied
+  // With nothing added below since, the memo's "absent" holds and the insert adds blocks.
+  RequestSpec c = req(3, 0, 96, 1);
+  c.prefix_block_size = 32;
+  c.prefix_blocks = {7, 8, 10};
+  PrefixMatch mc;
+  cache.refresh(mc, c, 95);
+  CHECK(mc.tokens == 64);
+  CHECK(mc.absent);
+  cache.lock(mc.node, 3);
+  const auto rc = cache.insert(c, mc, 96, 1000, 3);
+  cache.lock(rc.node, 3);
+  cache.unlock(mc.node, 3);
+  CHECK(rc.tokens == 96);
+  CHECK(cache.nodes() == nodes + 1);
+  cache.check_invariants();
+}
