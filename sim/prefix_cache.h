@@ -52,7 +52,8 @@
 // node's generation and the cache's insertion stamp. It stays valid while the
 // node is alive (its ancestors then are too: only leaves are evicted), and
 // only needs to walk on from that node when a block was added in or below its
-// segment since (a segment keeps one stamp for its blocks). So re-asking every waiting request's match every step costs O(1) each.
+// segment since (a segment keeps one stamp for its blocks). So re-asking every
+// waiting request's match every step costs O(1) each.
 //
 // Demotion (tiered KV cache, sim/kv_tier.h): with an eviction hook set, every
 // evicted node is reported just before it is freed, with its path key (the
