@@ -69,8 +69,7 @@ void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t 
     m.cap = cap;
     return;
   }
-  const Block* at = m.node == kCacheRoot ? nullptr : block_of(m.node);
-  const bool intact = m.cap == cap && (m.node == kCacheRoot || (at != nullptr && at->generation == m.generation));
+  const bool intact = m.cap == cap && holds(m.node, m.generation);
   if (!intact) {
     m = PrefixMatch{};
     m.cap = cap;
@@ -81,7 +80,7 @@ void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t 
   m.absent = false;
   Pos p = locate(m.node);
   CacheNodeId n = m.node;
-  std::uint32_t generation = m.node == kCacheRoot ? 0 : at->generation;
+  std::uint32_t generation = m.generation;  // (0 for the root)
   bool partial = false;  // n is the prompt's last block, matched in part (one block past i)
   std::size_t i = static_cast<std::size_t>(m.blocks);
   for (; i < spec.prefix_blocks.size(); ++i) {
@@ -134,8 +133,7 @@ PrefixCache::LruEntry PrefixCache::entry_of(SegId s) const {
 
 void PrefixCache::push_lru(SegId s, bool old) {
   if (lru_.size() - lru_head_ + lru_old_.size() > 2 * live_nodes_ + 1024) {  // mostly stale: keep the live leaves
-    lru_.erase(lru_.begin(), lru_.begin() + static_cast<std::ptrdiff_t>(lru_head_));
-    lru_head_ = 0;
+    drop_popped();
     const auto stale = [this](const LruEntry& e) { return !current(e); };
     std::erase_if(lru_, stale);  // (order kept)
     std::erase_if(lru_old_, stale);
@@ -218,6 +216,8 @@ PrefixCache::SegId PrefixCache::new_seg() {
     SIM_CHECK(s < (1u << (32 - kSlotBits)), "prefix cache: too many segments");
     segs_.emplace_back();
   }
+  // The header only: a reused segment's blocks are dead until written (lo == hi),
+  // and writing all of Seg{} would touch its block lines for nothing.
   Seg& x = segs_[s];
   x.child_stamp = 0;
   x.pages = 0;
@@ -324,11 +324,8 @@ PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const Pre
   std::size_t i = static_cast<std::size_t>(from.blocks), best_end = i;
   plan_.clear();
   bool existing = true;
-  if (from.absent) {  // the memo's walk found no child for the next block: still so if nothing was added below
-    const Block* b = from.node == kCacheRoot ? nullptr : block_of(from.node);
-    const bool intact = from.node == kCacheRoot || (b != nullptr && b->generation == from.generation);
-    existing = !(intact && segs_[p.seg].child_stamp <= from.stamp);
-  }
+  if (from.absent)  // the memo's walk found no child for the next block: still so if nothing was added below
+    existing = !(holds(from.node, from.generation) && segs_[p.seg].child_stamp <= from.stamp);
   for (; i < spec.prefix_blocks.size(); ++i) {
     const std::int64_t t = block_tokens(spec, i);
     if (t <= 0) break;
@@ -425,10 +422,7 @@ bool PrefixCache::make_room(std::int64_t pages) {
         lru_old_.pop_back();
       } else {
         e = lru_[lru_head_++];
-        if (lru_head_ > 4096 && 2 * lru_head_ > lru_.size()) {  // drop the popped front
-          lru_.erase(lru_.begin(), lru_.begin() + static_cast<std::ptrdiff_t>(lru_head_));
-          lru_head_ = 0;
-        }
+        if (lru_head_ > 4096 && 2 * lru_head_ > lru_.size()) drop_popped();
       }
       // This victim's parent is read when its segment empties, and the next
       // candidates' segments next: fetch them while this one is checked and evicted,
@@ -460,28 +454,32 @@ std::vector<CacheNodeId> PrefixCache::live_nodes() const {
   return out;
 }
 
-std::uint64_t PrefixCache::path_key(CacheNodeId n) const {
+bool PrefixCache::holds(CacheNodeId n, std::uint32_t generation) const {
+  if (n == kCacheRoot) return generation == 0;  // (the root's generation is 0)
+  const Block* b = block_of(n);
+  return b != nullptr && b->generation == generation;
+}
+
+std::vector<const PrefixCache::Block*> PrefixCache::path_to(CacheNodeId n) const {
   std::vector<const Block*> path;
   for (Pos p = locate(n); p.seg != 0;) {
     const Seg& s = segs_[p.seg];
     for (unsigned k = p.slot + 1; k-- > s.lo;) path.push_back(&s.blocks[k]);
-    if (s.parent != 0) p = {s.parent, segs_[s.parent].hi - 1u};
-    else p = {};
+    p = s.parent == 0 ? Pos{} : Pos{s.parent, segs_[s.parent].hi - 1u};
   }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+std::uint64_t PrefixCache::path_key(CacheNodeId n) const {
   std::uint64_t key = 0;
-  for (auto it = path.rbegin(); it != path.rend(); ++it) key = tier_block_key(key, (*it)->hash, (*it)->tokens);
+  for (const Block* b : path_to(n)) key = tier_block_key(key, b->hash, b->tokens);
   return key;
 }
 
 std::vector<BlockHash> PrefixCache::path_blocks(CacheNodeId n) const {
   std::vector<BlockHash> out;
-  for (Pos p = locate(n); p.seg != 0;) {
-    const Seg& s = segs_[p.seg];
-    for (unsigned k = p.slot + 1; k-- > s.lo;) out.push_back(s.blocks[k].hash);
-    if (s.parent != 0) p = {s.parent, segs_[s.parent].hi - 1u};
-    else p = {};
-  }
-  std::reverse(out.begin(), out.end());
+  for (const Block* b : path_to(n)) out.push_back(b->hash);
   return out;
 }
 

@@ -205,6 +205,8 @@ class PrefixCache {
   }
   void place(CacheNodeId n, SegId s, unsigned slot) { num_[n].where = (s << kSlotBits) | slot; }
   const Block* block_of(CacheNodeId n) const;  // null unless n is a live block
+  bool holds(CacheNodeId n, std::uint32_t generation) const;  // n is live with that generation (the root: 0)
+  std::vector<const Block*> path_to(CacheNodeId n) const;     // the blocks root..n
   // The child of the block at `p` (or the root) reached by `h`: moves `p` there and
   // returns its block, or returns null.
   const Block* child(Pos& p, BlockHash h) const;
@@ -263,6 +265,10 @@ class PrefixCache {
   const LruEntry* lru_min() const;  // the smaller front of the two; null if both are empty
   std::vector<LruEntry> lru_, lru_old_;
   std::size_t lru_head_ = 0;  // lru_'s entries before it were popped
+  void drop_popped() {        // erases them
+    lru_.erase(lru_.begin(), lru_.begin() + static_cast<std::ptrdiff_t>(lru_head_));
+    lru_head_ = 0;
+  }
   std::int32_t memo_tokens_ = 0;
   std::int64_t memo_pages_ = 0;
   std::uint64_t stamp_ = 1;
