@@ -15,6 +15,7 @@
 #include "reports/output_dir.h"
 #include "reports/progress.h"
 #include "reports/timeline_writer.h"
+#include "traces/read_ahead_source.h"
 #include "traces/generators/synthetic_workload.h"
 #include "sim/simulation.h"
 #include "sim/core/number_format.h"
@@ -248,7 +249,10 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   write_resolved(c, out.out_dir);
 
   ClientTable clients;
-  std::unique_ptr<RequestSource> source = with_variance(c.workload->open(clients, c.seed), c.variance, c.seed);
+  // The requests are read or generated ahead on a thread of their own (traces/read_ahead_source.h).
+  std::unique_ptr<RequestSource> source = std::make_unique<ReadAheadSource>(
+      [&](ClientTable& t) { return with_variance(c.workload->open(t, c.seed), c.variance, c.seed); }, clients,
+      o.background);
 
   SimulationSetup setup;
   setup.max_context = c.model.max_context;
@@ -317,8 +321,8 @@ RunOutput execute_run(const ScenarioConfig& c, const RunOptions& o) {
   out.calibrated = setup.workers.front().cost->calibrated();
 
   const ReportConfig& rc = c.report;
-  RunReport report(
-      ReportOptions{out.out_dir, rc.w_in, rc.w_out, rc.write_requests, rc.timeline_interval > 0, c.slo, c.window, &clients});
+  RunReport report(ReportOptions{out.out_dir, rc.w_in, rc.w_out, rc.write_requests, rc.timeline_interval > 0, c.slo,
+                                 c.window, &clients, o.background});
   std::optional<std::uint64_t> total;
   if (auto* s = dynamic_cast<const SyntheticWorkload*>(c.workload.get()); s && !s->spec().stop.duration_s)
     total = static_cast<std::uint64_t>(*s->spec().stop.count);

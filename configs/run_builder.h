@@ -23,6 +23,11 @@ struct RunOptions {
   // When set, each worker's engine cost model is replaced by substitute_cost(model)
   // (`calibrate fidelity`: measured iteration times); policies keep the plain model.
   std::function<std::shared_ptr<const CostModel>(std::shared_ptr<const CostModel>)> substitute_cost = {};
+  // Requests read ahead and reported requests' own work (requests.csv rows,
+  // latency samples) on two helper threads, beside the engine
+  // (traces/read_ahead_source.h, reports/ordered_handoff.h); false: all on the
+  // calling thread. The outputs are the same either way.
+  bool background = true;
 };
 
 // One row of explain.csv: a part of the operation list and the busy time the

@@ -164,9 +164,10 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
   }
 
   const auto start = std::chrono::steady_clock::now();
+  const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(todo.size())));
   if (o.progress && !todo.empty())
     fmt::print(stderr, "servesim sweep: {} runs to do ({} already done), {} at a time\n", todo.size(), out.skipped,
-               std::max(1, std::min<int>(o.jobs, static_cast<int>(todo.size()))));
+               jobs);
   std::atomic<std::size_t> next{0};
   std::mutex mu;
   std::size_t done = 0;
@@ -185,7 +186,11 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
         remove_outputs(dir.string(), {kDoneMarker, kPointMeta});
         ensure_output_dir(dir.string());
         write_point_meta(dir, p, point_config_key(c), c.seed);
-        execute_run(c, RunOptions{dir.string(), false});
+        // Points run in parallel keep each run on its own thread: the cores are
+        // the other points' (a run's helper threads are for a run on its own).
+        RunOptions ro{dir.string(), false};
+        ro.background = jobs == 1;
+        execute_run(c, ro);
       } catch (const std::exception& e) {
         error = e.what();
       }
@@ -205,7 +210,6 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o) {
       }
     }
   };
-  const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(todo.size())));
   std::vector<std::thread> threads;
   for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
   worker();

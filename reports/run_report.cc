@@ -11,20 +11,21 @@
 namespace servesim {
 namespace {
 
-RequestRecord make_record(const RequestOutcome& r, const SloVerdict& slo) {
+RequestRecord make_record(const ReportedRequest& q) {
+  const RequestOutcome& r = q.o;
   RequestRecord x;
   x.arrival = r.arrival;
   x.admitted = r.admitted;
   x.first_token = r.first_token;
   x.finish = r.finish;
-  x.client = r.spec->client;
+  x.client = q.client;
   x.status = r.status;
-  x.prompt_tokens = r.spec->prompt_tokens;
+  x.prompt_tokens = q.prompt_tokens;
   x.cached_tokens = r.cached_tokens;
-  x.output_tokens = r.spec->output_tokens;
+  x.output_tokens = q.output_tokens;
   x.generated_tokens = r.generated_tokens;
   x.preemptions = r.preemptions;
-  x.slo = slo;
+  x.slo = q.slo;
   return x;
 }
 
@@ -126,26 +127,20 @@ void add_latency_columns(std::vector<Column<Row>>& columns, const LatencyStats& 
                          }});
 }
 
-// requests.csv: one row per reported request.
-struct RequestRow {
-  const RequestOutcome* r;
-  const std::string* client_name;
-  const SloVerdict* slo;
-};
-
-// requests.csv's columns in order: each a name and how a row writes it, side
-// by side, so header and values cannot drift apart. `col(name, write)` is
-// called once per column; write(w, outcome, row) writes the cell. A template
+// requests.csv's columns in order (one row per reported request): each a name
+// and how a row writes it, side by side, so header and values cannot drift
+// apart. `col(name, write)` is called once per column; write(w, row.o, row)
+// writes the cell. A template
 // over `col` rather than a table of std::function: writing a row (once per
 // request) is then one inlined sequence of field writes.
 template <class Col>
 void request_columns(Col&& col) {
   using R = RequestOutcome;
-  using Row = RequestRow;
+  using Row = ReportedRequest;
   auto time = [](CsvWriter& w, const std::optional<Time>& t) { t ? w.seconds_ns(*t) : w.empty(); };
   auto verdict = [](CsvWriter& w, const std::optional<bool>& v) { v ? w.field(static_cast<int>(*v)) : w.empty(); };
-  col("id", [](CsvWriter& w, const R& r, const Row&) { w.field(r.spec->id); });
-  col("client", [](CsvWriter& w, const R& r, const Row&) { w.field(static_cast<std::int64_t>(r.spec->client)); });
+  col("id", [](CsvWriter& w, const R&, const Row& row) { w.field(row.id); });
+  col("client", [](CsvWriter& w, const R&, const Row& row) { w.field(static_cast<std::int64_t>(row.client)); });
   col("client_name", [](CsvWriter& w, const R&, const Row& row) { w.field(*row.client_name); });
   col("worker", [](CsvWriter& w, const R& r, const Row&) {
     r.routed ? w.field(static_cast<std::int64_t>(r.worker)) : w.empty();
@@ -157,24 +152,24 @@ void request_columns(Col&& col) {
   col("ttft_s", [](CsvWriter& w, const R& r, const Row&) {
     r.first_token && r.arrival ? w.seconds_ns(*r.first_token - *r.arrival) : w.empty();
   });
-  col("tpot_s", [](CsvWriter& w, const R& r, const Row&) {
-    if (r.finish && r.spec->output_tokens > 1)
-      w.seconds(time_to_seconds(*r.finish - *r.first_token) / static_cast<double>(r.spec->output_tokens - 1));
+  col("tpot_s", [](CsvWriter& w, const R& r, const Row& row) {
+    if (r.finish && row.output_tokens > 1)
+      w.seconds(time_to_seconds(*r.finish - *r.first_token) / static_cast<double>(row.output_tokens - 1));
     else
       w.empty();
   });
   col("e2e_s", [](CsvWriter& w, const R& r, const Row&) { r.finish ? w.seconds_ns(*r.finish - *r.arrival) : w.empty(); });
-  col("prompt_tokens", [](CsvWriter& w, const R& r, const Row&) { w.field(r.spec->prompt_tokens); });
+  col("prompt_tokens", [](CsvWriter& w, const R&, const Row& row) { w.field(row.prompt_tokens); });
   col("cached_tokens", [](CsvWriter& w, const R& r, const Row&) { w.field(r.cached_tokens); });
-  col("output_tokens", [](CsvWriter& w, const R& r, const Row&) { w.field(r.spec->output_tokens); });
+  col("output_tokens", [](CsvWriter& w, const R&, const Row& row) { w.field(row.output_tokens); });
   col("generated_tokens", [](CsvWriter& w, const R& r, const Row&) { w.field(r.generated_tokens); });
   col("preemptions", [](CsvWriter& w, const R& r, const Row&) { w.field(static_cast<std::int64_t>(r.preemptions)); });
   col("status", [](CsvWriter& w, const R& r, const Row&) { w.plain(status_name(r.status)); });  // unquoted: csv_writer_test
-  col("reason", [](CsvWriter& w, const R& r, const Row&) { w.field(r.reason); });
-  col("slo_ttft_met", [verdict](CsvWriter& w, const R&, const Row& row) { verdict(w, row.slo->ttft); });
-  col("slo_tpot_met", [verdict](CsvWriter& w, const R&, const Row& row) { verdict(w, row.slo->tpot); });
-  col("slo_e2e_met", [verdict](CsvWriter& w, const R&, const Row& row) { verdict(w, row.slo->e2e); });
-  col("slo_met", [verdict](CsvWriter& w, const R&, const Row& row) { verdict(w, row.slo->met); });
+  col("reason", [](CsvWriter& w, const R&, const Row& row) { w.field(std::string_view(row.reason)); });
+  col("slo_ttft_met", [verdict](CsvWriter& w, const R&, const Row& row) { verdict(w, row.slo.ttft); });
+  col("slo_tpot_met", [verdict](CsvWriter& w, const R&, const Row& row) { verdict(w, row.slo.tpot); });
+  col("slo_e2e_met", [verdict](CsvWriter& w, const R&, const Row& row) { verdict(w, row.slo.e2e); });
+  col("slo_met", [verdict](CsvWriter& w, const R&, const Row& row) { verdict(w, row.slo.met); });
   // PD placement and hand-off (docs/reports.md); appended so earlier columns keep their positions.
   col("prefill_worker", [](CsvWriter& w, const R& r, const Row&) {
     r.prefill_worker ? w.field(static_cast<std::int64_t>(*r.prefill_worker)) : w.empty();
@@ -195,9 +190,8 @@ void write_request_header(CsvWriter& w) {
   w.end_row();
 }
 
-void write_request_row(CsvWriter& w, const RequestRow& row) {
-  const RequestOutcome& r = *row.r;
-  request_columns([&](const char*, const auto& write) { write(w, r, row); });
+void write_request_row(CsvWriter& w, const ReportedRequest& row) {
+  request_columns([&](const char*, const auto& write) { write(w, row.o, row); });
   w.end_row();
 }
 
@@ -409,7 +403,10 @@ LatencySummary latency_summary(const QuantileSketch& q) {
 }  // namespace
 
 RunReport::RunReport(ReportOptions opt)
-    : opt_(std::move(opt)), slo_any_(opt_.slo.any()), fairness_(opt_.w_in, opt_.w_out) {
+    : opt_(std::move(opt)),
+      slo_any_(opt_.slo.any()),
+      fairness_(opt_.w_in, opt_.w_out),
+      rows_(kRowRing, [this](ReportedRequest& q) { consume(q); }, opt_.background_rows) {
   if (opt_.window.set()) fairness_.enable_window(opt_.window);
   std::error_code ec;
   std::filesystem::create_directories(opt_.out_dir, ec);
@@ -456,13 +453,28 @@ const SloThresholds& RunReport::client_slo(ClientId c) {
 
 void RunReport::on_request(const RequestOutcome& r) {
   const ClientId c = r.spec->client;
-  if (clients_.size() <= c) clients_.resize(c + 1);
-  const SloVerdict slo = slo_any_ ? evaluate_slo(client_slo(c), r) : SloVerdict{};
-  const RequestRecord rec = make_record(r, slo);
-  account(clients_[c], overall_, rec);
-  if (opt_.window.set()) records_.push_back(rec);
+  ReportedRequest& q = rows_.slot();
+  q.o = r;
+  q.o.spec = nullptr;  // (the engine frees the request: its fields are copied below)
+  q.o.reason = {};
+  q.id = r.spec->id;
+  q.client = c;
+  q.prompt_tokens = r.spec->prompt_tokens;
+  q.output_tokens = r.spec->output_tokens;
+  q.reason.assign(r.reason);
+  q.slo = slo_any_ ? evaluate_slo(client_slo(c), r) : SloVerdict{};
+  while (row_names_.size() <= c) row_names_.push_back(client_name(static_cast<ClientId>(row_names_.size())));
+  q.client_name = &row_names_[c];
   if (r.finish) last_finish_ = std::max(last_finish_, *r.finish);
-  if (requests_) write_request_row(*requests_, RequestRow{&r, &client_name(c), &slo});
+  rows_.commit();
+}
+
+void RunReport::consume(const ReportedRequest& q) {
+  if (clients_.size() <= q.client) clients_.resize(q.client + 1);
+  const RequestRecord rec = make_record(q);
+  account(clients_[q.client], overall_, rec);
+  if (opt_.window.set()) records_.push_back(rec);
+  if (requests_) write_request_row(*requests_, q);
 }
 
 // Per-request values of summary.csv from the accumulator of the window's
@@ -492,6 +504,7 @@ static void fill_request_values(SummaryValues& v, const ClientAccumulator& a, do
 
 RunSummary RunReport::finish(const ClientTable& clients, const SimulationTotals& totals,
                              const std::vector<WorkerStats>& workers, const SummaryFields& identity) {
+  rows_.finish();  // every request's row is consumed (and rethrows the consumer's error)
   if (!opt_.clients) opt_.clients = &clients;
   if (requests_) requests_->close();
   const Time run_end = std::max(totals.end_time, last_finish_);

@@ -1,6 +1,8 @@
 // RunReport: the RunObserver that writes a run folder:
 //   requests.csv  streamed row by row as requests are reported (memory does
-//                 not grow with finished requests)
+//                 not grow with finished requests); each reported request's
+//                 row and latency samples are done on a helper thread
+//                 (ReportOptions::background_rows), in report order
 //   clients.csv, workers.csv, summary.csv  written by finish()
 //   client_service.csv (when ReportOptions::service_series) per-client
 //                 cumulative service, as the fairness measures count it, at
@@ -26,6 +28,7 @@
 // Percentiles come from QuantileSketch (exact up to 4096 samples per metric,
 // then within 0.1% relative error).
 #pragma once
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +37,7 @@
 
 #include "reports/csv_writer.h"
 #include "reports/fairness_tracker.h"
+#include "reports/ordered_handoff.h"
 #include "reports/quantile_sketch.h"
 #include "reports/slo.h"
 #include "reports/window.h"
@@ -118,6 +122,11 @@ struct ReportOptions {
   // The run's client names (filled as the workload streams): the client_name
   // columns and per-client SLOs. Null: names are client<index>.
   const ClientTable* clients = nullptr;
+  // Each reported request's own work (its latency samples, its requests.csv
+  // row) runs on a thread of its own once the run has reported 256 requests
+  // (reports/ordered_handoff.h); false: on the engine's thread. The outputs are
+  // the same either way.
+  bool background_rows = true;
 };
 
 struct LatencyStats {
@@ -131,6 +140,19 @@ struct RequestRecord {
   RequestStatus status = RequestStatus::kFinished;
   std::int64_t prompt_tokens = 0, cached_tokens = 0, output_tokens = 0, generated_tokens = 0;
   std::int32_t preemptions = 0;
+  SloVerdict slo;
+};
+
+// What the report keeps of one reported request until its own work (latency
+// samples, requests.csv row) is done: a copy, because that work may run on
+// another thread after the engine freed the request.
+struct ReportedRequest {
+  RequestOutcome o;  // spec and reason are cleared: the fields below hold them
+  RequestId id = 0;
+  ClientId client = 0;
+  std::int64_t prompt_tokens = 0, output_tokens = 0;
+  std::string reason;
+  const std::string* client_name = nullptr;  // RunReport::row_names_ (stable)
   SloVerdict slo;
 };
 
@@ -164,6 +186,7 @@ class RunReport final : public RunObserver {
   // summary and sweeps).
   RunSummary finish(const ClientTable& clients, const SimulationTotals& totals,
                     const std::vector<WorkerStats>& workers, const SummaryFields& identity);
+  // REQUIRES: finish() was called (until then the requests' own work may be running).
   const ClientAccumulator& overall() const { return overall_; }
 
  private:
@@ -187,6 +210,13 @@ class RunReport final : public RunObserver {
   std::unique_ptr<CsvWriter> service_;
   std::vector<ServiceRow> service_last_;
   Time service_t_ = -1;
+  // Reported requests: on_request (the engine's thread) copies each into rows_;
+  // consume() does its work, on rows_' thread until finish(). consume() alone
+  // touches requests_, clients_, overall_ and records_ until then.
+  void consume(const ReportedRequest& q);
+  std::deque<std::string> row_names_;  // per client: its name, for rows (never moves)
+  static constexpr std::size_t kRowRing = 2048;
+  OrderedHandoff<ReportedRequest> rows_;  // last: stopped before the members its thread uses go
 };
 
 }  // namespace servesim
