@@ -81,9 +81,7 @@ Time PricedCostModel::iteration_time(const BatchShape& b) const {
   const auto decodes = static_cast<std::int64_t>(b.decode_contexts.size());
   if (b.prefills.empty() && decodes <= kMaxTableTokens) {  // decode only: T = R = decodes, no prefill
     const TokenRow& row = decode_row(decodes);
-    PartTimes p = row.parts;
-    split_->attention_parts(b, p);
-    return split_->time_of_stem(p, row.stem);
+    return split_->decode_time(b, row.parts, row.stem);
   }
   std::int64_t tokens = decodes, rows = decodes;
   for (const PrefillChunk& c : b.prefills) {

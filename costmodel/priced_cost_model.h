@@ -59,6 +59,14 @@ class TablePricedBackend {
   // in p. The defaults do no work ahead.
   virtual double row_stem(const PartTimes&) const { return 0; }
   virtual Time time_of_stem(const PartTimes& p, double) const { return time_of(p); }
+  // Optional: a decode-only batch's time from its table row (`row`: the parts
+  // with attention 0, `stem` = row_stem(row)), the same bits as the default:
+  // the row with the batch's attention parts, through time_of_stem().
+  virtual Time decode_time(const BatchShape& b, const PartTimes& row, double stem) const {
+    PartTimes p = row;
+    attention_parts(b, p);
+    return time_of_stem(p, stem);
+  }
 };
 
 class PricedCostModel final : public CostModel {

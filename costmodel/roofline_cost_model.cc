@@ -158,6 +158,23 @@ Time RooflineCostModel::time_of_stem(const PartTimes& p, double stem) const {
   return std::max<Time>(1, seconds_to_time(us * 1e-6));
 }
 
+// time_of_stem(row with the batch's attention parts, stem), with the additions
+// of a zero part left out: adding +0.0 to the running sum (a positive number,
+// or +0.0) leaves it as it is, so the bits are the same, and the sum's chain
+// of dependent additions (the decode step's critical path) is shorter.
+Time RooflineCostModel::decode_time(const BatchShape& b, const PartTimes& row, double stem) const {
+  const bool graph = opt_.cuda_graph_decode && b.prefills.empty();
+  const AttentionPricers& a = graph ? graph_ : eager_;
+  double us = stem;
+  if (const double x = a.prefill->us(b); x != 0) us += x;
+  us += a.decode->us(b);
+  if (a.kv)
+    if (const double x = a.kv->us(b); x != 0) us += x;
+  for (std::size_t i = static_cast<std::size_t>(Part::kAttentionKv) + 1; i < kPartCount; ++i)
+    if (row[i] != 0) us += row[i];
+  return std::max<Time>(1, seconds_to_time(us * 1e-6));
+}
+
 // ---- flat model (before the hardware model; unchanged arithmetic) ----
 
 double RooflineCostModel::gemm_seconds(double m, double n, double k) const {

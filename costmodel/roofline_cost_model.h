@@ -84,6 +84,7 @@ class RooflineCostModel final : public CostModel, public TablePricedBackend {
   // The sum's first parts, before attention_prefill (every part is added in Part order).
   double row_stem(const PartTimes& p) const override;
   Time time_of_stem(const PartTimes& p, double stem) const override;
+  Time decode_time(const BatchShape& b, const PartTimes& row, double stem) const override;
 
   // One kernel of the hardware model, µs, without the floors (tests, docs).
   double gemm_kernel_us(double m, double n, double k) const;
