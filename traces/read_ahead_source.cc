@@ -28,7 +28,14 @@ ReadAheadSource::~ReadAheadSource() {
 }
 
 void ReadAheadSource::fill(Item& it) {
+  // A default spec whose vectors keep the slot's buffers (allocated on this thread).
+  std::vector<BlockHash> blocks = std::move(it.spec.prefix_blocks);
+  std::vector<RequestId> parents = std::move(it.spec.parents);
   it.spec = RequestSpec{};
+  blocks.clear();
+  parents.clear();
+  it.spec.prefix_blocks = std::move(blocks);
+  it.spec.parents = std::move(parents);
   it.new_names.clear();
   it.error = nullptr;
   try {
@@ -95,7 +102,10 @@ bool ReadAheadSource::next(RequestSpec& out) {
   for (const std::string& n : it->new_names) clients_.intern(n);
   const bool ok = it->ok;
   std::exception_ptr error = ok ? nullptr : std::move(it->error);
-  if (ok) out = std::move(it->spec);
+  // A copy, not a move, from a slot the thread filled: the request's vectors are
+  // then allocated on this thread, which frees them (glibc frees another thread's
+  // chunk through that thread's arena, a slow path), and the slot keeps its buffers.
+  if (ok) out = it == &inline_ ? std::move(it->spec) : it->spec;
   if (it != &inline_ && ++tail_local_ % kGive == 0)  // the slot is read: hand it back with its batch
     tail_.store(tail_local_, std::memory_order_release);
   if (!ok) {
