@@ -22,30 +22,17 @@ using namespace servesim::testing;
 
 namespace {
 
-using Files = std::vector<std::pair<std::string, std::string>>;
-
-Files run_files(const ScenarioConfig& c, bool background, const std::string& name) {
+FolderFiles run_files(const ScenarioConfig& c, bool background, const std::string& name) {
   const std::filesystem::path dir = temp_dir() / "background" / (name + (background ? "_on" : "_off"));
   std::filesystem::remove_all(dir);
   RunOptions o{dir.string(), false};
   o.background = background;
   execute_run(c, o);
-  Files files;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.is_regular_file()) files.emplace_back(e.path().filename().string(), slurp(e.path()));
-  std::sort(files.begin(), files.end());
-  return files;
+  return folder_files(dir);
 }
 
 void check_same_outputs(const ScenarioConfig& c, const std::string& name) {
-  const Files on = run_files(c, true, name), off = run_files(c, false, name);
-  REQUIRE(on.size() == off.size());
-  CHECK(on.size() >= 5);
-  for (std::size_t i = 0; i < on.size(); ++i) {
-    CAPTURE(on[i].first);
-    CHECK(on[i].first == off[i].first);
-    CHECK(on[i].second == off[i].second);
-  }
+  check_same_files(run_files(c, true, name), run_files(c, false, name));
 }
 
 // A native trace of `rows` requests; clients "t<k>" appear one after another

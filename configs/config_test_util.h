@@ -4,10 +4,15 @@
 // profile (costmodel/synthetic_profile.h, default options) written into it
 // once per process.
 #pragma once
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <system_error>
+#include <utility>
+#include <vector>
+
+#include <doctest/doctest.h>
 
 #include <unistd.h>
 
@@ -36,6 +41,31 @@ inline std::string synthetic_profile_path() {
     return p.string();
   }();
   return path;
+}
+
+// Every regular file of a run folder, (name, bytes), sorted by name.
+using FolderFiles = std::vector<std::pair<std::string, std::string>>;
+inline FolderFiles folder_files(const std::filesystem::path& dir) {
+  FolderFiles files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    files.emplace_back(e.path().filename().string(),
+                       std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Two runs wrote the same files, byte for byte (at least `min_files` of them).
+inline void check_same_files(const FolderFiles& a, const FolderFiles& b, std::size_t min_files = 5) {
+  REQUIRE(a.size() == b.size());
+  CHECK(a.size() >= min_files);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(a[i].first);
+    CHECK(a[i].first == b[i].first);
+    CHECK(a[i].second == b[i].second);
+  }
 }
 
 }  // namespace servesim::testing
