@@ -109,7 +109,7 @@ double RooflineCostModel::elementwise_kernel_us(double bytes) const {
 
 PartTimes RooflineCostModel::hardware_parts(const BatchShape& batch) const {
   PartTimes p{};
-  const bool graph = opt_.cuda_graph_decode && batch.prefills.empty();
+  const bool graph = graph_replay(batch);
   const double floor = kernel_floor_us(graph);
   const auto layers = static_cast<double>(m_.layers);
   for (const Operation& op : operation_list(m_, opt_.tp, batch)) {
@@ -131,8 +131,7 @@ PartTimes RooflineCostModel::hardware_parts(const BatchShape& batch) const {
 }
 
 void RooflineCostModel::attention_parts(const BatchShape& batch, PartTimes& p) const {
-  const bool graph = opt_.cuda_graph_decode && batch.prefills.empty();
-  const AttentionPricers& a = graph ? graph_ : eager_;
+  const AttentionPricers& a = pricers(batch);
   p[static_cast<std::size_t>(Part::kAttentionPrefill)] = a.prefill->us(batch);
   p[static_cast<std::size_t>(Part::kAttentionDecode)] = a.decode->us(batch);
   if (a.kv) p[static_cast<std::size_t>(Part::kAttentionKv)] = a.kv->us(batch);
@@ -140,8 +139,21 @@ void RooflineCostModel::attention_parts(const BatchShape& batch, PartTimes& p) c
 
 // The sum of every part in Part order, split where the parts start to vary between
 // batches of one size (attention): time_of() is the two halves, one after the other.
+// The second half leaves out the additions of a zero part: adding +0.0 to the
+// running sum (a positive number, or +0.0) leaves it as it is, so the bits are the
+// same, and the sum's chain of dependent additions (on an iteration's critical
+// path) is shorter.
 namespace {
 constexpr std::size_t kFirstVarying = static_cast<std::size_t>(Part::kAttentionPrefill);
+
+// us + p[from] + ... + p[kPartCount - 1], in Part order, zero parts left out.
+double add_parts(double us, const PartTimes& p, std::size_t from) {
+  for (std::size_t i = from; i < kPartCount; ++i)
+    if (p[i] != 0) us += p[i];
+  return us;
+}
+
+Time iteration_time_of_us(double us) { return std::max<Time>(1, seconds_to_time(us * 1e-6)); }
 }  // namespace
 
 Time RooflineCostModel::time_of(const PartTimes& p) const { return time_of_stem(p, row_stem(p)); }
@@ -153,26 +165,19 @@ double RooflineCostModel::row_stem(const PartTimes& p) const {
 }
 
 Time RooflineCostModel::time_of_stem(const PartTimes& p, double stem) const {
-  double us = stem;
-  for (std::size_t i = kFirstVarying; i < kPartCount; ++i) us += p[i];
-  return std::max<Time>(1, seconds_to_time(us * 1e-6));
+  return iteration_time_of_us(add_parts(stem, p, kFirstVarying));
 }
 
-// time_of_stem(row with the batch's attention parts, stem), with the additions
-// of a zero part left out: adding +0.0 to the running sum (a positive number,
-// or +0.0) leaves it as it is, so the bits are the same, and the sum's chain
-// of dependent additions (the decode step's critical path) is shorter.
+// time_of_stem(row with the batch's attention parts, stem), without writing them
+// into a copy of the row (zero parts left out, as there).
 Time RooflineCostModel::decode_time(const BatchShape& b, const PartTimes& row, double stem) const {
-  const bool graph = opt_.cuda_graph_decode && b.prefills.empty();
-  const AttentionPricers& a = graph ? graph_ : eager_;
+  const AttentionPricers& a = pricers(b);
   double us = stem;
   if (const double x = a.prefill->us(b); x != 0) us += x;
-  us += a.decode->us(b);
+  if (const double x = a.decode->us(b); x != 0) us += x;
   if (a.kv)
     if (const double x = a.kv->us(b); x != 0) us += x;
-  for (std::size_t i = static_cast<std::size_t>(Part::kAttentionKv) + 1; i < kPartCount; ++i)
-    if (row[i] != 0) us += row[i];
-  return std::max<Time>(1, seconds_to_time(us * 1e-6));
+  return iteration_time_of_us(add_parts(us, row, static_cast<std::size_t>(Part::kAttentionKv) + 1));
 }
 
 // ---- flat model (before the hardware model; unchanged arithmetic) ----

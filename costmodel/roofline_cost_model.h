@@ -100,6 +100,9 @@ class RooflineCostModel final : public CostModel, public TablePricedBackend {
   class DenseKernels;
   PartTimes hardware_parts(const BatchShape& batch) const;
   PartTimes flat_parts(const BatchShape& batch) const;
+  // A decode-only iteration replays a CUDA graph (cuda_graph_decode), with its own pricers.
+  bool graph_replay(const BatchShape& b) const { return opt_.cuda_graph_decode && b.prefills.empty(); }
+  const AttentionPricers& pricers(const BatchShape& b) const { return graph_replay(b) ? graph_ : eager_; }
 
   ModelSpec m_;
   HardwareSpec hw_;
