@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "costmodel/synthetic_profile.h"
+#include "sim/core/test_util.h"  // slurp
 
 namespace servesim::testing {
 
@@ -47,12 +48,8 @@ inline std::string synthetic_profile_path() {
 using FolderFiles = std::vector<std::pair<std::string, std::string>>;
 inline FolderFiles folder_files(const std::filesystem::path& dir) {
   FolderFiles files;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (!e.is_regular_file()) continue;
-    std::ifstream in(e.path(), std::ios::binary);
-    files.emplace_back(e.path().filename().string(),
-                       std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
-  }
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.is_regular_file()) files.emplace_back(e.path().filename().string(), slurp(e.path()));
   std::sort(files.begin(), files.end());
   return files;
 }

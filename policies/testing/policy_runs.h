@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "configs/run_builder.h"
+#include "sim/core/test_util.h"  // slurp
 
 namespace servesim::testing {
 
@@ -81,13 +82,6 @@ inline std::vector<std::map<std::string, std::string>> read_csv(const std::strin
     rows.push_back(std::move(row));
   }
   return rows;
-}
-
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 inline RunResult run_yaml(const std::string& yaml, const std::vector<std::string>& sets, const std::string& name) {
