@@ -123,8 +123,8 @@ struct ReportOptions {
   // columns and per-client SLOs. Null: names are client<index>.
   const ClientTable* clients = nullptr;
   // Each reported request's own work (its latency samples, its requests.csv
-  // row) runs on a thread of its own once the run has reported 256 requests
-  // (reports/ordered_handoff.h); false: on the engine's thread. The outputs are
+  // row) runs on a thread of its own once the run has reported 1,024 requests
+  // (reports/ordered_handoff.h, kStartAfter); false: on the engine's thread. The outputs are
   // the same either way.
   bool background_rows = true;
 };

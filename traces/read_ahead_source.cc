@@ -22,7 +22,6 @@ ReadAheadSource::ReadAheadSource(const Opener& open, ClientTable& clients, bool 
 
 ReadAheadSource::~ReadAheadSource() {
   if (!thread_.joinable()) return;
-  stop_.store(true, std::memory_order_relaxed);
   tail_.store(tail_local_ | kStop, std::memory_order_release);
   thread_.join();
 }
@@ -69,7 +68,7 @@ void ReadAheadSource::run() {
       }
       std::this_thread::sleep_for(kPoll);
     }
-    if (stop_.load(std::memory_order_relaxed)) return;
+    if (tail_.load(std::memory_order_relaxed) & kStop) return;
     Item& it = ring_[head % kRing];
     fill(it);
     ++head;

@@ -77,8 +77,7 @@ class ReadAheadSource final : public RequestSource {
   // Ring counters: head_ published by the thread, tail_ by next().
   std::uint64_t tail_local_ = 0, head_seen_ = 0;
   alignas(64) std::atomic<std::uint64_t> head_{0};
-  alignas(64) std::atomic<std::uint64_t> tail_{0};
-  std::atomic<bool> stop_{false};
+  alignas(64) std::atomic<std::uint64_t> tail_{0};  // | kStop: the destructor stops the thread
   std::thread thread_;
 };
 
