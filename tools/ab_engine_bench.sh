@@ -4,18 +4,22 @@
 # development box's speed drifts 10-25% within an hour, so the two binaries run
 # one after the other, ROUNDS times, with the same bench arguments, and the figure
 # is the median over the rounds of NEW's wall time divided by OLD's in the same
-# round.
+# round. The order alternates (odd rounds OLD first, even rounds NEW first), so a
+# run that gains or loses from going first or second does so on both sides alike.
 #
 #   tools/ab_engine_bench.sh [--outputs] OLD NEW ROUNDS -- BENCH ARGS...
 #   e.g. tools/ab_engine_bench.sh /tmp/old/servesim_engine_bench build/servesim_engine_bench 4 -- --requests 1000000
 #        tools/ab_engine_bench.sh OLD NEW 3 -- --requests 1000000 --templates --policies fcfs,lpm
 #
 # Prints each round's wall times (the bench's median line; one row per system with
-# --policies), then per row the medians of OLD and NEW and the median and range of
-# NEW / OLD over the rounds. --outputs also compares the two binaries' run folders
-# of the last round byte for byte (lock files aside) and prints "outputs: equal" or
-# "outputs: DIFFERENT"; the exit status is then 1 when they differ. Not for
-# --backends (the bench alternates its backends itself) or --scale.
+# --policies), then per row the medians of OLD and NEW, the median, range and
+# geometric mean of NEW / OLD over the rounds, and in how many rounds NEW was faster
+# (and slower; the rest are ties at the bench's 1 ms resolution): with the box's
+# noise, a change of a few percent shows as a count well off half, not as a median.
+# --outputs also compares the two binaries' run folders of the last round byte for
+# byte (lock files aside) and prints "outputs: equal" or "outputs: DIFFERENT"; the
+# exit status is then 1 when they differ. Not for --backends (the bench alternates
+# its backends itself) or --scale.
 # A maintainer tool, like scenario_hashes.sh: no ctest runs it (no test runs the
 # benches; the sanitizer build leaves them out), tools/doc_commands.py --run does.
 set -euo pipefail
@@ -63,7 +67,9 @@ walls() {
 }
 
 for ((r = 1; r <= rounds; ++r)); do
-  for side in old new; do
+  order="old new"
+  ((r % 2 == 0)) && order="new old"
+  for side in $order; do
     bin="$old"
     [[ "$side" == new ]] && bin="$new"
     rm -rf "$tmp/$side"
@@ -86,8 +92,8 @@ fi
 for row in $rows; do
   awk -v row="$row" '$3 == row && $2 == "old" { o[$1] = $4 } $3 == row && $2 == "new" { n[$1] = $4 }
     END { for (r = 1; r in o; ++r) print o[r], n[r] }' "$tmp/walls" >"$tmp/pairs"
-  printf '%s: old %s s; new %s s\n' "$row" "$(awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 }' "$tmp/pairs")" \
-    "$(awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $2 }' "$tmp/pairs")"
+  printf '%s: old %s s; new %s s\n' "$row" "$(awk '{ printf "%s%.3f", (NR > 1 ? " " : ""), $1 }' "$tmp/pairs")" \
+    "$(awk '{ printf "%s%.3f", (NR > 1 ? " " : ""), $2 }' "$tmp/pairs")"
   mo="$(awk '{ print $1 }' "$tmp/pairs" | median)"
   mn="$(awk '{ print $2 }' "$tmp/pairs" | median)"
   awk '$1 > 0 { print $2 / $1 }' "$tmp/pairs" >"$tmp/ratios"
@@ -95,6 +101,8 @@ for row in $rows; do
   if [[ -s "$tmp/ratios" ]]; then
     line+="$(printf '; new/old paired median %.3fx (range %.3f-%.3f, %d rounds)' "$(median <"$tmp/ratios")" \
       "$(sort -g "$tmp/ratios" | head -1)" "$(sort -g "$tmp/ratios" | tail -1)" "$(wc -l <"$tmp/ratios")")"
+    line+="$(awk '{ s += log($1); f += ($1 < 1); l += ($1 > 1) }
+      END { printf "; geometric mean %.3fx; new faster in %d, slower in %d of %d", exp(s / NR), f, l, NR }' "$tmp/ratios")"
   fi
   echo "$line"
 done

@@ -314,7 +314,7 @@ int main(int argc, char** argv) {
         RunOutput r = timed_runs(c, (std::filesystem::path(out) / name).string(), repeat, walls);
         const double med = walls[walls.size() / 2];
         if (first == 0) first = med;
-        fmt::print("  {:<10} {:>9.2f} {:>9.2f} {:>7.2f}x {:>9} {:>10} {:>9}\n", name, walls.front(), med, med / first,
+        fmt::print("  {:<10} {:>9.3f} {:>9.3f} {:>7.2f}x {:>9} {:>10} {:>9}\n", name, walls.front(), med, med / first,
                    summary_value(r, "cache_hit_rate"), summary_value(r, "e2e_mean_s"), r.totals.events);
         std::fflush(stdout);
       }
@@ -327,7 +327,7 @@ int main(int argc, char** argv) {
     const double med = walls[walls.size() / 2];
     fmt::print("engine_bench: {} requests, {} workers{}, {} finished, {:.0f} s simulated\n", r.totals.requests,
                workers, pd ? " (PD pools)" : "", r.totals.finished, time_to_seconds(r.totals.end_time));
-    fmt::print("  wall time  min {:.2f} s  median {:.2f} s  max {:.2f} s  ({} runs)\n", walls.front(), med,
+    fmt::print("  wall time  min {:.3f} s  median {:.3f} s  max {:.3f} s  ({} runs)\n", walls.front(), med,
                walls.back(), repeat);
     fmt::print("  events     {}  ({:.2f} M events/s, {:.0f} K requests/s)\n", r.totals.events,
                static_cast<double>(r.totals.events) / med / 1e6, static_cast<double>(r.totals.requests) / med / 1e3);
