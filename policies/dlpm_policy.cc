@@ -44,7 +44,11 @@ void DlpmPolicy::refill() {
 }
 
 void DlpmPolicy::schedule(AdmissionContext& ctx) {
-  if (queue_.empty()) return;
+  // Without token budget or a running slot nothing can be admitted: the first
+  // try_admit would fail at once (before any refill). Re-reading the matches would
+  // change no result either (a match memo gives the same match whenever it is next
+  // read, and the sort's order is a function of the keys), so the step is skipped.
+  if (queue_.empty() || !ctx.has_room()) return;
   queue_.refresh_by_match(ctx);
   auto& es = queue_.entries();
   std::size_t left = es.size();

@@ -61,7 +61,9 @@ class LpmPolicy final : public LocalPolicy {
   std::size_t queued() const override { return queue_.size(); }
 
   void schedule(AdmissionContext& ctx) override {
-    if (queue_.empty()) return;
+    // Without token budget or a running slot the first try_admit fails at once:
+    // nothing to do (the matches are read again, with the same results, next step).
+    if (queue_.empty() || !ctx.has_room()) return;
     const bool fcfs = o_.fcfs_above > 0 && static_cast<std::int64_t>(queue_.size()) > o_.fcfs_above;
     if (fcfs)
       queue_.sort_by_seq();

@@ -202,6 +202,7 @@ class FakeContext final : public AdmissionContext {
   std::vector<RunningRequest> running_set;
   LocalPolicy* policy = nullptr;  // for re-enqueueing preempted requests
   std::vector<QueuedRequest> all;
+  mutable int cached_reads = 0;  // cached_tokens() calls
 
   Time now() const override { return 0; }
   AdmitResult try_admit(const QueuedRequest& r) override {
@@ -211,6 +212,7 @@ class FakeContext final : public AdmissionContext {
     return AdmitResult::kAdmitted;
   }
   std::int64_t cached_tokens(const QueuedRequest& r) const override {
+    ++cached_reads;
     auto it = cached.find(r.handle);
     return it == cached.end() ? 0 : it->second;
   }
@@ -291,6 +293,36 @@ TEST_CASE("DLPM skips a client without deficit however long its match and LPM do
   ctx2.slots = 2;
   dlpm.schedule(ctx2);
   CHECK(ctx2.admitted == std::vector<RequestHandle>{1, 3});
+}
+
+TEST_CASE("LPM and DLPM skip a step without room: no match read, and the next step admits as if it had not been") {
+  Specs s;
+  std::vector<QueuedRequest> q = {s.add(1, 0, 1000), s.add(2, 0, 1000), s.add(3, 1, 1000)};
+  auto check = [&](auto make) {
+    auto skipped = make(), plain = make();
+    for (auto& r : q) {
+      skipped.enqueue(r);
+      plain.enqueue(r);
+    }
+    FakeContext full;
+    full.cached = {{1, 900}, {2, 800}, {3, 0}};
+    full.slots = 0;  // no running slot: has_room() is false
+    skipped.schedule(full);
+    CHECK(full.cached_reads == 0);
+    CHECK(full.admitted.empty());
+    CHECK(skipped.queued() == 3);
+    FakeContext a = full, b = full;
+    a.slots = b.slots = 2;
+    skipped.schedule(a);
+    plain.schedule(b);
+    CHECK(a.admitted == b.admitted);
+    CHECK(a.admitted.size() == 2);
+    CHECK(skipped.queued() == plain.queued());
+  };
+  DlpmOptions o;
+  o.quantum = 100;
+  check([&] { return DlpmPolicy(o); });
+  check([] { return LpmPolicy(LpmOptions{}); });
 }
 
 TEST_CASE("VTC serves the least-counted client and lifts a returning client to the smallest active counter") {
