@@ -5,7 +5,8 @@
 // Every scheduling step re-reads each waiting request's cached prefix on this
 // worker (the cache changes between steps), sorts longest first (ties: queue
 // order, preempted requests first), and admits in that order until a request
-// does not fit (SGLang stops at the first request that does not fit).
+// does not fit (SGLang stops at the first request that does not fit). A step
+// without token budget or a running slot admits nothing and does nothing.
 //
 // Two flavours, chosen with `preset`:
 //   ideal (default): the paper's LPM, always sorted by match.
