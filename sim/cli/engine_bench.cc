@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
       ScenarioConfig c = parse_scenario(root, "<engine_bench>");
       std::vector<double> walls;
       RunOutput r = timed_runs(c, out, 1, walls);
-      fmt::print("  {:<16} {:>9} {:>7} {:>9.2f} {:>10} {:>10.2f} {:>9.1f} {:>9}\n", name, r.totals.requests, w, walls[0],
+      fmt::print("  {:<16} {:>9} {:>7} {:>9.3f} {:>10} {:>10.2f} {:>9.1f} {:>9}\n", name, r.totals.requests, w, walls[0],
                  r.totals.events, static_cast<double>(r.totals.events) / walls[0] / 1e6, peak_rss_mb(),
                  r.totals.finished);
     } catch (const std::exception& e) {
