@@ -6,7 +6,6 @@
 // start thresholds (1,024 requests), so the threads do start.
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>

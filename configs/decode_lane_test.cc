@@ -22,8 +22,7 @@ using namespace servesim::testing;
 namespace {
 
 // Runs the scenario with the lane on or off; returns every output file's bytes by name.
-FolderFiles outputs(const std::vector<std::string>& sets, bool lane,
-                                                         const std::string& name) {
+FolderFiles outputs(const std::vector<std::string>& sets, bool lane, const std::string& name) {
   YAML::Node root = YAML::Load(kMemoryTightWorkload);  // policies/testing/policy_runs.h
   for (const auto& s : sets) apply_override(root, s);
   ScenarioConfig c = parse_scenario(root, "<" + name + ">");
