@@ -106,12 +106,28 @@ class RequestTable {
     ++live_;
     return h;
   }
+  // Frees the slot. Its block list's buffer (emptied) is kept for spare_blocks().
   void release(RequestHandle h) {
     SIM_CHECK(h < slots_.size(), "handle {} out of range", h);
+    std::vector<BlockHash>& blocks = slots_[h].spec.prefix_blocks;
+    if (blocks.capacity() > 0) {
+      blocks.clear();
+      spare_.push_back(std::move(blocks));
+    }
     slots_[h].spec.prefix_blocks = {};
     slots_[h].spec.parents = {};
     free_.push_back(h);
     --live_;
+  }
+  // An empty block list with a released request's buffer (none left: a new one).
+  // The engine has the source copy the next request into it, so a workload with
+  // prefix blocks allocates no buffer per request. At most one per released slot,
+  // so the spares never outnumber the peak of live requests.
+  std::vector<BlockHash> spare_blocks() {
+    if (spare_.empty()) return {};
+    std::vector<BlockHash> v = std::move(spare_.back());
+    spare_.pop_back();
+    return v;
   }
   LiveRequest& operator[](RequestHandle h) { return slots_[h]; }
   const LiveRequest& operator[](RequestHandle h) const { return slots_[h]; }
@@ -121,6 +137,7 @@ class RequestTable {
  private:
   std::deque<LiveRequest> slots_;
   std::vector<RequestHandle> free_;
+  std::vector<std::vector<BlockHash>> spare_;  // emptied block lists of released slots
   std::size_t live_ = 0;
 };
 

@@ -45,3 +45,25 @@ TEST_CASE("RequestTable slots are cache-line aligned and copy the spec's client 
     if (i % 3 == 0) t.release(h);  // reused slots get the new spec's copies
   }
 }
+
+TEST_CASE("RequestTable keeps a released request's block list buffer for the next request") {
+  RequestTable t;
+  CHECK(t.spare_blocks().capacity() == 0);  // nothing released yet
+  RequestSpec spec;
+  spec.prefix_blocks = {11, 12, 13, 14};
+  const BlockHash* buffer = spec.prefix_blocks.data();
+  const RequestHandle h = t.add(std::move(spec));
+  CHECK(t[h].spec.prefix_blocks.data() == buffer);
+  t.release(h);
+  CHECK(t[h].spec.prefix_blocks.empty());
+  std::vector<BlockHash> spare = t.spare_blocks();
+  CHECK(spare.empty());
+  CHECK(spare.data() == buffer);  // the same buffer, emptied
+  CHECK(spare.capacity() >= 4);
+  CHECK(t.spare_blocks().capacity() == 0);  // one spare per released slot
+  // A copy into it of a list that fits reuses it (what the engine's source does).
+  const std::vector<BlockHash> next = {21, 22, 23};
+  spare = next;
+  CHECK(spare.data() == buffer);
+  CHECK(spare == next);
+}

@@ -82,6 +82,7 @@ bool Simulation::pull_next() {
   if (lookahead_) return true;
   if (source_done_) return false;
   RequestSpec spec;
+  spec.prefix_blocks = table_.spare_blocks();  // a released request's buffer: the copy allocates nothing
   if (!source_.next(spec)) {
     source_done_ = true;
     return false;

@@ -104,7 +104,14 @@ bool ReadAheadSource::next(RequestSpec& out) {
   // A copy, not a move, from a slot the thread filled: the request's vectors are
   // then allocated on this thread, which frees them (glibc frees another thread's
   // chunk through that thread's arena, a slow path), and the slot keeps its buffers.
-  if (ok) out = it == &inline_ ? std::move(it->spec) : it->spec;
+  // A copy assignment (not `out = cond ? std::move(a) : a`, which copies into a
+  // temporary first): out's vectors keep their buffers where they are big enough.
+  if (ok) {
+    if (it == &inline_)
+      out = std::move(it->spec);
+    else
+      out = it->spec;
+  }
   if (it != &inline_ && ++tail_local_ % kGive == 0)  // the slot is read: hand it back with its batch
     tail_.store(tail_local_, std::memory_order_release);
   if (!ok) {

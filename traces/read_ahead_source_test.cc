@@ -123,3 +123,26 @@ TEST_CASE("a read-ahead source destroyed mid-stream stops its thread") {
   CHECK(src.threaded_now());
   CHECK(src.describe() == "counting");
 }  // the destructor joins the thread (which may be waiting for room)
+
+TEST_CASE("ReadAheadSource copies a request into the caller's block list buffer when it fits") {
+  ClientTable clients;
+  ReadAheadSource src([&](ClientTable& t) { return std::make_unique<NamingSource>(t, 3000); }, clients, true);
+  RequestSpec r;
+  std::uint64_t pulled = 0;
+  for (; pulled < ReadAheadSource::kInline + 100; ++pulled) REQUIRE(src.next(r));
+  if (!src.threaded_now()) {
+    MESSAGE("no thread could be started: the copy path is not taken");
+    return;
+  }
+  // The engine hands the source an emptied buffer of a released request (sim/live_request.h).
+  for (int k = 0; k < 100; ++k, ++pulled) {
+    std::vector<BlockHash> buffer;
+    buffer.reserve(8);
+    const BlockHash* data = buffer.data();
+    r.prefix_blocks = std::move(buffer);
+    REQUIRE(src.next(r));
+    CHECK(r.prefix_blocks.data() == data);
+    CHECK(r.prefix_blocks == std::vector<BlockHash>{pulled, pulled + 1});
+    CHECK(r.id == pulled);
+  }
+}
