@@ -106,7 +106,8 @@ class RequestTable {
     ++live_;
     return h;
   }
-  // Frees the slot. Its block list's buffer (emptied) is kept for spare_blocks().
+  // Frees the slot. Its block list's buffer (emptied) is kept for spare_blocks();
+  // the slot's list is left empty (a moved-from vector is).
   void release(RequestHandle h) {
     SIM_CHECK(h < slots_.size(), "handle {} out of range", h);
     std::vector<BlockHash>& blocks = slots_[h].spec.prefix_blocks;
@@ -114,7 +115,6 @@ class RequestTable {
       blocks.clear();
       spare_.push_back(std::move(blocks));
     }
-    slots_[h].spec.prefix_blocks = {};
     slots_[h].spec.parents = {};
     free_.push_back(h);
     --live_;
