@@ -624,6 +624,35 @@ TEST_CASE("Preble E2 keeps four hot prefixes on one worker each at light load an
                       e2.counts().replicated));
 }
 
+TEST_CASE("Preble E2 counts a request's decode in its worker's load only until it finishes, so a backlog shows") {
+  // FakeCluster: a step costs 1 ms + 10 us per prefill token; nothing runs, so a
+  // worker's TPOT is one 1 ms decode step. E[out] is the prior, 256 tokens,
+  // until a request finishes.
+  PrebleE2Policy e2(PrebleE2Options{}, 2);
+  FakeCluster c(2);
+  const double prefill = 0.001 + 2000 * 10e-6, decode = 256 * 0.001;
+  RequestSpec a = templated(1, 0, c.t);
+  a.output_tokens = 1000;  // a long answer
+  REQUIRE(e2.route(a, c) == 0);
+  CHECK(e2.window_load(0) == doctest::Approx(prefill + decode));
+  const RequestSpec z = templated(2, 9, c.t);  // another template: the idle worker
+  REQUIRE(e2.route(z, c) == 1);
+  c.t += seconds_to_time(2.0);
+  e2.on_finish(a, 0, c.t);
+  // Worker 0's request is done: its prefill stays in the window, its decode leaves.
+  CHECK(e2.window_load(0) == doctest::Approx(prefill));
+  CHECK(e2.window_load(1) == doctest::Approx(prefill + decode));
+  // So a third template goes to worker 0, not to the worker still decoding. (Counting
+  // finished requests' decode at their true length, as servesim did before, gave
+  // worker 0 a load of 0.021 + 1.0 s against worker 1's 0.277 s: the busy worker won.)
+  CHECK(e2.route(templated(3, 2, c.t), c) == 0);
+  // The window forgets entries as it goes; a finish after its entry left changes nothing.
+  c.t += PrebleE2Options{}.window + 1;
+  REQUIRE(e2.route(templated(4, 3, c.t), c) == 0);
+  e2.on_finish(z, 1, c.t);
+  CHECK(e2.window_load(1) == doctest::Approx(0.0));
+}
+
 TEST_CASE("Preble E2 moves a whole prefix subtree from the heaviest to the lightest worker") {
   GlobalPrefixIndex v(3);
   const RequestSpec a = templated(1, 0, 0), b = templated(2, 0, 0), x = templated(3, 5, 0);

@@ -15,9 +15,15 @@
 //   explore (otherwise): the worker minimizing L_i + M_i + P_i, all from the
 //     worker's cost model:
 //       L_i: window load = Σ over requests routed to i in the window of the
-//            prefill time of their missed tokens + their decode time (E[out]
-//            tokens at i's per-token decode cost when routed, corrected to the
-//            true length when they finish);
+//            prefill time of their missed tokens, + Σ over those of them not
+//            yet finished of their decode time: E[out] tokens × i's TPOT when
+//            routed (the step time of a decode batch of its running requests
+//            + 1). Preble's code prices decode this way (active requests ×
+//            output length × the GPU's TPOT): a worker's queue shows in its
+//            L. Counting the decode of finished requests too (servesim before
+//            2026-11-28, at the per-token share of a step, which falls as the
+//            batch grows) let a busy worker look no heavier than an idle one,
+//            and under sustained load the queues grew while GPUs idled;
 //       M_i: eviction cost = Σ over the nodes i would evict (its least recently
 //            used, until this request's missed tokens fit) of their prefill time
 //            × their request count in the window;
@@ -31,8 +37,8 @@
 //     window; at replicate_factor (2) × that level (≥ 8 samples) the subtree is
 //     overloaded and its next request explores among workers NOT holding it
 //     (the prefix gets a second home, later requests split by load). TTFT is
-//     estimated at finish as E2E − output tokens × the decode cost per token
-//     booked at routing (the engine reports finishes, not first tokens);
+//     estimated at finish as E2E − output tokens × the TPOT booked at routing
+//     (the engine reports finishes, not first tokens);
 //   rebalance: when the largest window load is ≥ rebalance_ratio (1.5) × the
 //     smallest, whole prefix subtrees are MOVED from the heaviest worker to the
 //     lightest (their holding in the tree and their window load), largest
@@ -99,8 +105,8 @@ class PrebleE2Policy final : public GlobalPolicy {
   struct Routed {
     WorkerId worker;
     std::uint64_t entry;  // index in the window's history
-    double decode_token_s;
-    double est_output;
+    double tpot_s;        // the worker's decode step time when routed
+    double est_output;    // E[out] when routed
     IndexNodeId top;      // its prefix subtree (0: none)
     std::uint32_t generation;
   };

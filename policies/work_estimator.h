@@ -2,7 +2,7 @@
 // for global policies that weigh work (least_load, Preble E2's L/M/P terms).
 // It asks CostModel::iteration_time for small synthetic batches, so it prices
 // work exactly as the engine will (same backend, same calibration), and
-// remembers recent answers (see prefill_s, decode_token_s).
+// remembers recent answers (see prefill_s, decode_token_s, decode_step_s).
 //
 // OutputLengthEstimate: the mean output length of the requests that finished
 // so far (what a real router can know), with a prior until the first finish.
@@ -47,12 +47,19 @@ class WorkEstimator {
   // since a batch of B requests costs O(B) to price.
   double decode_token_s(const CostModel& m, std::int64_t batch, std::int64_t ctx) {
     batch = std::max<std::int64_t>(1, batch);
+    return decode_step_s(m, batch, ctx) / static_cast<double>(batch);
+  }
+  // Seconds of one decode step of that batch: the time between two tokens of
+  // each of its requests (TPOT), what Preble's router measures per GPU.
+  // Memoized as decode_token_s is.
+  double decode_step_s(const CostModel& m, std::int64_t batch, std::int64_t ctx) {
+    batch = std::max<std::int64_t>(1, batch);
     const std::int64_t bucket = (std::max<std::int64_t>(0, ctx) + 128) / 256;
     auto key = std::make_tuple(&m, batch, bucket);
     if (auto it = decode_memo_.find(key); it != decode_memo_.end()) return it->second;
     shape_.clear();
     shape_.decode_contexts.assign(static_cast<std::size_t>(batch), bucket * 256);
-    const double s = time_to_seconds(m.iteration_time(shape_)) / static_cast<double>(batch);
+    const double s = time_to_seconds(m.iteration_time(shape_));
     decode_memo_.emplace(key, s);
     return s;
   }

@@ -3,6 +3,7 @@
 // in any order (the memo table is small, so entries collide and are replaced).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -51,5 +52,26 @@ TEST_CASE("WorkEstimator::prefill_s answers exactly what the model says, memo or
     const std::int64_t context = static_cast<std::int64_t>(rng.below(40)) * 64;
     const double want = tokens <= 0 ? 0.0 : direct_prefill_s(m, tokens, context);
     REQUIRE(est.prefill_s(m, tokens, context) == want);
+  }
+}
+
+TEST_CASE("WorkEstimator::decode_step_s is one decode step of the batch, and decode_token_s its share per request") {
+  const ShapeHashModel a(0), b(5);
+  WorkEstimator est;
+  for (int round = 0; round < 2; ++round) {  // the second round answers from the memo
+    for (const CostModel* m : {static_cast<const CostModel*>(&a), static_cast<const CostModel*>(&b)}) {
+      for (const std::int64_t batch : {0, 1, 7, 256}) {
+        for (const std::int64_t ctx : {0, 100, 129, 5000}) {
+          CAPTURE(batch);
+          CAPTURE(ctx);
+          BatchShape s;
+          const std::int64_t n = std::max<std::int64_t>(1, batch), rounded = (ctx + 128) / 256 * 256;
+          s.decode_contexts.assign(static_cast<std::size_t>(n), rounded);
+          const double step = time_to_seconds(m->iteration_time(s));
+          CHECK(est.decode_step_s(*m, batch, ctx) == step);
+          CHECK(est.decode_token_s(*m, batch, ctx) == step / static_cast<double>(n));
+        }
+      }
+    }
   }
 }
