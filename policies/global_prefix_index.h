@@ -88,6 +88,8 @@ class GlobalPrefixIndex {
   // Valid until the next record(); entries may have been dropped by it.
   const std::vector<IndexNodeId>& last_path() const { return path_; }
   bool alive(IndexNodeId n) const { return nodes_[n].alive; }
+  // Some worker holds n (for a child of the root: it is in some worker's tops list).
+  bool held(IndexNodeId n) const { return nodes_[n].holders != 0; }
 
   // Visits w's nodes from the least recently recorded while the tokens visited
   // so far are < `tokens`: f(node id, node tokens, node generation). Reads the

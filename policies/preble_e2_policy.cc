@@ -179,6 +179,7 @@ void PrebleE2Policy::on_finish(const RequestSpec& r, WorkerId, Time now) {
   // TTFT sample for the subtree's overload detector.
   if (d.top == 0 || !view_.alive(d.top) || view_.generation(d.top) != d.generation) return;
   NodeStats& s = stats(d.top);
+  if (s.samples == 0) sampled_.emplace_back(d.top, d.generation);
   const double e2e = time_to_seconds(now - r.arrival);
   s.ttft_sum += std::max(0.0, e2e - static_cast<double>(r.output_tokens) * d.tpot_s);
   s.samples++;
@@ -188,24 +189,33 @@ void PrebleE2Policy::check(Time now) {
   counts_.checks++;
   const std::size_t n = load_.size();
   // Replication: subtrees whose mean TTFT since the last check doubled over their lowest level.
+  // The subtrees checked are those some worker holds (its tops list); each one's
+  // check reads and writes its own stats only, so the order does not matter. A
+  // subtree with samples that no worker holds now keeps them for a later check;
+  // one whose node died (or was reused) has no stats to check: its slot's stats
+  // reset when next used.
   if (o_.replicate) {
-    for (WorkerId w = 0; w < n; ++w) {
-      view_.visit_tops(w, [&](IndexNodeId t) {
-        NodeStats& s = stats(t);
-        if (s.samples < kMinSamples) return;
-        const double mean = s.ttft_sum / s.samples;
-        s.ttft_sum = 0;
-        s.samples = 0;
-        if (s.lowest <= 0 || mean < s.lowest || now - s.lowest_since >= o_.window) {
-          s.lowest = mean;
-          s.lowest_since = now;
-        } else if (mean >= o_.replicate_factor * s.lowest) {
-          s.replicate = true;
-          s.lowest = mean;
-          s.lowest_since = now;
-        }
-      });
+    std::size_t kept = 0;
+    for (const auto& [t, generation] : sampled_) {
+      if (!view_.alive(t) || view_.generation(t) != generation) continue;
+      NodeStats& s = stats(t);
+      if (!view_.held(t) || s.samples < kMinSamples) {
+        sampled_[kept++] = {t, generation};
+        continue;
+      }
+      const double mean = s.ttft_sum / s.samples;
+      s.ttft_sum = 0;
+      s.samples = 0;
+      if (s.lowest <= 0 || mean < s.lowest || now - s.lowest_since >= o_.window) {
+        s.lowest = mean;
+        s.lowest_since = now;
+      } else if (mean >= o_.replicate_factor * s.lowest) {
+        s.replicate = true;
+        s.lowest = mean;
+        s.lowest_since = now;
+      }
     }
+    sampled_.resize(kept);
   }
   if (!o_.rebalance) return;
   WorkerId heavy = 0, light = 0;

@@ -143,6 +143,9 @@ class PrebleE2Policy final : public GlobalPolicy {
   std::unordered_map<RequestId, Routed> routed_;  // lookups only
   std::vector<NodeHits> node_hits_;
   std::vector<NodeStats> node_stats_;
+  // The top-level nodes (and their generation) with TTFT samples since their last
+  // check, each once: check() reads only these, not every worker's tops list.
+  std::vector<std::pair<IndexNodeId, std::uint32_t>> sampled_;
   std::vector<std::int64_t> per_worker_;
   std::vector<double> explore_p_, explore_bound_;  // explore(): per worker P and L + P (NaN: excluded)
   Counts counts_;
