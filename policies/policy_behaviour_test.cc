@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "policies/testing/policy_runs.h"
+#include "sim/cli/bench_scenarios.h"
 
 using namespace servesim;
 using namespace servesim::testing;
@@ -360,31 +361,21 @@ TEST_CASE("4c: D2LPM keeps locality on shared hot templates: hit rate near cache
   CHECK(old.num("cache_hit_rate") < d2.num("cache_hit_rate") - 0.1);
 }
 
-// Sustained template load near the cluster's capacity (the engine bench's template
-// clients at a quarter of the rate, on a quarter of the workers; 60k requests, ~920 s).
-const char* kSustainedTemplates = R"(name: sustained_templates
-seed: 1
-model: llama-3-8b
-hardware: h100-sxm
-cluster: {workers: 4}
-policy: {local: preble_local, global: preble_e2}
-cost_model: {backend: roofline}
-workload:
-  type: templates
-  requests: 60000
-  block_size: 64
-  pools:
-    - {name: sys, count: 200, zipf: 1.0, tokens: {dist: lognormal, median: 400, sigma: 0.6, max: 3000}}
-    - {name: docs, count: 2000, zipf: 1.2, tokens: {dist: lognormal, median: 1200, sigma: 0.5, max: 5000}}
-  clients:
-    - {name: chat, rate: 45, pool: sys, prompt: {dist: lognormal, median: 300, sigma: 0.8, max: 3000},
-       output: {dist: lognormal, median: 150, sigma: 0.8, max: 2000}}
-    - {name: code, rate: 15, arrival: {process: gamma, cv: 3}, pool: docs,
-       prompt: {dist: lognormal, median: 300, sigma: 0.6, max: 2000},
-       output: {dist: lognormal, median: 30, sigma: 1.0, max: 1000}}
-    - {name: batch, rate: 5, pool: sys, template_share: 0.5, prompt: {dist: uniform, min: 200, max: 3000},
-       output: {dist: uniform, min: 50, max: 800}}
-)";
+// Sustained template load near the cluster's capacity: the engine bench's template
+// workload (sim/cli/bench_scenarios.h) at a quarter of its rate on a quarter of its
+// workers, 60k requests (~920 s of arrivals), Preble E2 + preble_local.
+std::string sustained_templates() {
+  YAML::Node root = YAML::Load(bench::kTemplateScenario);
+  root["name"] = "sustained_templates";
+  root["cluster"]["workers"] = 4;
+  root["policy"]["local"] = "preble_local";
+  root["policy"]["global"] = "preble_e2";
+  root["workload"]["requests"] = 60000;
+  for (YAML::Node c : root["workload"]["clients"]) c["rate"] = c["rate"].as<double>() / 4;
+  YAML::Emitter out;
+  out << root;
+  return out.c_str();
+}
 
 TEST_CASE("4d: under sustained template load Preble E2's queues stay bounded: its load sees a backlog") {
   // When E2's load L kept every routed request's decode for the whole window (at the per-token
@@ -393,7 +384,7 @@ TEST_CASE("4d: under sustained template load Preble E2's queues stay bounded: it
   // up to 162 requests waiting on one worker and the least busy worker at 97.4%: all three
   // checks below failed. Counting decode only while a request is active (Preble's code): 1.69 s
   // in both spans, at most 8 waiting, every worker busy > 99%.
-  RunResult r = run_yaml(kSustainedTemplates, {}, "b4d_preble");
+  RunResult r = run_yaml(sustained_templates(), {}, "b4d_preble");
   double first = 0, last = 0, n_first = 0, n_last = 0, end = 0;
   const auto rows = read_csv(r.dir + "/requests.csv");
   for (const auto& row : rows) end = std::max(end, std::stod(row.at("arrival_s")));

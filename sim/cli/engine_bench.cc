@@ -47,53 +47,11 @@
 #include <fmt/format.h>
 
 #include "configs/run_builder.h"
+#include "sim/cli/bench_scenarios.h"
 
 using namespace servesim;
 
 namespace {
-const char* kScenario = R"(name: engine_bench
-seed: 1
-model: llama-3-8b
-hardware: h100-sxm
-cluster: {workers: 16}
-policy: {local: fcfs, global: least_outstanding}
-cost_model: {backend: roofline}
-workload:
-  type: synthetic
-  requests: 1000000
-  clients:
-    - {name: chat, rate: 180, prompt: {dist: lognormal, median: 600, sigma: 0.8, max: 6000},
-       output: {dist: lognormal, median: 150, sigma: 0.8, max: 2000}}
-    - {name: code, rate: 60, arrival: {process: gamma, cv: 3},
-       prompt: {dist: lognormal, median: 1500, sigma: 0.6, max: 7000},
-       output: {dist: lognormal, median: 30, sigma: 1.0, max: 1000}}
-    - {name: batch, rate: 20, prompt: {dist: uniform, min: 200, max: 3000}, output: {dist: uniform, min: 50, max: 800}}
-)";
-
-const char* kTemplateScenario = R"(name: engine_bench_templates
-seed: 1
-model: llama-3-8b
-hardware: h100-sxm
-cluster: {workers: 16}
-policy: {local: fcfs, global: least_outstanding}
-cost_model: {backend: roofline}
-workload:
-  type: templates
-  requests: 1000000
-  block_size: 64
-  pools:
-    - {name: sys, count: 200, zipf: 1.0, tokens: {dist: lognormal, median: 400, sigma: 0.6, max: 3000}}
-    - {name: docs, count: 2000, zipf: 1.2, tokens: {dist: lognormal, median: 1200, sigma: 0.5, max: 5000}}
-  clients:
-    - {name: chat, rate: 180, pool: sys, prompt: {dist: lognormal, median: 300, sigma: 0.8, max: 3000},
-       output: {dist: lognormal, median: 150, sigma: 0.8, max: 2000}}
-    - {name: code, rate: 60, arrival: {process: gamma, cv: 3}, pool: docs,
-       prompt: {dist: lognormal, median: 300, sigma: 0.6, max: 2000},
-       output: {dist: lognormal, median: 30, sigma: 1.0, max: 1000}}
-    - {name: batch, rate: 20, pool: sys, template_share: 0.5, prompt: {dist: uniform, min: 200, max: 3000},
-       output: {dist: uniform, min: 50, max: 800}}
-)";
-
 // A scheduling system by name: (local, global).
 std::pair<std::string, std::string> system_policies(const std::string& name) {
   if (name == "d2lpm") return {"dlpm", "d2lpm"};
@@ -208,7 +166,7 @@ int main(int argc, char** argv) {
     try {
       workers = w;
       pd = use_pd;
-      YAML::Node root = YAML::Load(use_templates ? kTemplateScenario : kScenario);
+      YAML::Node root = YAML::Load(use_templates ? bench::kTemplateScenario : bench::kScenario);
       apply_override(root, fmt::format("workload.requests={}", n));
       apply_override(root, fmt::format("cluster.workers={}", w));
       for (const auto& s : overrides) apply_override(root, s);
@@ -243,7 +201,7 @@ int main(int argc, char** argv) {
     sets.insert(sets.end(), overrides.begin(), overrides.end());
     // The bench's scenario with `sets`, then `extra`, applied (and --pd's pools).
     auto config_with = [&](const std::vector<std::string>& extra) {
-      YAML::Node root = YAML::Load(templates ? kTemplateScenario : kScenario);
+      YAML::Node root = YAML::Load(templates ? bench::kTemplateScenario : bench::kScenario);
       for (const auto& s : sets) apply_override(root, s);
       for (const auto& s : extra) apply_override(root, s);
       to_pd(root);
