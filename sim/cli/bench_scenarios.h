@@ -4,17 +4,20 @@
 // Also read by tests that run the bench's traffic at another scale (policy
 // behaviour test 4d), so the two cannot drift apart.
 #pragma once
+#include <string>
 
 namespace servesim::bench {
 
-inline constexpr const char* kScenario = R"(name: engine_bench
-seed: 1
+// What both share: model, hardware, 16 workers, FCFS behind least_outstanding, roofline.
+inline const std::string kCommon = R"(seed: 1
 model: llama-3-8b
 hardware: h100-sxm
 cluster: {workers: 16}
 policy: {local: fcfs, global: least_outstanding}
 cost_model: {backend: roofline}
-workload:
+)";
+
+inline const std::string kScenario = "name: engine_bench\n" + kCommon + R"(workload:
   type: synthetic
   requests: 1000000
   clients:
@@ -26,14 +29,7 @@ workload:
     - {name: batch, rate: 20, prompt: {dist: uniform, min: 200, max: 3000}, output: {dist: uniform, min: 50, max: 800}}
 )";
 
-inline constexpr const char* kTemplateScenario = R"(name: engine_bench_templates
-seed: 1
-model: llama-3-8b
-hardware: h100-sxm
-cluster: {workers: 16}
-policy: {local: fcfs, global: least_outstanding}
-cost_model: {backend: roofline}
-workload:
+inline const std::string kTemplateScenario = "name: engine_bench_templates\n" + kCommon + R"(workload:
   type: templates
   requests: 1000000
   block_size: 64
