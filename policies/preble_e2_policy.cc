@@ -141,14 +141,14 @@ WorkerId PrebleE2Policy::route(const RequestSpec& r, const ClusterView& c) {
   const WorkerLoad l = c.load(pick);
   const CostModel& model = c.cost_model(pick);
   const double tpot_s = est_.decode_step_s(model, l.running + 1, l.running > 0 ? l.running_context_tokens / l.running : 0);
-  const double load_s =
-      est_.prefill_s(model, r.prompt_tokens - per_worker_[pick], per_worker_[pick]) + out_.mean() * tpot_s;
+  const double decode_s = out_.mean() * tpot_s;
+  const double load_s = est_.prefill_s(model, r.prompt_tokens - per_worker_[pick], per_worker_[pick]) + decode_s;
   view_.record(r, pick);
   const IndexNodeId top = view_.last_path().empty() || !view_.alive(view_.last_path().front()) ? 0 : view_.last_path().front();
   const std::uint32_t gen = top != 0 ? view_.generation(top) : 0;
   history_.push_back(WindowEntry{now, pick, load_s, top, gen});
   load_[pick] += load_s;
-  routed_[r.id] = Routed{pick, history_base_ + history_.size() - 1, tpot_s, out_.mean(), top, gen};
+  routed_[r.id] = Routed{pick, history_base_ + history_.size() - 1, tpot_s, decode_s, top, gen};
   for (IndexNodeId x : view_.last_path()) {
     if (!view_.alive(x)) continue;
     NodeHits& h = hits(x, view_.generation(x));
@@ -171,10 +171,9 @@ void PrebleE2Policy::on_finish(const RequestSpec& r, WorkerId, Time now) {
   // (Preble's code: active requests × output length × TPOT). Its prefill stays
   // until the window drops the entry.
   if (d.entry >= history_base_) {
-    const double decode_s = d.est_output * d.tpot_s;
     WindowEntry& e = history_[d.entry - history_base_];
-    e.load_s -= decode_s;
-    load_[e.worker] -= decode_s;  // its worker now: a rebalance may have moved it
+    e.load_s -= d.decode_s;
+    load_[e.worker] -= d.decode_s;  // its worker now: a rebalance may have moved it
   }
   // TTFT sample for the subtree's overload detector.
   if (d.top == 0 || !view_.alive(d.top) || view_.generation(d.top) != d.generation) return;

@@ -106,7 +106,7 @@ class PrebleE2Policy final : public GlobalPolicy {
     WorkerId worker;
     std::uint64_t entry;  // index in the window's history
     double tpot_s;        // the worker's decode step time when routed
-    double est_output;    // E[out] when routed
+    double decode_s;      // the decode booked to its window entry: E[out] when routed × tpot_s
     IndexNodeId top;      // its prefix subtree (0: none)
     std::uint32_t generation;
   };
