@@ -72,6 +72,7 @@ const PricedCostModel::TokenRow& PricedCostModel::decode_row(std::int64_t n) con
   row.parts[kLmHead] = r.lm_head;
   row.parts[kSampling] = r.sampling;
   row.stem = split_->row_stem(row.parts);
+  row.tail = split_->row_tail(row.parts);
   row.filled = true;
   return row;
 }
@@ -81,7 +82,7 @@ Time PricedCostModel::iteration_time(const BatchShape& b) const {
   const auto decodes = static_cast<std::int64_t>(b.decode_contexts.size());
   if (b.prefills.empty() && decodes <= kMaxTableTokens) {  // decode only: T = R = decodes, no prefill
     const TokenRow& row = decode_row(decodes);
-    return split_->decode_time(b, row.parts, row.stem);
+    return split_->decode_time(b, row.parts, row.stem, row.tail);
   }
   std::int64_t tokens = decodes, rows = decodes;
   for (const PrefillChunk& c : b.prefills) {

@@ -21,7 +21,11 @@
 //
 // Decode-only batches also skip the start of the backend's sum: a decode row keeps
 // the backend's row_stem() (TablePricedBackend), the sum up to the first part that
-// varies, and the backend continues from it (bit-identical by contract).
+// varies, and the backend continues from it (bit-identical by contract). A decode
+// row also keeps row_tail(), the parts after attention summed ahead: the roofline
+// adds that one number instead of its parts wherever the two sums cannot round to
+// different nanoseconds (roofline_cost_model.cc, time_if_clear), so the answer is
+// still the same integer time.
 //
 // Memory: one row of PartTimes (160 B) per distinct T seen, plus 16 B per R,
 // plus one more row per decode-only batch size seen (decode_row);
@@ -59,10 +63,15 @@ class TablePricedBackend {
   // in p. The defaults do no work ahead.
   virtual double row_stem(const PartTimes&) const { return 0; }
   virtual Time time_of_stem(const PartTimes& p, double) const { return time_of(p); }
+  // Optional, with decode_time: what the backend's sum adds after the varying parts,
+  // computed once per table row in any order (so not the bits of its own sum: a
+  // backend may use it only where it can tell the difference cannot change the
+  // answer; roofline_cost_model.cc). The default does no work ahead.
+  virtual double row_tail(const PartTimes&) const { return 0; }
   // Optional: a decode-only batch's time from its table row (`row`: the parts
-  // with attention 0, `stem` = row_stem(row)), the same bits as the default:
-  // the row with the batch's attention parts, through time_of_stem().
-  virtual Time decode_time(const BatchShape& b, const PartTimes& row, double stem) const {
+  // with attention 0, `stem` = row_stem(row), `tail` = row_tail(row)), the same
+  // bits as the default: the row with the batch's attention parts, through time_of_stem().
+  virtual Time decode_time(const BatchShape& b, const PartTimes& row, double stem, double /*tail*/) const {
     PartTimes p = row;
     attention_parts(b, p);
     return time_of_stem(p, stem);
@@ -88,6 +97,7 @@ class PricedCostModel final : public CostModel {
     bool filled = false;
     PartTimes parts{};  // T-dependent and constant parts; attention and R parts 0
     double stem = 0;    // decode_ rows: the backend's row_stem(parts)
+    double tail = 0;    // decode_ rows: the backend's row_tail(parts)
   };
   struct RowsRow {
     bool filled = false;

@@ -4,7 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-
+#include <cmath>
+#include <optional>
 #include <random>
 
 #include "costmodel/calibrated_cost_model.h"
@@ -131,5 +132,68 @@ TEST_CASE("decode sums handed over with a batch price it exactly as the pricer's
     BatchShape with = b;
     with.decode_sums = sums;
     for (const auto& cm : models) CHECK(cm->iteration_time(with) == cm->iteration_time(b));
+  }
+}
+
+TEST_CASE("roofline decode-only shortcut: the same nanoseconds as the part-by-part sum on 20,000 decode batches") {
+  // roofline_cost_model.cc: a decode-only batch with the engine's decode sums is
+  // priced without the pricers' virtual calls, and its tail parts are added as one
+  // sum computed ahead, unless the answer is near a rounding boundary. Against the
+  // plain backend (part by part) on batches of 1-400 decodes, eager and CUDA graph,
+  // TP 1 and 2, each batch with and without sums.
+  ModelSpec m;
+  m.name = "Llama-3-8B";
+  HardwareSpec hw;
+  hw.name = "H100-SXM";
+  for (bool graph : {false, true}) {
+    for (int tp : {1, 2}) {
+      RooflineOptions o;
+      o.cuda_graph_decode = graph;
+      o.tp = tp;
+      auto backend = std::make_shared<RooflineCostModel>(m, hw, o);
+      auto fast = priced(backend);
+      std::mt19937_64 rng(350 + tp + (graph ? 10 : 0));
+      int differ = 0;
+      for (int i = 0; i < 5000; ++i) {
+        BatchShape b;
+        const int n = 1 + static_cast<int>(rng() % 400);
+        BatchShape::DecodeSums sums;
+        for (int j = 0; j < n; ++j) {
+          const auto c = static_cast<std::int64_t>(rng() % (i % 2 ? 1000 : 100000));
+          b.decode_contexts.push_back(c);
+          sums.kv += c + 1;
+          sums.splits += (c + 1 + 255) / 256;
+          sums.max_kv = std::max(sums.max_kv, c + 1);
+        }
+        BatchShape with = b;
+        with.decode_sums = sums;
+        const Time exact = backend->iteration_time(b);
+        differ += fast->iteration_time(with) != exact;
+        differ += fast->iteration_time(b) != exact;
+      }
+      CHECK(differ == 0);
+    }
+  }
+}
+
+TEST_CASE("roofline decode-only shortcut: the rounding check declines near a half nanosecond") {
+  // An approximate sum decides the answer only when every sum within 2^-47 of it
+  // rounds alike; at or next to x.5 ns it declines (the caller then sums exactly).
+  const double us_per_ns = 1e-3;
+  CHECK_FALSE(roofline_time_if_clear_for_test(12345678.5 * us_per_ns).has_value());
+  CHECK_FALSE(roofline_time_if_clear_for_test(std::nextafter(12345678.5 * us_per_ns, 1e9)).has_value());
+  CHECK_FALSE(roofline_time_if_clear_for_test(std::nextafter(12345678.5 * us_per_ns, 0.0)).has_value());
+  CHECK_FALSE(roofline_time_if_clear_for_test(0.0).has_value());
+  CHECK_FALSE(roofline_time_if_clear_for_test(-5.0).has_value());
+  // Clear of a half: the nearest nanosecond (at least 1), as seconds_to_time rounds.
+  CHECK(roofline_time_if_clear_for_test(12345678.25 * us_per_ns) == Time{12345678});
+  CHECK(roofline_time_if_clear_for_test(12345678.75 * us_per_ns) == Time{12345679});
+  CHECK(roofline_time_if_clear_for_test(12345678.0 * us_per_ns) == Time{12345678});
+  CHECK(roofline_time_if_clear_for_test(0.1 * us_per_ns) == Time{1});
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 100000; ++i) {
+    const double us = 1.0 + static_cast<double>(rng() % 100000000) / 997.0;
+    const std::optional<Time> t = roofline_time_if_clear_for_test(us);
+    if (t) CHECK(*t == std::max<Time>(1, seconds_to_time(us * 1e-6)));
   }
 }

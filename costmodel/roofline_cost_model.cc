@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -87,6 +88,8 @@ RooflineCostModel::RooflineCostModel(ModelSpec model, HardwareSpec hw, RooflineO
   const HeadShape shape{m_.heads / opt_.tp, std::max<std::int64_t>(1, m_.kv_heads / opt_.tp), m_.head_dim};
   dense_eager_ = std::make_unique<DenseKernels>(m_, hw_, opt_, flat_, kernel_floor_us(false));
   dense_graph_ = std::make_unique<DenseKernels>(m_, hw_, opt_, flat_, kernel_floor_us(true));
+  dense_methods_ = attention.prefill == PrefillMethod::kDense && attention.decode == DecodeMethod::kDense &&
+                   attention.kv == KvMethod::kNone;
   eager_ = make_attention_pricers(attention, AttentionPricingContext{dense_eager_.get(), nullptr, shape, m_.layers, opt_.tp});
   graph_ = make_attention_pricers(attention, AttentionPricingContext{dense_graph_.get(), nullptr, shape, m_.layers, opt_.tp});
 }
@@ -154,7 +157,28 @@ double add_parts(double us, const PartTimes& p, std::size_t from) {
 }
 
 Time iteration_time_of_us(double us) { return std::max<Time>(1, seconds_to_time(us * 1e-6)); }
+
+// iteration_time_of_us(exact) from `approx`, when that is sure to give the same
+// answer; nullopt otherwise. `approx` is (stem + attention) + tail, the tail summed
+// ahead (row_tail); `exact` adds the same positive parts to stem + attention one
+// by one. Each is within k·2^-53 (relative) of the true sum for k <= 12 tail parts,
+// so they differ by less than 2^-48 relative, and by less than 2^-47 once both are
+// scaled to ns by the same two multiplications. Rounding half away from zero
+// changes its answer only at a half (x.5; at an integer both sides round alike),
+// so when approx's ns lies farther than 2^-40 relative from one (256 times the
+// bound), the exact sum's ns rounds to the same integer. (Near one: about one
+// iteration in 10^5; the caller then sums exactly.)
+std::optional<Time> time_if_clear(double approx) {
+  const double ns = approx * 1e-6 * 1e9;  // seconds_to_time(us * 1e-6)'s arithmetic
+  if (!(ns > 0 && ns < 0x1p52)) return std::nullopt;
+  const auto i = static_cast<std::int64_t>(ns);  // ns > 0: truncation is floor
+  const double f = ns - static_cast<double>(i);  // exact
+  if (std::fabs(f - 0.5) <= ns * 0x1p-40) return std::nullopt;
+  return std::max<Time>(1, f > 0.5 ? i + 1 : i);
+}
 }  // namespace
+
+std::optional<Time> roofline_time_if_clear_for_test(double approx_us) { return time_if_clear(approx_us); }
 
 Time RooflineCostModel::time_of(const PartTimes& p) const { return time_of_stem(p, row_stem(p)); }
 
@@ -168,16 +192,44 @@ Time RooflineCostModel::time_of_stem(const PartTimes& p, double stem) const {
   return iteration_time_of_us(add_parts(stem, p, kFirstVarying));
 }
 
+double RooflineCostModel::row_tail(const PartTimes& p) const {
+  double tail = 0;
+  for (std::size_t i = static_cast<std::size_t>(Part::kAttentionKv) + 1; i < kPartCount; ++i) tail += p[i];
+  return tail;
+}
+
+double RooflineCostModel::dense_decode_from_sums(const BatchShape& b) const {
+  // DenseDecode::us's arithmetic, term for term, on the kernels pricers(b) holds
+  // (b has no prefills: the graph's with cuda_graph_decode).
+  const auto& k = static_cast<const DenseKernels&>(opt_.cuda_graph_decode ? *dense_graph_ : *dense_eager_);
+  DecodeWork w;
+  w.seqs = static_cast<double>(b.decode_contexts.size());
+  w.kv_tokens = static_cast<double>(b.decode_sums->kv);
+  w.kv_splits = static_cast<double>(b.decode_sums->splits);
+  w.max_kv = static_cast<double>(b.decode_sums->max_kv);
+  w.hints = &b.search_hints;
+  return static_cast<double>(m_.layers) * k.decode_us(w);
+}
+
 // time_of_stem(row with the batch's attention parts, stem), without writing them
-// into a copy of the row (zero parts left out, as there).
-Time RooflineCostModel::decode_time(const BatchShape& b, const PartTimes& row, double stem) const {
-  const AttentionPricers& a = pricers(b);
+// into a copy of the row (zero parts left out, as there). With the default
+// methods and the engine's decode sums, the attention is priced directly (the
+// prefill pricer gives 0 without prefills, there is no KV pricer); then, unless
+// the answer is near a rounding boundary, the tail is added as one sum.
+Time RooflineCostModel::decode_time(const BatchShape& b, const PartTimes& row, double stem, double tail) const {
+  constexpr std::size_t kTail = static_cast<std::size_t>(Part::kAttentionKv) + 1;
   double us = stem;
-  if (const double x = a.prefill->us(b); x != 0) us += x;
-  if (const double x = a.decode->us(b); x != 0) us += x;
-  if (a.kv)
-    if (const double x = a.kv->us(b); x != 0) us += x;
-  return iteration_time_of_us(add_parts(us, row, static_cast<std::size_t>(Part::kAttentionKv) + 1));
+  if (dense_methods_ && b.decode_sums && !b.decode_contexts.empty()) {
+    if (const double x = dense_decode_from_sums(b); x != 0) us += x;
+  } else {
+    const AttentionPricers& a = pricers(b);
+    if (const double x = a.prefill->us(b); x != 0) us += x;
+    if (const double x = a.decode->us(b); x != 0) us += x;
+    if (a.kv)
+      if (const double x = a.kv->us(b); x != 0) us += x;
+  }
+  if (const std::optional<Time> t = time_if_clear(us + tail)) return *t;
+  return iteration_time_of_us(add_parts(us, row, kTail));
 }
 
 // ---- flat model (before the hardware model; unchanged arithmetic) ----

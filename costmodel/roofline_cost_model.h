@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "costmodel/attention_pricer.h"
@@ -67,6 +68,11 @@ inline double wave_fill(double ctas, int sms) {
   return ctas <= 0 ? 1.0 : ctas / (std::ceil(ctas / sms) * sms);
 }
 
+// The decode-time shortcut's rounding check (roofline_cost_model.cc), for tests:
+// the time of an iteration of `approx_us` µs when every sum within 2^-47 of it
+// (relative) rounds to the same nanosecond, else nullopt.
+std::optional<Time> roofline_time_if_clear_for_test(double approx_us);
+
 class RooflineCostModel final : public CostModel, public TablePricedBackend {
  public:
   // Throws InputError for a model other than hardware|flat or a sparse attention method.
@@ -84,7 +90,9 @@ class RooflineCostModel final : public CostModel, public TablePricedBackend {
   // The sum's first parts, before attention_prefill (every part is added in Part order).
   double row_stem(const PartTimes& p) const override;
   Time time_of_stem(const PartTimes& p, double stem) const override;
-  Time decode_time(const BatchShape& b, const PartTimes& row, double stem) const override;
+  // The parts after attention, summed (any order; decode_time's shortcut).
+  double row_tail(const PartTimes& p) const override;
+  Time decode_time(const BatchShape& b, const PartTimes& row, double stem, double tail) const override;
 
   // One kernel of the hardware model, µs, without the floors (tests, docs).
   double gemm_kernel_us(double m, double n, double k) const;
@@ -110,6 +118,11 @@ class RooflineCostModel final : public CostModel, public TablePricedBackend {
   bool flat_ = false;
   double flops_per_s_;  // flat
   double bytes_per_s_;  // flat
+  // The batch's decode attention from its decode sums, as DenseDecode prices it
+  // (dense_pricer.cc), without the pricers' virtual calls; REQUIRES b.decode_sums.
+  double dense_decode_from_sums(const BatchShape& b) const;
+  // The attention methods are the default ones (dense prefill and decode, no KV method).
+  bool dense_methods_ = false;
   // The dense kernels and the pricers built on them: eager, and inside a graph.
   std::unique_ptr<DenseAttentionKernels> dense_eager_, dense_graph_;
   AttentionPricers eager_, graph_;
