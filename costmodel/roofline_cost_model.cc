@@ -42,7 +42,12 @@ class RooflineCostModel::DenseKernels final : public DenseAttentionKernels {
         kv_bytes_(m.kv_bytes),
         kv_token_bytes_(2.0 * std::max(1.0, static_cast<double>(m.kv_heads) / o.tp) * d_ * m.kv_bytes),
         flat_flops_(hw.bf16_tflops * 1e12 * o.compute_efficiency),
-        flat_bytes_(hw.mem_bandwidth_gbps * 1e9 * o.memory_efficiency) {}
+        flat_bytes_(hw.mem_bandwidth_gbps * 1e9 * o.memory_efficiency),
+        flops_per_kv_(4.0 * qh_ * d_),
+        decode_bytes_per_s_(hw.mem_bandwidth_gbps * 1e9 * hw.decode_attention_bandwidth_fraction),
+        attention_flops_per_s_(hw.bf16_tflops * 1e12 * hw.prefill_attention_flops_fraction),
+        bytes_per_s_(hw.mem_bandwidth_gbps * 1e9 * hw.bandwidth_fraction),
+        sms_(hw.sms) {}
 
   double prefill_us(const PrefillWork& w) const override {
     const double flops = 4.0 * qh_ * d_ * w.visible;
@@ -52,20 +57,26 @@ class RooflineCostModel::DenseKernels final : public DenseAttentionKernels {
     }
     const double bytes = w.kv_tokens * 2 * kvh_int_ * d_ * kv_bytes_ + 2.0 * w.rows * qh_ * d_ * 2;
     const double fill = wave_fill(w.q_tiles * qh_, hw_.sms);
-    const double compute = flops / (hw_.bf16_tflops * 1e12 * hw_.prefill_attention_flops_fraction * fill);
-    const double memory = bytes / (hw_.mem_bandwidth_gbps * 1e9 * hw_.bandwidth_fraction);
+    const double compute = flops / (attention_flops_per_s_ * fill);
+    const double memory = bytes / bytes_per_s_;
     return std::max({compute * 1e6, memory * 1e6, floor_us_});
   }
+  // The expressions' constant leading factors are products computed once, in the
+  // same order (left to right), so every result has the same bits as before.
   double decode_us(const DecodeWork& w) const override {
-    const double flops = 4.0 * qh_ * d_ * w.kv_tokens;
+    const double flops = flops_per_kv_ * w.kv_tokens;  // 4.0 * qh_ * d_ * w.kv_tokens
     if (flat_) {
       const double bytes = w.kv_tokens * kv_token_bytes_;
       return std::max(flops / flat_flops_, bytes / flat_bytes_) * 1e6;
     }
     const double bytes = w.kv_tokens * 2 * kvh_int_ * d_ * kv_bytes_ + 2.0 * w.seqs * qh_ * d_ * 2;
-    const double fill = std::min(1.0, w.kv_splits * kvh_int_ / hw_.sms);
-    const double memory = bytes / (hw_.mem_bandwidth_gbps * 1e9 * hw_.decode_attention_bandwidth_fraction * fill);
-    const double compute = flops / (hw_.bf16_tflops * 1e12 * hw_.prefill_attention_flops_fraction);
+    // fill = min(1, items / sms): exactly 1 when items >= sms (a correctly rounded
+    // quotient of x >= s > 0 is >= 1), and then the bandwidth's product is
+    // decode_bytes_per_s_ * 1.0, itself: no division for the fill.
+    const double items = w.kv_splits * kvh_int_;
+    const double memory = items >= sms_ ? bytes / decode_bytes_per_s_
+                                        : bytes / (decode_bytes_per_s_ * std::min(1.0, items / sms_));
+    const double compute = flops / attention_flops_per_s_;
     return std::max({compute * 1e6, memory * 1e6, floor_us_});
   }
 
@@ -77,6 +88,11 @@ class RooflineCostModel::DenseKernels final : public DenseAttentionKernels {
   int kv_bytes_;
   double kv_token_bytes_;  // flat: K and V of one token, one layer
   double flat_flops_, flat_bytes_;
+  double flops_per_kv_;           // 4 * qh * d: decode attention FLOPs per KV token read
+  double decode_bytes_per_s_;     // BW * decode_attention_bandwidth_fraction (fill 1)
+  double attention_flops_per_s_;  // peak * prefill_attention_flops_fraction
+  double bytes_per_s_;            // BW * bandwidth_fraction
+  double sms_;
 };
 
 RooflineCostModel::RooflineCostModel(ModelSpec model, HardwareSpec hw, RooflineOptions opt,

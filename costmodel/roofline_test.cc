@@ -286,3 +286,38 @@ TEST_CASE("fit-roofline: gemm_dense rows (params dense=1) do not enter the GEMM 
       },
       800, ";dense=1", &HardwareSpec::gemm_flops_fraction);
 }
+
+TEST_CASE("roofline decode attention: the header's formula to the bit, SMs partly and fully busy") {
+  // roofline_cost_model.h: max(bytes / (BW·decode_attention_bandwidth_fraction·fill),
+  // FLOPs / (peak·prefill_attention_flops_fraction), floor) per layer, fill = min(1,
+  // split-KV items / sms). Written here term by term, so the kernels' precomputed
+  // factors and their no-division path at fill 1 must give the same bits; the
+  // batches span fill < 1 and fill 1.
+  const ModelSpec m = roofline_llama3_8b();
+  const HardwareSpec hw = roofline_h100();
+  for (bool graph : {false, true}) {
+    RooflineOptions o;
+    o.cuda_graph_decode = graph;
+    const RooflineCostModel r(m, hw, o);
+    const double floor = r.kernel_floor_us(graph);
+    const double qh = static_cast<double>(m.heads), kvh = static_cast<double>(m.kv_heads), d = static_cast<double>(m.head_dim);
+    int fill_below = 0, fill_one = 0;
+    for (std::int64_t n : {1, 2, 3, 7, 16, 17, 33, 64, 128, 255}) {
+      for (std::int64_t ctx : {0, 100, 255, 256, 1000, 4095, 30000}) {
+        const BatchShape b = decode(n, ctx);
+        const double kv = static_cast<double>(n * (ctx + 1));
+        const double splits = static_cast<double>(n * ((ctx + 1 + 255) / 256));
+        const double flops = 4.0 * qh * d * kv;
+        const double bytes = kv * 2 * kvh * d * m.kv_bytes + 2.0 * static_cast<double>(n) * qh * d * 2;
+        const double fill = std::min(1.0, splits * kvh / hw.sms);
+        (fill < 1 ? fill_below : fill_one)++;
+        const double memory = bytes / (hw.mem_bandwidth_gbps * 1e9 * hw.decode_attention_bandwidth_fraction * fill);
+        const double compute = flops / (hw.bf16_tflops * 1e12 * hw.prefill_attention_flops_fraction);
+        const double expected = static_cast<double>(m.layers) * std::max({compute * 1e6, memory * 1e6, floor});
+        CHECK(part(r.parts(b), Part::kAttentionDecode) == expected);
+      }
+    }
+    CHECK(fill_below > 0);
+    CHECK(fill_one > 0);
+  }
+}
