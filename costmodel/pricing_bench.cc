@@ -6,7 +6,8 @@
 //   servesim_pricing_bench [--benchmark_filter=...] [--benchmark_min_time=...]
 // The calibrated backend uses costmodel/profiles/h100-sxm/profile.csv (skipped
 // with an error line when it cannot be loaded). *_sums: the same batches with
-// the decode sums the engine's decode lane hands over (batch_shape.h). *_fit: decode by
+// the decode sums the engine's decode lane hands over (batch_shape.h). *_decode: the
+// mix's decode-only batches alone, with their sums (the engine's commonest). *_fit: decode by
 // the linear fit, no launch excess (cost_model.decode_attention: fit, launch_excess: none).
 // Each batch keeps its decode search hints (batch_shape.h) between its visits, so from the
 // second pass on every hint is right: the calibrated *_sums figures are the hinted case
