@@ -8,6 +8,7 @@
 // page sizes (the lane's page calendar).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -21,8 +22,9 @@ using namespace servesim::testing;
 
 namespace {
 
-// Runs the scenario with the lane on or off; returns every output file's bytes by name.
-FolderFiles outputs(const std::vector<std::string>& sets, bool lane, const std::string& name) {
+// Runs the scenario with the lane on or off; returns every output file's bytes by name
+// (with `record`, the batch record too: reports/batch_recorder.h).
+FolderFiles outputs(const std::vector<std::string>& sets, bool lane, const std::string& name, bool record = false) {
   YAML::Node root = YAML::Load(kMemoryTightWorkload);  // policies/testing/policy_runs.h
   for (const auto& s : sets) apply_override(root, s);
   ScenarioConfig c = parse_scenario(root, "<" + name + ">");
@@ -31,7 +33,9 @@ FolderFiles outputs(const std::vector<std::string>& sets, bool lane, const std::
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / "servesim_decode_lane_test" / (name + (lane ? "_on" : "_off"));
   std::filesystem::remove_all(dir);
-  execute_run(c, RunOptions{dir.string(), false});
+  RunOptions o{dir.string(), false};
+  if (record) o.record_batches = (dir / "batches.csv").string();
+  execute_run(c, o);
   return folder_files(dir);
 }
 
@@ -40,6 +44,10 @@ FolderFiles outputs(const std::vector<std::string>& sets, bool lane, const std::
 TEST_CASE("every output file is the same with the decode lane on and off") {
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
       {"fcfs", {}},
+      // The roofline prices from the lane's sums: the lane leaves its context values
+      // unwritten (nobody reads them here; sim/worker.h).
+      {"roofline", {"cost_model.backend=roofline"}},
+      {"roofline_small_batch", {"cost_model.backend=roofline", "policy.local=lpm", "batching.max_batch_tokens=16"}},
       {"dlpm", {"policy.local=dlpm"}},
       {"vtc", {"policy.local=vtc"}},
       {"ltr", {"policy.local=ltr"}},
@@ -70,5 +78,31 @@ TEST_CASE("every output file is the same with the decode lane on and off") {
     const std::vector<std::string>& sets = c.second;
     CAPTURE(name);
     check_same_files(outputs(sets, true, name), outputs(sets, false, name));
+  }
+}
+
+TEST_CASE("the batch record is the same with the decode lane on and off") {
+  // With the roofline (cost_model.backend=roofline) the lane leaves its context values
+  // unwritten unless the batch is read (sim/worker.h, last_batch): a batch record
+  // reads every iteration's contexts, so they must be written then, exactly as the
+  // step-by-step pass writes them, also under preemption (memory-tight) and with
+  // hand-offs joining the lane (PD).
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"record_fcfs", {"cost_model.backend=roofline"}},
+      {"record_small_batch", {"cost_model.backend=roofline", "policy.local=lpm", "batching.max_batch_tokens=16"}},
+      {"record_pd",
+       {"cost_model.backend=roofline",
+        "cluster={pools: [{name: p, role: prefill, workers: 1}, {name: d, role: decode, workers: 1}], pd: {link: "
+        "rdma, decider: always}}"}},
+      // The calibrated backend reads the values: the lane writes them as it goes.
+      {"record_calibrated", {"cost_model.backend=calibrated"}},
+  };
+  for (const auto& c : cases) {
+    const std::string& name = c.first;
+    const std::vector<std::string>& sets = c.second;
+    CAPTURE(name);
+    const FolderFiles on = outputs(sets, true, name, true), off = outputs(sets, false, name, true);
+    CHECK(std::count_if(on.begin(), on.end(), [](const auto& f) { return f.first == "batches.csv"; }) == 1);
+    check_same_files(on, off);
   }
 }

@@ -34,6 +34,7 @@ class RunObservers final : public RunObserver {
   void on_iteration(WorkerId w, Time start, Time duration, const BatchShape& b) override {
     if (recorder_) recorder_->on_iteration(w, start, duration, b);
   }
+  bool wants_iterations() const override { return recorder_ != nullptr; }
   void on_request(const RequestOutcome& r) override { report_.on_request(r); }
   void on_queued(ClientId c, Time t) override { report_.on_queued(c, t); }
   void on_arrival(Time t) override { report_.on_arrival(t); }

@@ -30,6 +30,11 @@ class CostModel {
   virtual Time iteration_time(const BatchShape& batch) const = 0;
   virtual std::string identity() const = 0;
   virtual bool calibrated() const = 0;
+  // False: for a batch that carries decode_sums, iteration_time() reads only the
+  // number of decode contexts, never their values. The engine's decode lane then
+  // leaves the values unwritten unless someone reads the batch (sim/worker.h,
+  // last_batch). True (the default) for any model that may read them.
+  virtual bool reads_decode_contexts() const { return true; }
   virtual PartTimes parts(const BatchShape& batch) const {
     PartTimes p{};
     p[static_cast<std::size_t>(Part::kOther)] = time_to_seconds(iteration_time(batch)) * 1e6;

@@ -45,8 +45,13 @@ std::vector<Operation> operation_list(const ModelSpec& m, int tp_degree, const B
                    span * kv_token_bytes + 2 * rows * hq * d * act});
   }
   if (!batch.decode_contexts.empty()) {
+    // Σ (context + 1): every partial sum is an integer below 2^53, so the sum the
+    // decode lane keeps (batch_shape.h) is the same double.
     double kv = 0;
-    for (auto c : batch.decode_contexts) kv += static_cast<double>(c) + 1;
+    if (batch.decode_sums)
+      kv = static_cast<double>(batch.decode_sums->kv);
+    else
+      for (auto c : batch.decode_contexts) kv += static_cast<double>(c) + 1;
     const double seqs = static_cast<double>(batch.decode_contexts.size());
     ops.push_back({Part::kAttentionDecode, OpKind::kAttention, true, 1, 4 * hq * d * kv,
                    kv * kv_token_bytes + 2 * seqs * hq * d * act});

@@ -88,6 +88,8 @@ class PricedCostModel final : public CostModel {
   PartTimes parts(const BatchShape& batch) const override { return backend_->parts(batch); }
   std::string identity() const override { return backend_->identity(); }
   bool calibrated() const override { return backend_->calibrated(); }
+  // The tables read no context; the backend's pricers and its own answer past the table do.
+  bool reads_decode_contexts() const override { return backend_->reads_decode_contexts(); }
   const CostModel& backend() const { return *backend_; }
   // Table rows filled so far (tests, docs).
   std::size_t table_rows() const;

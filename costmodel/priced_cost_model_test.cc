@@ -197,3 +197,41 @@ TEST_CASE("roofline decode-only shortcut: the rounding check declines near a hal
     if (t) CHECK(*t == std::max<Time>(1, seconds_to_time(us * 1e-6)));
   }
 }
+
+TEST_CASE("which cost models read the decode context values when a batch carries its decode sums") {
+  // CostModel::reads_decode_contexts: false lets the engine's decode lane leave the
+  // values unwritten (sim/worker.h). The roofline with its dense pricers, plain and
+  // table-priced, reads only the sums (the operation list too); the calibrated
+  // backend, the fixed model and any model that does not say otherwise may read them.
+  ModelSpec m;
+  m.name = "Llama-3-8B";
+  HardwareSpec hw;
+  hw.name = "H100-SXM";
+  auto roofline = std::make_shared<RooflineCostModel>(m, hw, RooflineOptions{});
+  CHECK_FALSE(roofline->reads_decode_contexts());
+  CHECK_FALSE(priced(roofline)->reads_decode_contexts());
+  auto fits = std::make_shared<const KernelFits>(
+      KernelFits::fit(ProfileTable::load(SERVESIM_SOURCE_DIR "/costmodel/profiles/h100-sxm/profile.csv")));
+  auto calibrated = std::make_shared<CalibratedCostModel>(fits, m, hw, AttentionMethods{}, CalibratedOptions{});
+  CHECK(calibrated->reads_decode_contexts());
+  CHECK(priced(calibrated)->reads_decode_contexts());
+  CHECK(FixedCostModel(FixedCostOptions{}).reads_decode_contexts());
+  // With sums, the roofline's parts (its operation list) are the same with the values
+  // zeroed: nothing but the sums and the count is read.
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 200; ++i) {
+    BatchShape b = random_batch(rng);
+    BatchShape::DecodeSums sums;
+    for (std::int64_t c : b.decode_contexts) {
+      sums.kv += c + 1;
+      sums.splits += (c + 1 + 255) / 256;
+      sums.max_kv = std::max(sums.max_kv, c + 1);
+    }
+    b.decode_sums = sums;
+    BatchShape zeroed = b;
+    std::fill(zeroed.decode_contexts.begin(), zeroed.decode_contexts.end(), 0);
+    CHECK(roofline->parts(zeroed) == roofline->parts(b));
+    CHECK(roofline->iteration_time(zeroed) == roofline->iteration_time(b));
+    CHECK(priced(roofline)->iteration_time(zeroed) == roofline->iteration_time(b));
+  }
+}

@@ -81,6 +81,9 @@ class RooflineCostModel final : public CostModel, public TablePricedBackend {
   PartTimes parts(const BatchShape& batch) const override;
   std::string identity() const override;
   bool calibrated() const override { return false; }
+  // With the default methods the dense pricers and the operation list take the
+  // decode sums when a batch has them.
+  bool reads_decode_contexts() const override { return !dense_methods_; }
 
   // TablePricedBackend (priced_cost_model.h): the hardware model is a sum of parts.
   bool table_priceable() const override { return !flat_; }

@@ -56,8 +56,12 @@ class RunObserver {
  public:
   virtual ~RunObserver() = default;
   virtual void on_request(const RequestOutcome& r) = 0;
-  // One call per iteration, after it is built (start = its start time).
+  // One call per iteration, after it is built (start = its start time), while
+  // wants_iterations(): an observer that ignores iterations says false, and the engine
+  // then neither calls it nor writes what only a reader of the batch needs (the decode
+  // lane's context values, sim/worker.h). Asked once, when the simulation is built.
   virtual void on_iteration(WorkerId w, Time start, Time duration, const BatchShape& batch) {}
+  virtual bool wants_iterations() const { return true; }
   // Sampling: when sample_interval() is set, on_sample() is called at every
   // multiple of it up to the end of the run, with the cluster state at that
   // instant. State only changes at events, so samples are exact and add no

@@ -9,7 +9,7 @@ namespace servesim {
 
 Simulation::Simulation(SimulationSetup setup, RequestSource& source, RunObserver& observer)
     : global_(std::move(setup.global)), max_context_(setup.max_context), horizon_(setup.horizon), source_(source),
-      observer_(observer) {
+      observer_(observer), observes_iterations_(observer.wants_iterations()) {
   SIM_CHECK(!setup.workers.empty(), "a simulation needs at least one worker");
   SIM_CHECK(global_ != nullptr, "a simulation needs a global policy");
   for (std::size_t i = 0; i < setup.workers.size(); ++i) {
@@ -381,7 +381,7 @@ void Simulation::start_iteration(WorkerId w) {
   const Time t = wk.start_iteration(now_);
   if (store_ && !wk.store_loads().empty()) start_store_loads(w);
   if (t > 0) {
-    observer_.on_iteration(w, now_, t, wk.last_batch());
+    if (observes_iterations_) observer_.on_iteration(w, now_, t, wk.last_batch());
     events_.push(now_ + t, EventKind::kIterationEnd, w);
     if (pd_ && pd_->streaming == PdStreaming::kLayerwise) start_streams(w);
   }

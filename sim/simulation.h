@@ -192,6 +192,7 @@ class Simulation final : private ClusterView {
   std::optional<Time> horizon_;
   RequestSource& source_;
   RunObserver& observer_;
+  bool observes_iterations_ = true;  // observer_.wants_iterations(), asked once
 
   EventQueue events_;
   RequestTable table_;

@@ -17,6 +17,7 @@ Worker::Worker(WorkerId id, std::unique_ptr<LocalPolicy> policy, std::shared_ptr
       eviction_(std::move(kv_eviction)), kvm_(id, kv_capacity_pages, page_size, table, stats_) {
   stats_.kv_capacity_pages = kv_capacity_pages;
   lane_allowed_ = opt_.mode == BatchMode::kMixed && opt_.decode_lane && kv().page_size() <= kLaneMaxPageSize;
+  lane_elides_contexts_ = !cost_->reads_decode_contexts();
 }
 
 void Worker::set_kv_tiers(const KvTiersConfig& c, double kv_bytes_per_token, double default_host_gbps) {
@@ -104,6 +105,7 @@ void Worker::preempt_now(std::size_t i) {
 }
 
 void Worker::drop_from_batch(std::size_t k) {
+  write_lane_contexts();  // (the sums go: the pricer sums the values)
   std::size_t same_kind = 0;
   for (std::size_t i = 0; i < items_.size(); ++i) {
     if (items_[i].i != k) continue;
@@ -272,6 +274,7 @@ void Worker::store_loaded(RequestHandle h, std::uint32_t serial, Time now) {
 Time Worker::start_iteration(Time now) {
   SIM_CHECK(!busy_, "worker {} started an iteration while busy", id_);
   now_ = now;
+  contexts_gone_ = false;
   // The lane's members keep their items at the front of items_, and lane_schedule
   // sizes and writes every decode context (worker_lane.cc): no need to clear them.
   if (lane_on_) {

@@ -155,7 +155,14 @@ class Worker final : private AdmissionContext {
   Time start_iteration(Time now);
   // Applies the iteration that just ended; appends finished handles to `done`.
   void finish_iteration(Time now, std::vector<RequestHandle>& done);
-  const BatchShape& last_batch() const { return shape_; }
+  // The batch of the iteration in progress (from start_iteration until its
+  // finish_iteration), decode context values included: a decode lane that left them
+  // unwritten (lane_elides_contexts_) writes them now.
+  const BatchShape& last_batch() {
+    write_lane_contexts();
+    SIM_CHECK(!contexts_gone_, "worker {}: last_batch() read after its iteration ended", id_);
+    return shape_;
+  }
 
   // PD hand-off (see the header comment). Requests handed off by the last
   // finish_iteration(); the engine takes (and clears) them.
@@ -298,6 +305,23 @@ class Worker final : private AdmissionContext {
   bool lane_allowed_;            // mixed mode, and no policy has read the running set
   bool lane_on_ = false;         // the lane is built and members' generated is deferred
   bool lane_scheduled_ = false;  // this iteration's decode items came from the lane
+  // The lane's context values. When the cost model does not read them
+  // (CostModel::reads_decode_contexts: it prices from the decode sums), lane_schedule
+  // only sizes shape_.decode_contexts, and the values, ln_cb_[j] + contexts_step_, are
+  // written by write_lane_contexts() when someone reads or moves them: last_batch()
+  // (the observer), drop_from_batch, lane_flush. An iteration that ends with them
+  // unwritten has none to show (contexts_gone_ until the next start_iteration).
+  bool lane_elides_contexts_ = false;
+  bool contexts_due_ = false;
+  bool contexts_gone_ = false;
+  std::int64_t contexts_step_ = 0;
+  void write_lane_contexts() {
+    if (!contexts_due_) return;
+    contexts_due_ = false;
+    std::int64_t* out = shape_.decode_contexts.data();
+    const std::int64_t* cb = ln_cb_.data();
+    for (std::size_t j = 0, n = shape_.decode_contexts.size(); j < n; ++j) out[j] = cb[j] + contexts_step_;
+  }
   bool lane_tokens_direct_ = false;  // lane_finish: the observer hears lane_clients_ as they are
   std::int64_t steps_ = 0;       // decode steps applied since the lane was built
   std::int64_t lane_min_fin_ = 0;  // smallest ln_fin_ (kept by lane_add and lane_finish)

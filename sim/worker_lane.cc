@@ -141,6 +141,7 @@ bool Worker::lane_build() {
 }
 
 void Worker::lane_flush() {
+  write_lane_contexts();  // while the members' bases and steps_ still give them
   if (!lane_on_) return;
   for (std::size_t j = 0; j < lane_size(); ++j) {
     RequestHot& r = hot_[items_[j].i];
@@ -218,9 +219,14 @@ bool Worker::lane_schedule() {
   // the last iteration by start_iteration, so resizing fills at most the growth).
   std::vector<std::int64_t>& ctx = shape_.decode_contexts;
   ctx.resize(n);
-  std::int64_t* out = ctx.data();
   const std::int64_t* cb = ln_cb_.data();
-  for (std::size_t j = 0; j < n; ++j) out[j] = cb[j] + s;
+  if (lane_elides_contexts_) {  // the values when someone reads them (worker.h)
+    contexts_due_ = true;
+    contexts_step_ = s;
+  } else {
+    std::int64_t* out = ctx.data();
+    for (std::size_t j = 0; j < n; ++j) out[j] = cb[j] + s;
+  }
   if (lane_cb_max_stale_) {  // the longest member left: one pass (rare; a base may be negative)
     lane_cb_max_ = std::numeric_limits<std::int64_t>::min();
     for (std::size_t j = 0; j < n; ++j) lane_cb_max_ = std::max(lane_cb_max_, cb[j]);
@@ -308,6 +314,10 @@ void Worker::lane_slot_free(std::uint32_t c) {
 // the step-by-step pass, in the same order relative to the policy's token calls.
 void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
   lane_scheduled_ = false;
+  if (contexts_due_) {  // never read: the members' bases and steps_ change below
+    contexts_due_ = false;
+    contexts_gone_ = true;
+  }
   const std::int64_t s1 = steps_ + 1;
   const std::size_t n = lane_size();
   // One token per member, once per client (lane_clients_' order). When the batch is
