@@ -82,7 +82,7 @@ TEST_CASE("every output file is the same with the decode lane on and off") {
 }
 
 TEST_CASE("the batch record is the same with the decode lane on and off") {
-  // With the roofline (cost_model.backend=roofline) the lane leaves its context values
+  // With the roofline or the calibrated backend and the dense methods the lane leaves its context values
   // unwritten unless the batch is read (sim/worker.h, last_batch): a batch record
   // reads every iteration's contexts, so they must be written then, exactly as the
   // step-by-step pass writes them, also under preemption (memory-tight) and with
@@ -94,8 +94,9 @@ TEST_CASE("the batch record is the same with the decode lane on and off") {
        {"cost_model.backend=roofline",
         "cluster={pools: [{name: p, role: prefill, workers: 1}, {name: d, role: decode, workers: 1}], pd: {link: "
         "rdma, decider: always}}"}},
-      // The calibrated backend reads the values: the lane writes them as it goes.
       {"record_calibrated", {"cost_model.backend=calibrated"}},
+      // A sparse decode method reads the values: the lane writes them as it goes.
+      {"record_quest", {"cost_model.backend=calibrated", "attention.decode=quest"}},
   };
   for (const auto& c : cases) {
     const std::string& name = c.first;

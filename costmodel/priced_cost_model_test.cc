@@ -200,9 +200,10 @@ TEST_CASE("roofline decode-only shortcut: the rounding check declines near a hal
 
 TEST_CASE("which cost models read the decode context values when a batch carries its decode sums") {
   // CostModel::reads_decode_contexts: false lets the engine's decode lane leave the
-  // values unwritten (sim/worker.h). The roofline with its dense pricers, plain and
-  // table-priced, reads only the sums (the operation list too); the calibrated
-  // backend, the fixed model and any model that does not say otherwise may read them.
+  // values unwritten (sim/worker.h). The roofline and the calibrated backend with the
+  // default (dense) methods, plain and table-priced, read only the sums (the operation
+  // list too); a sparse method, the fixed model and any model that does not say
+  // otherwise may read them.
   ModelSpec m;
   m.name = "Llama-3-8B";
   HardwareSpec hw;
@@ -213,11 +214,16 @@ TEST_CASE("which cost models read the decode context values when a batch carries
   auto fits = std::make_shared<const KernelFits>(
       KernelFits::fit(ProfileTable::load(SERVESIM_SOURCE_DIR "/costmodel/profiles/h100-sxm/profile.csv")));
   auto calibrated = std::make_shared<CalibratedCostModel>(fits, m, hw, AttentionMethods{}, CalibratedOptions{});
-  CHECK(calibrated->reads_decode_contexts());
-  CHECK(priced(calibrated)->reads_decode_contexts());
+  CHECK_FALSE(calibrated->reads_decode_contexts());
+  CHECK_FALSE(priced(calibrated)->reads_decode_contexts());
+  AttentionMethods quest;
+  quest.decode = DecodeMethod::kQuest;
+  auto sparse = std::make_shared<CalibratedCostModel>(fits, m, hw, quest, CalibratedOptions{});
+  CHECK(sparse->reads_decode_contexts());
+  CHECK(priced(sparse)->reads_decode_contexts());
   CHECK(FixedCostModel(FixedCostOptions{}).reads_decode_contexts());
-  // With sums, the roofline's parts (its operation list) are the same with the values
-  // zeroed: nothing but the sums and the count is read.
+  // With sums, the dense models' parts (their operation list) are the same with the
+  // values zeroed: nothing but the sums and the count is read.
   std::mt19937_64 rng(5);
   for (int i = 0; i < 200; ++i) {
     BatchShape b = random_batch(rng);
@@ -230,8 +236,14 @@ TEST_CASE("which cost models read the decode context values when a batch carries
     b.decode_sums = sums;
     BatchShape zeroed = b;
     std::fill(zeroed.decode_contexts.begin(), zeroed.decode_contexts.end(), 0);
-    CHECK(roofline->parts(zeroed) == roofline->parts(b));
-    CHECK(roofline->iteration_time(zeroed) == roofline->iteration_time(b));
-    CHECK(priced(roofline)->iteration_time(zeroed) == roofline->iteration_time(b));
+    for (const std::shared_ptr<const CostModel>& cm :
+         std::vector<std::shared_ptr<const CostModel>>{roofline, calibrated}) {
+      CHECK(cm->parts(zeroed) == cm->parts(b));
+      CHECK(cm->iteration_time(zeroed) == cm->iteration_time(b));
+      CHECK(priced(cm)->iteration_time(zeroed) == cm->iteration_time(b));
+    }
+    // A sparse decode method reads them (Quest's page budget per request).
+    if (!b.decode_contexts.empty() && b.decode_contexts.size() < 50)
+      CHECK(sparse->iteration_time(zeroed) != sparse->iteration_time(b));
   }
 }
