@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <new>
 #include <optional>
 #include <vector>
 
@@ -92,17 +93,22 @@ class RequestTable {
  public:
   RequestHandle add(RequestSpec&& spec) {
     RequestHandle h;
+    LiveRequest* r;
     if (!free_.empty()) {
       h = free_.back();
       free_.pop_back();
-      slots_[h] = LiveRequest{};
+      r = &slots_[h];
+      // A fresh request in the reused slot, built where it lives (no temporary
+      // to zero and then move in); its released block list was emptied already.
+      r->~LiveRequest();
+      ::new (static_cast<void*>(r)) LiveRequest{};
     } else {
       h = static_cast<RequestHandle>(slots_.size());
-      slots_.emplace_back();
+      r = &slots_.emplace_back();
     }
-    slots_[h].spec = std::move(spec);
-    slots_[h].client = slots_[h].spec.client;
-    slots_[h].output_tokens = slots_[h].spec.output_tokens;
+    r->spec = std::move(spec);
+    r->client = r->spec.client;
+    r->output_tokens = r->spec.output_tokens;
     ++live_;
     return h;
   }
