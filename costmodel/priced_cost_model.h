@@ -27,7 +27,7 @@
 // different nanoseconds (roofline_cost_model.cc, time_if_clear), so the answer is
 // still the same integer time.
 //
-// Memory: one row of PartTimes (160 B) per distinct T seen, plus 16 B per R,
+// Memory: one row of PartTimes and two sums (184 B) per distinct T seen, plus 16 B per R,
 // plus one more row per decode-only batch size seen (decode_row);
 // T up to kMaxTableTokens (larger batches go to the backend directly). Workers
 // equal by value share one backend (configs/run_builder.cc) and so one table.

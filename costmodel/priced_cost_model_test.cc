@@ -28,38 +28,64 @@ BatchShape random_batch(std::mt19937_64& rng) {
   if (b.empty()) b.decode_contexts.push_back(17);
   return b;
 }
-}  // namespace
 
-TEST_CASE("priced cost model: bit-identical to the roofline on 3,000 random batches, eager and CUDA graph, TP 1 and 2") {
+// The decode sums the engine's lane hands over with b (batch_shape.h): Σ (context + 1),
+// Σ ceil((context + 1) / 256) written independently of the pricer's shift, the longest.
+BatchShape::DecodeSums sums_of(const BatchShape& b) {
+  BatchShape::DecodeSums sums;
+  for (std::int64_t c : b.decode_contexts) {
+    sums.kv += c + 1;
+    sums.splits += (c + 1 + 255) / 256;
+    sums.max_kv = std::max(sums.max_kv, c + 1);
+  }
+  return sums;
+}
+
+ModelSpec llama3_8b() {
   ModelSpec m;
   m.name = "Llama-3-8B";
+  return m;
+}
+HardwareSpec h100() {
   HardwareSpec hw;
   hw.name = "H100-SXM";
+  return hw;
+}
+
+// f(backend, graph, tp) for the roofline eager and with CUDA-graph decode, TP 1 and 2.
+template <class F>
+void each_roofline(F&& f) {
   for (bool graph : {false, true}) {
     for (int tp : {1, 2}) {
       RooflineOptions o;
       o.cuda_graph_decode = graph;
       o.tp = tp;
-      auto backend = std::make_shared<RooflineCostModel>(m, hw, o);
-      auto fast = priced(backend);
-      REQUIRE(fast != backend);
-      const auto* p = dynamic_cast<const PricedCostModel*>(fast.get());
-      REQUIRE(p != nullptr);
-      CHECK(fast->identity() == backend->identity());
-      std::mt19937_64 rng(42 + tp + (graph ? 10 : 0));
-      for (int i = 0; i < 750; ++i) {
-        const BatchShape b = random_batch(rng);
-        CHECK(fast->iteration_time(b) == backend->iteration_time(b));
-        CHECK(fast->iteration_time(b) == backend->iteration_time(b));  // from the filled tables
-      }
-      CHECK(p->table_rows() > 0);
-      CHECK(fast->iteration_time(BatchShape{}) == 0);
-      // Past the table: the backend answers.
-      BatchShape big;
-      big.prefills.push_back(PrefillChunk{PricedCostModel::kMaxTableTokens + 5, 0, true});
-      CHECK(fast->iteration_time(big) == backend->iteration_time(big));
+      f(std::make_shared<RooflineCostModel>(llama3_8b(), h100(), o), graph, tp);
     }
   }
+}
+}  // namespace
+
+TEST_CASE("priced cost model: bit-identical to the roofline on 3,000 random batches, eager and CUDA graph, TP 1 and 2") {
+  each_roofline([](const std::shared_ptr<const CostModel>& backend, bool graph, int tp) {
+    auto fast = priced(backend);
+    REQUIRE(fast != backend);
+    const auto* p = dynamic_cast<const PricedCostModel*>(fast.get());
+    REQUIRE(p != nullptr);
+    CHECK(fast->identity() == backend->identity());
+    std::mt19937_64 rng(42 + tp + (graph ? 10 : 0));
+    for (int i = 0; i < 750; ++i) {
+      const BatchShape b = random_batch(rng);
+      CHECK(fast->iteration_time(b) == backend->iteration_time(b));
+      CHECK(fast->iteration_time(b) == backend->iteration_time(b));  // from the filled tables
+    }
+    CHECK(p->table_rows() > 0);
+    CHECK(fast->iteration_time(BatchShape{}) == 0);
+    // Past the table: the backend answers.
+    BatchShape big;
+    big.prefills.push_back(PrefillChunk{PricedCostModel::kMaxTableTokens + 5, 0, true});
+    CHECK(fast->iteration_time(big) == backend->iteration_time(big));
+  });
 }
 
 TEST_CASE("priced cost model: backends that are not sums of parts stay unwrapped") {
@@ -123,14 +149,8 @@ TEST_CASE("decode sums handed over with a batch price it exactly as the pricer's
   for (int i = 0; i < 400; ++i) {
     BatchShape b = random_batch(rng);
     if (i % 4 == 0) b.decode_contexts.insert(b.decode_contexts.end(), {0, 255, 256, 511, 512});
-    BatchShape::DecodeSums sums;  // ceil((c + 1) / 256) written independently of the pricer's shift
-    for (std::int64_t c : b.decode_contexts) {
-      sums.kv += c + 1;
-      sums.splits += (c + 1 + 255) / 256;
-      sums.max_kv = std::max(sums.max_kv, c + 1);
-    }
     BatchShape with = b;
-    with.decode_sums = sums;
+    with.decode_sums = sums_of(b);
     for (const auto& cm : models) CHECK(cm->iteration_time(with) == cm->iteration_time(b));
   }
 }
@@ -141,39 +161,22 @@ TEST_CASE("roofline decode-only shortcut: the same nanoseconds as the part-by-pa
   // sum computed ahead, unless the answer is near a rounding boundary. Against the
   // plain backend (part by part) on batches of 1-400 decodes, eager and CUDA graph,
   // TP 1 and 2, each batch with and without sums.
-  ModelSpec m;
-  m.name = "Llama-3-8B";
-  HardwareSpec hw;
-  hw.name = "H100-SXM";
-  for (bool graph : {false, true}) {
-    for (int tp : {1, 2}) {
-      RooflineOptions o;
-      o.cuda_graph_decode = graph;
-      o.tp = tp;
-      auto backend = std::make_shared<RooflineCostModel>(m, hw, o);
-      auto fast = priced(backend);
-      std::mt19937_64 rng(350 + tp + (graph ? 10 : 0));
-      int differ = 0;
-      for (int i = 0; i < 5000; ++i) {
-        BatchShape b;
-        const int n = 1 + static_cast<int>(rng() % 400);
-        BatchShape::DecodeSums sums;
-        for (int j = 0; j < n; ++j) {
-          const auto c = static_cast<std::int64_t>(rng() % (i % 2 ? 1000 : 100000));
-          b.decode_contexts.push_back(c);
-          sums.kv += c + 1;
-          sums.splits += (c + 1 + 255) / 256;
-          sums.max_kv = std::max(sums.max_kv, c + 1);
-        }
-        BatchShape with = b;
-        with.decode_sums = sums;
-        const Time exact = backend->iteration_time(b);
-        differ += fast->iteration_time(with) != exact;
-        differ += fast->iteration_time(b) != exact;
-      }
-      CHECK(differ == 0);
+  each_roofline([](const std::shared_ptr<const CostModel>& backend, bool graph, int tp) {
+    auto fast = priced(backend);
+    std::mt19937_64 rng(350 + tp + (graph ? 10 : 0));
+    int differ = 0;
+    for (int i = 0; i < 5000; ++i) {
+      BatchShape b;
+      const int n = 1 + static_cast<int>(rng() % 400);
+      for (int j = 0; j < n; ++j) b.decode_contexts.push_back(static_cast<std::int64_t>(rng() % (i % 2 ? 1000 : 100000)));
+      BatchShape with = b;
+      with.decode_sums = sums_of(b);
+      const Time exact = backend->iteration_time(b);
+      differ += fast->iteration_time(with) != exact;
+      differ += fast->iteration_time(b) != exact;
     }
-  }
+    CHECK(differ == 0);
+  });
 }
 
 TEST_CASE("roofline decode-only shortcut: the rounding check declines near a half nanosecond") {
@@ -204,10 +207,8 @@ TEST_CASE("which cost models read the decode context values when a batch carries
   // default (dense) methods, plain and table-priced, read only the sums (the operation
   // list too); a sparse method, the fixed model and any model that does not say
   // otherwise may read them.
-  ModelSpec m;
-  m.name = "Llama-3-8B";
-  HardwareSpec hw;
-  hw.name = "H100-SXM";
+  const ModelSpec m = llama3_8b();
+  const HardwareSpec hw = h100();
   auto roofline = std::make_shared<RooflineCostModel>(m, hw, RooflineOptions{});
   CHECK_FALSE(roofline->reads_decode_contexts());
   CHECK_FALSE(priced(roofline)->reads_decode_contexts());
@@ -227,13 +228,7 @@ TEST_CASE("which cost models read the decode context values when a batch carries
   std::mt19937_64 rng(5);
   for (int i = 0; i < 200; ++i) {
     BatchShape b = random_batch(rng);
-    BatchShape::DecodeSums sums;
-    for (std::int64_t c : b.decode_contexts) {
-      sums.kv += c + 1;
-      sums.splits += (c + 1 + 255) / 256;
-      sums.max_kv = std::max(sums.max_kv, c + 1);
-    }
-    b.decode_sums = sums;
+    b.decode_sums = sums_of(b);
     BatchShape zeroed = b;
     std::fill(zeroed.decode_contexts.begin(), zeroed.decode_contexts.end(), 0);
     for (const std::shared_ptr<const CostModel>& cm :

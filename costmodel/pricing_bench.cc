@@ -140,46 +140,21 @@ std::shared_ptr<const CostModel> calibrated_model(bool decode_fit = false) {
   static std::shared_ptr<const CostModel> rows = make(false), fit = make(true);
   return decode_fit ? fit : rows;
 }
-void BM_calibrated(benchmark::State& s) {
-  auto m = calibrated_model();
+// The calibrated model (decode by the fit with `decode_fit`), table-priced unless
+// `plain`, over `mix`; skipped with an error line when the profile cannot be loaded.
+void run_calibrated(benchmark::State& s, bool plain, Mix mix, bool decode_fit = false) {
+  auto m = calibrated_model(decode_fit);
   if (!m) {
     s.SkipWithError("costmodel/profiles/h100-sxm/profile.csv could not be loaded and fitted");
     return;
   }
-  run(s, *m);
+  run(s, plain ? *m : *priced(m), mix);  // CalibratedCostModel implements TablePricedBackend
 }
-void BM_calibrated_priced(benchmark::State& s) {
-  auto m = calibrated_model();
-  if (!m) {
-    s.SkipWithError("costmodel/profiles/h100-sxm/profile.csv could not be loaded and fitted");
-    return;
-  }
-  run(s, *priced(m));  // CalibratedCostModel implements TablePricedBackend
-}
-void BM_calibrated_priced_sums(benchmark::State& s) {
-  auto m = calibrated_model();
-  if (!m) {
-    s.SkipWithError("costmodel/profiles/h100-sxm/profile.csv could not be loaded and fitted");
-    return;
-  }
-  run(s, *priced(m), Mix::kSums);
-}
-void BM_calibrated_priced_decode(benchmark::State& s) {
-  auto m = calibrated_model();
-  if (!m) {
-    s.SkipWithError("costmodel/profiles/h100-sxm/profile.csv could not be loaded and fitted");
-    return;
-  }
-  run(s, *priced(m), Mix::kDecodeSums);
-}
-void BM_calibrated_priced_sums_fit(benchmark::State& s) {
-  auto m = calibrated_model(true);
-  if (!m) {
-    s.SkipWithError("costmodel/profiles/h100-sxm/profile.csv could not be loaded and fitted");
-    return;
-  }
-  run(s, *priced(m), Mix::kSums);
-}
+void BM_calibrated(benchmark::State& s) { run_calibrated(s, true, Mix::kPlain); }
+void BM_calibrated_priced(benchmark::State& s) { run_calibrated(s, false, Mix::kPlain); }
+void BM_calibrated_priced_sums(benchmark::State& s) { run_calibrated(s, false, Mix::kSums); }
+void BM_calibrated_priced_decode(benchmark::State& s) { run_calibrated(s, false, Mix::kDecodeSums); }
+void BM_calibrated_priced_sums_fit(benchmark::State& s) { run_calibrated(s, false, Mix::kSums, true); }
 
 }  // namespace
 

@@ -122,7 +122,8 @@ class RooflineCostModel final : public CostModel, public TablePricedBackend {
   double flops_per_s_;  // flat
   double bytes_per_s_;  // flat
   // The batch's decode attention from its decode sums, as DenseDecode prices it
-  // (dense_pricer.cc), without the pricers' virtual calls; REQUIRES b.decode_sums.
+  // (dense_pricer.cc), without the pricers' virtual calls; REQUIRES b.decode_sums
+  // and no prefills (decode_time's batches: the graph's kernels with cuda_graph_decode).
   double dense_decode_from_sums(const BatchShape& b) const;
   // The attention methods are the default ones (dense prefill and decode, no KV method).
   bool dense_methods_ = false;

@@ -276,7 +276,8 @@ Time Worker::start_iteration(Time now) {
   now_ = now;
   contexts_gone_ = false;
   // The lane's members keep their items at the front of items_, and lane_schedule
-  // sizes and writes every decode context (worker_lane.cc): no need to clear them.
+  // sizes every decode context and writes it, now or when read (worker.h,
+  // write_lane_contexts): no need to clear them.
   if (lane_on_) {
     items_.resize(lane_size());
     shape_.prefills.clear();
