@@ -125,6 +125,11 @@ struct AttentionMethods {
   // Identity: every field by value (all parameters, even those of methods
   // not selected). Configurations are compared with ==, never by describe().
   bool operator==(const AttentionMethods&) const = default;
+  // The default methods are selected: dense prefill and decode, no KV method
+  // (their parameters aside). Their pricers read a batch's decode sums, not its contexts.
+  bool all_dense() const {
+    return prefill == PrefillMethod::kDense && decode == DecodeMethod::kDense && kv == KvMethod::kNone;
+  }
 
   // For people (reports, error messages): the selected methods and all their
   // parameters, e.g. "prefill=minference(vs_500_1500:1 min_length=32768)

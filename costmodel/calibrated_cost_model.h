@@ -90,9 +90,7 @@ class CalibratedCostModel final : public CostModel, public TablePricedBackend {
   bool calibrated() const override { return !fits_->synthetic(); }
   // With the default methods the dense pricers and the operation list take the
   // decode sums when a batch has them (a sparse method may read the contexts).
-  bool reads_decode_contexts() const override {
-    return !(attn_.prefill == PrefillMethod::kDense && attn_.decode == DecodeMethod::kDense && attn_.kv == KvMethod::kNone);
-  }
+  bool reads_decode_contexts() const override { return !attn_.all_dense(); }
 
   // One iteration's time by component, µs summed over layers.
   struct Breakdown {

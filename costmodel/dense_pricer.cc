@@ -36,37 +36,31 @@ class DenseDecode final : public AttentionPricer {
   explicit DenseDecode(const AttentionPricingContext& ctx) : dense_(ctx.dense), layers_(ctx.layers) {}
   double us(const BatchShape& b) const override {
     if (b.decode_contexts.empty()) return 0;
-    // DecodeWork::add per request, in integers (the engine's hottest loop: one
-    // pass per iteration over every decode). Exact: the sums are integers far
-    // below 2^53, and ceil(n / 256) == (n + 255) / 256 for n >= 1.
-    std::int64_t kv = 0, splits = 0, max_kv = 0;
-    if (b.decode_sums) {  // kept by the engine (batch_shape.h): no pass over the contexts
-      kv = b.decode_sums->kv;
-      splits = b.decode_sums->splits;
-      max_kv = b.decode_sums->max_kv;
-    } else {
-      // Contexts are token counts (>= 0): unsigned sums and a shift, which the
-      // compiler vectorizes (GCC builds this file with -ftree-vectorize: CMakeLists.txt).
-      const std::int64_t* c = b.decode_contexts.data();
-      const std::size_t n = b.decode_contexts.size();
-      std::uint64_t sum = 0, split_sum = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        const auto a = static_cast<std::uint64_t>(c[i]);
-        sum += a;
-        split_sum += decode_split_count(a);
-      }
-      kv = static_cast<std::int64_t>(sum + n);  // + 1 per request: its new token
-      splits = static_cast<std::int64_t>(split_sum);
-      if (dense_->uses_max_kv()) {  // a pass of its own: a 64-bit max would keep the loop above scalar
-        std::uint64_t longest = 0;
-        for (std::size_t i = 0; i < n; ++i) longest = std::max(longest, static_cast<std::uint64_t>(c[i]));
-        max_kv = static_cast<std::int64_t>(longest + 1);
-      }
+    // Kept by the engine (batch_shape.h): no pass over the contexts.
+    if (b.decode_sums) return static_cast<double>(layers_) * dense_->decode_us(decode_work_from_sums(b));
+    // DecodeWork::add per request, in integers (the engine's hottest loop when it
+    // hands no sums: one pass per iteration over every decode). Exact: the sums are
+    // integers far below 2^53, and ceil(n / 256) == (n + 255) / 256 for n >= 1.
+    // Contexts are token counts (>= 0): unsigned sums and a shift, which the
+    // compiler vectorizes (GCC builds this file with -ftree-vectorize: CMakeLists.txt).
+    const std::int64_t* c = b.decode_contexts.data();
+    const std::size_t n = b.decode_contexts.size();
+    std::uint64_t sum = 0, split_sum = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto a = static_cast<std::uint64_t>(c[i]);
+      sum += a;
+      split_sum += decode_split_count(a);
+    }
+    std::int64_t max_kv = 0;
+    if (dense_->uses_max_kv()) {  // a pass of its own: a 64-bit max would keep the loop above scalar
+      std::uint64_t longest = 0;
+      for (std::size_t i = 0; i < n; ++i) longest = std::max(longest, static_cast<std::uint64_t>(c[i]));
+      max_kv = static_cast<std::int64_t>(longest + 1);
     }
     DecodeWork w;
-    w.seqs = static_cast<double>(b.decode_contexts.size());
-    w.kv_tokens = static_cast<double>(kv);
-    w.kv_splits = static_cast<double>(splits);
+    w.seqs = static_cast<double>(n);
+    w.kv_tokens = static_cast<double>(static_cast<std::int64_t>(sum + n));  // + 1 per request: its new token
+    w.kv_splits = static_cast<double>(static_cast<std::int64_t>(split_sum));
     w.max_kv = static_cast<double>(max_kv);
     w.hints = &b.search_hints;
     return static_cast<double>(layers_) * dense_->decode_us(w);

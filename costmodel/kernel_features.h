@@ -49,6 +49,17 @@ struct DecodeWork {
     max_kv = std::max(max_kv, kv);
   }
 };
+// The decode work of a batch that carries the decode lane's sums (batch_shape.h),
+// as the dense decode pricer takes it. REQUIRES b.decode_sums.
+inline DecodeWork decode_work_from_sums(const BatchShape& b) {
+  DecodeWork w;
+  w.seqs = static_cast<double>(b.decode_contexts.size());
+  w.kv_tokens = static_cast<double>(b.decode_sums->kv);
+  w.kv_splits = static_cast<double>(b.decode_sums->splits);
+  w.max_kv = static_cast<double>(b.decode_sums->max_kv);
+  w.hints = &b.search_hints;
+  return w;
+}
 inline const std::vector<std::string> kDecodeFeatureNames = {"1", "kv_bytes", "seqs", "kv_bytes_per_seq_head"};
 inline std::array<double, 4> decode_features(const HeadShape& h, const DecodeWork& w) {
   const double bytes = w.kv_tokens * h.kv_token_bytes();

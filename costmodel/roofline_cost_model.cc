@@ -104,8 +104,7 @@ RooflineCostModel::RooflineCostModel(ModelSpec model, HardwareSpec hw, RooflineO
   const HeadShape shape{m_.heads / opt_.tp, std::max<std::int64_t>(1, m_.kv_heads / opt_.tp), m_.head_dim};
   dense_eager_ = std::make_unique<DenseKernels>(m_, hw_, opt_, flat_, kernel_floor_us(false));
   dense_graph_ = std::make_unique<DenseKernels>(m_, hw_, opt_, flat_, kernel_floor_us(true));
-  dense_methods_ = attention.prefill == PrefillMethod::kDense && attention.decode == DecodeMethod::kDense &&
-                   attention.kv == KvMethod::kNone;
+  dense_methods_ = attention.all_dense();
   eager_ = make_attention_pricers(attention, AttentionPricingContext{dense_eager_.get(), nullptr, shape, m_.layers, opt_.tp});
   graph_ = make_attention_pricers(attention, AttentionPricingContext{dense_graph_.get(), nullptr, shape, m_.layers, opt_.tp});
 }
@@ -164,6 +163,7 @@ void RooflineCostModel::attention_parts(const BatchShape& batch, PartTimes& p) c
 // path) is shorter.
 namespace {
 constexpr std::size_t kFirstVarying = static_cast<std::size_t>(Part::kAttentionPrefill);
+constexpr std::size_t kFirstTail = static_cast<std::size_t>(Part::kAttentionKv) + 1;  // the parts after attention
 
 // us + p[from] + ... + p[kPartCount - 1], in Part order, zero parts left out.
 double add_parts(double us, const PartTimes& p, std::size_t from) {
@@ -210,7 +210,7 @@ Time RooflineCostModel::time_of_stem(const PartTimes& p, double stem) const {
 
 double RooflineCostModel::row_tail(const PartTimes& p) const {
   double tail = 0;
-  for (std::size_t i = static_cast<std::size_t>(Part::kAttentionKv) + 1; i < kPartCount; ++i) tail += p[i];
+  for (std::size_t i = kFirstTail; i < kPartCount; ++i) tail += p[i];
   return tail;
 }
 
@@ -218,13 +218,7 @@ double RooflineCostModel::dense_decode_from_sums(const BatchShape& b) const {
   // DenseDecode::us's arithmetic, term for term, on the kernels pricers(b) holds
   // (b has no prefills: the graph's with cuda_graph_decode).
   const auto& k = static_cast<const DenseKernels&>(opt_.cuda_graph_decode ? *dense_graph_ : *dense_eager_);
-  DecodeWork w;
-  w.seqs = static_cast<double>(b.decode_contexts.size());
-  w.kv_tokens = static_cast<double>(b.decode_sums->kv);
-  w.kv_splits = static_cast<double>(b.decode_sums->splits);
-  w.max_kv = static_cast<double>(b.decode_sums->max_kv);
-  w.hints = &b.search_hints;
-  return static_cast<double>(m_.layers) * k.decode_us(w);
+  return static_cast<double>(m_.layers) * k.decode_us(decode_work_from_sums(b));
 }
 
 // time_of_stem(row with the batch's attention parts, stem), without writing them
@@ -233,7 +227,6 @@ double RooflineCostModel::dense_decode_from_sums(const BatchShape& b) const {
 // prefill pricer gives 0 without prefills, there is no KV pricer); then, unless
 // the answer is near a rounding boundary, the tail is added as one sum.
 Time RooflineCostModel::decode_time(const BatchShape& b, const PartTimes& row, double stem, double tail) const {
-  constexpr std::size_t kTail = static_cast<std::size_t>(Part::kAttentionKv) + 1;
   double us = stem;
   if (dense_methods_ && b.decode_sums && !b.decode_contexts.empty()) {
     if (const double x = dense_decode_from_sums(b); x != 0) us += x;
@@ -245,7 +238,7 @@ Time RooflineCostModel::decode_time(const BatchShape& b, const PartTimes& row, d
       if (const double x = a.kv->us(b); x != 0) us += x;
   }
   if (const std::optional<Time> t = time_if_clear(us + tail)) return *t;
-  return iteration_time_of_us(add_parts(us, row, kTail));
+  return iteration_time_of_us(add_parts(us, row, kFirstTail));
 }
 
 // ---- flat model (before the hardware model; unchanged arithmetic) ----

@@ -217,16 +217,11 @@ bool Worker::lane_schedule() {
   const std::int64_t s = steps_;
   // The first pass of the iteration: the contexts are the lane's alone (left from
   // the last iteration by start_iteration, so resizing fills at most the growth).
-  std::vector<std::int64_t>& ctx = shape_.decode_contexts;
-  ctx.resize(n);
+  shape_.decode_contexts.resize(n);
+  contexts_due_ = true;  // the values: now, or when someone reads them (worker.h)
+  contexts_step_ = s;
+  if (!lane_elides_contexts_) write_lane_contexts();
   const std::int64_t* cb = ln_cb_.data();
-  if (lane_elides_contexts_) {  // the values when someone reads them (worker.h)
-    contexts_due_ = true;
-    contexts_step_ = s;
-  } else {
-    std::int64_t* out = ctx.data();
-    for (std::size_t j = 0; j < n; ++j) out[j] = cb[j] + s;
-  }
   if (lane_cb_max_stale_) {  // the longest member left: one pass (rare; a base may be negative)
     lane_cb_max_ = std::numeric_limits<std::int64_t>::min();
     for (std::size_t j = 0; j < n; ++j) lane_cb_max_ = std::max(lane_cb_max_, cb[j]);
