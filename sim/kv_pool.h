@@ -3,6 +3,7 @@
 // never exceeds capacity (checked on every allocation).
 #pragma once
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 
 #include "sim/core/error.h"
@@ -11,10 +12,15 @@ namespace servesim {
 
 class KvPool {
  public:
-  KvPool(std::int64_t capacity_pages, std::int64_t page_size) : capacity_(capacity_pages), page_size_(page_size) {}
+  KvPool(std::int64_t capacity_pages, std::int64_t page_size) : capacity_(capacity_pages), page_size_(page_size) {
+    if (page_size > 0 && (page_size & (page_size - 1)) == 0) shift_ = std::countr_zero(static_cast<std::uint64_t>(page_size));
+  }
 
-  // Rounds up without forming tokens + page_size - 1 (no overflow near INT64_MAX).
+  // ceil(tokens / page_size), for any sign, without forming tokens + page_size - 1
+  // (no overflow near INT64_MAX). A power-of-two page size (the usual 16) takes a
+  // shift instead of a division: floor(x / 2^s) + (x mod 2^s != 0) is the same ceil.
   std::int64_t pages_for(std::int64_t tokens) const {
+    if (shift_ >= 0) return (tokens >> shift_) + ((tokens & (page_size_ - 1)) != 0 ? 1 : 0);
     return tokens / page_size_ + (tokens % page_size_ > 0 ? 1 : 0);
   }
   std::int64_t free() const { return capacity_ - used_; }
@@ -38,6 +44,7 @@ class KvPool {
  private:
   std::int64_t capacity_;
   std::int64_t page_size_;
+  int shift_ = -1;  // log2(page_size_) when it is a power of two, else -1
   std::int64_t used_ = 0;
   std::int64_t peak_ = 0;
 };

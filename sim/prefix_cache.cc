@@ -313,6 +313,67 @@ PrefixCache::Pos PrefixCache::new_block(Pos at, BlockHash h, std::int64_t tokens
   return p;
 }
 
+// Blocks [i, end) of `spec`, each below the one before, from `at`, the tail of an
+// unlocked leaf segment (the block this insert added first): new_block's effect
+// block by block, without the cases that cannot arise, and the pages allocated at
+// once at the end (nothing reads the pool in between). Adds their tokens to `tokens`.
+PrefixCache::Pos PrefixCache::append_run(Pos at, const RequestSpec& spec, std::size_t i, std::size_t end,
+                                         std::int64_t& tokens, Time now) {
+  {
+    const Seg& s = segs_[at.seg];
+    SIM_CHECK(at.seg != 0 && at.slot + 1u == s.hi && s.children == 0 && s.locks == 0,
+              "prefix cache blocks appended below a non-leaf");
+  }
+  std::int64_t path = segs_[at.seg].blocks[at.slot].path_tokens, run_pages = 0, seg_pages = 0;
+  for (; i < end; ++i) {
+    const std::int64_t t = block_tokens(spec, i);
+    path += t;
+    SIM_CHECK(path <= std::numeric_limits<std::int32_t>::max(), "prefix cache path of {} tokens is too long", path);
+    CacheNodeId id;
+    std::uint32_t gen = 1;
+    if (!free_.empty()) {
+      id = free_.back().number;
+      gen = free_.back().generation + 1;
+      free_.pop_back();
+    } else {
+      id = static_cast<CacheNodeId>(num_.size());
+      num_.emplace_back();
+    }
+    Pos p{at.seg, at.slot + 1u};
+    if (p.slot == kSegBlocks) {  // full: the next block opens its only child segment
+      segs_[at.seg].pages += seg_pages;
+      seg_pages = 0;
+      const SegId c = new_seg();  // (may move segs_)
+      Seg& parent = segs_[at.seg];
+      parent.only_child = c;  // (it had no child: add_child's inline case)
+      parent.children = 1;
+      segs_[c].parent = at.seg;
+      p = {c, 0};
+    }
+    segs_[at.seg].child_stamp = ++stamp_;
+    Seg& x = segs_[p.seg];
+    Block& b = x.blocks[p.slot];
+    b.hash = spec.prefix_blocks[i];
+    b.last_access = now;
+    b.number = id;
+    b.generation = gen;
+    b.tokens = static_cast<std::int32_t>(t);
+    b.path_tokens = static_cast<std::int32_t>(path);
+    x.hi = static_cast<std::uint8_t>(p.slot + 1);
+    place(id, p.seg, p.slot);
+    const std::int64_t pages = pages_of(b);
+    seg_pages += pages;
+    run_pages += pages;
+    ++live_nodes_;
+    tokens += t;
+    at = p;
+  }
+  segs_[at.seg].pages += seg_pages;
+  SIM_CHECK(kv_.try_alloc(run_pages), "prefix cache insert of {} pages does not fit ({} free)", run_pages, kv_.free());
+  pages_ += run_pages;
+  return at;
+}
+
 PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const PrefixMatch& from, std::int64_t kv_tokens,
                                               std::int64_t page_budget, Time now) {
   InsertResult best{from.node, from.tokens, from.blocks, kv_.pages_for(kv_tokens - from.tokens)};
@@ -352,13 +413,19 @@ PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const Pre
   // and nothing moves before the first new block, so their planned positions hold.
   p = locate(from.node);
   tokens = from.tokens;
-  for (i = static_cast<std::size_t>(from.blocks); i < best_end; ++i) {
-    const std::int64_t t = block_tokens(spec, i);
-    Pos c = plan_[i - static_cast<std::size_t>(from.blocks)];
-    if (c.seg == 0) c = new_block(p, spec.prefix_blocks[i], t, now);
+  i = static_cast<std::size_t>(from.blocks);
+  for (; i < best_end; ++i) {  // the existing blocks
+    const Pos c = plan_[i - static_cast<std::size_t>(from.blocks)];
+    if (c.seg == 0) break;
     touch(c, now);
     p = c;
+    tokens += block_tokens(spec, i);
+  }
+  if (i < best_end) {  // the new ones: the first below p, the rest each below the one before
+    const std::int64_t t = block_tokens(spec, i);
+    p = new_block(p, spec.prefix_blocks[i], t, now);  // (its access time is now: no touch)
     tokens += t;
+    if (i + 1 < best_end) p = append_run(p, spec, i + 1, best_end, tokens, now);
   }
   best.node = p.seg == 0 ? kCacheRoot : segs_[p.seg].blocks[p.slot].number;
   best.tokens = tokens;
@@ -366,37 +433,43 @@ PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const Pre
   return best;
 }
 
-PrefixCache::SegId PrefixCache::evict_tail(SegId s) {
+PrefixCache::SegId PrefixCache::evict_tail(SegId s, std::int64_t want, const LruEntry* bound) {
   Seg& x = segs_[s];
   SIM_CHECK(s != 0 && x.live && x.locks == 0 && x.children == 0 && x.hi > x.lo,
             "evicting prefix cache segment {} that is locked or not a leaf", s);
-  const Block& b = x.blocks[x.hi - 1];
-  if (evict_hook_) evict_hook_(path_key(b.number), b.tokens);
-  const std::int64_t pages = pages_of(b);
-  kv_.release(pages);
-  pages_ -= pages;
-  x.pages -= pages;
-  evicted_pages_ += pages;
-  ++evicted_nodes_;
-  --live_nodes_;
-  free_.push_back({b.number, b.generation});
-  const Time at = b.last_access;
-  --x.hi;
-  if (x.hi > x.lo) {  // the block before it is the tail now: an unlocked leaf
+  const Block* b = &x.blocks[x.hi - 1];
+  for (;;) {
+    if (evict_hook_) evict_hook_(path_key(b->number), b->tokens);
+    const std::int64_t pages = pages_of(*b);
+    kv_.release(pages);
+    pages_ -= pages;
+    x.pages -= pages;
+    evicted_pages_ += pages;
+    ++evicted_nodes_;
+    --live_nodes_;
+    free_.push_back({b->number, b->generation});
+    const Time at = b->last_access;
+    --x.hi;
+    if (x.hi == x.lo) break;
+    // The block before it is the tail now: an unlocked leaf.
     Block& t = x.blocks[x.hi - 1];
     t.last_access = std::max(t.last_access, at);  // the lazily kept access time moves up
-    return s;
+    // It goes next, with no trip through make_room, when room is still wanted and
+    // it sorts before every queued entry (make_room's own test).
+    if (kv_.free() >= want || (bound != nullptr && !(*bound > LruEntry{t.last_access, t.number, 0, 0, 0}))) return s;
+    b = &t;
   }
+  const Block& last = *b;  // (its slot is past hi now, its fields intact)
   // The segment is empty: it leaves its parent.
   const SegId ps = x.parent;
   Seg& p = segs_[ps];
-  children_.remove_child(p.tail_number(), b.hash, p.children, p.only_child, p.in_index);
+  children_.remove_child(p.tail_number(), last.hash, p.children, p.only_child, p.in_index);
   p.children--;
   x.live = false;
   free_segs_.push_back(s);
   if (ps == 0) return 0;
   Block& t = p.blocks[p.hi - 1];
-  t.last_access = std::max(t.last_access, at);
+  t.last_access = std::max(t.last_access, last.last_access);
   if (p.locks == 0 && p.children == 0) {
     // Its ancestors' segments go next when it empties too: fetch ahead.
     prefetch_seg(p.parent);
@@ -434,7 +507,7 @@ bool PrefixCache::make_room(std::int64_t pages) {
       if (!current(e)) continue;
       next = e.seg();
     }
-    const SegId cand = evict_tail(next);
+    const SegId cand = evict_tail(next, pages, lru_min());
     next = 0;
     if (cand == 0) continue;
     const LruEntry pe = entry_of(cand);

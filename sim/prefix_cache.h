@@ -227,10 +227,18 @@ class PrefixCache {
   void split(Pos& p);
   // Adds a block below the block at `parent` (or the root); returns its position.
   Pos new_block(Pos parent, BlockHash h, std::int64_t tokens, Time now);
-  // Evicts segment s's tail (s an unlocked leaf); returns the segment whose tail is
-  // now an unlocked leaf because of it (s itself, or its parent when s emptied; not
-  // queued yet: make_room queues or evicts it), else 0.
-  SegId evict_tail(SegId s);
+  // Adds blocks [i, end) of spec below `parent`, each below the one before (insert's
+  // blocks after its first new one); adds their tokens to `tokens`; returns the last
+  // one's position. REQUIRES: `parent` is the tail of an unlocked leaf segment.
+  Pos append_run(Pos parent, const RequestSpec& spec, std::size_t i, std::size_t end, std::int64_t& tokens,
+                 Time now);
+  // Evicts segment s's tail (s an unlocked leaf), and then each new tail of s while
+  // the pool has fewer than `want` free pages and that tail sorts before `bound` (the
+  // queue's front; null: empty), as make_room would; returns the segment whose tail
+  // is now an unlocked leaf because of it (s itself, or its parent when s emptied;
+  // not queued yet: make_room queues or evicts it), else 0.
+  struct LruEntry;
+  SegId evict_tail(SegId s, std::int64_t want, const LruEntry* bound);
   void maybe_evictable(SegId s);  // its tail enters the LRU set if s is an unlocked leaf
   void touch(Pos p, Time now);    // last access = now, keeping the LRU set ordered
 

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -419,4 +420,18 @@ TEST_CASE("an insert from a memo that found the next block absent still reuses b
   CHECK(rc.tokens == 96);
   CHECK(cache.nodes() == nodes + 1);
   cache.check_invariants();
+}
+
+TEST_CASE("KvPool::pages_for is ceil(tokens / page size) for every sign, with and without the shift") {
+  // Power-of-two page sizes take a shift, the others a division; both must be the
+  // exact ceiling (negative counts included: callers form differences).
+  for (const std::int64_t page : {1, 2, 3, 16, 48, 64, 4096, 4097}) {
+    const KvPool kv(1, page);
+    for (std::int64_t t = -3 * page - 5; t <= 3 * page + 5; ++t) {
+      const std::int64_t q = t / page, want = q * page < t ? q + 1 : q;  // (q truncates toward zero)
+      REQUIRE_MESSAGE(kv.pages_for(t) == want, "page ", page, " tokens ", t);
+    }
+    const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+    CHECK(kv.pages_for(big) == big / page + (big % page > 0 ? 1 : 0));
+  }
 }
