@@ -330,6 +330,7 @@ class Worker final : private AdmissionContext {
   std::vector<std::int64_t> ln_cb_;    // context of its step = ln_cb_ + steps_
   std::vector<std::uint32_t> ln_slot_; // its page-calendar slot (below)
   std::vector<ClientId> ln_client_;
+  std::vector<std::uint32_t> lane_gone_;  // lane_finish: the members that finish, in running order
   // Page calendar (worker_lane.cc, lane_pages_due). A member's private pages are
   // a function of the step: with P the page size, b the step it joined at, base
   // its pages then and pg0 its first page step (kv_pages * P - tb + 1, tb + s

@@ -326,46 +326,57 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
     if (counts_tokens_)
       for (const auto& e : lane_clients_) policy_->on_decode_token_each(e.first, e.second);
   } else {
-    // s1 == lane_min_fin_: some member finishes. Those before the first one keep
-    // their place (their policy calls come first, as in one pass).
+    // s1 == lane_min_fin_: some member finishes. The finishers (in running order)
+    // and the others' smallest finish step, in one pass over ln_fin_.
     std::int64_t min_fin = std::numeric_limits<std::int64_t>::max();
-    std::size_t first = 0;
-    for (; first < n && ln_fin_[first] != s1; ++first) min_fin = std::min(min_fin, ln_fin_[first]);
-    if (counts_tokens_)
-      for (std::size_t j = 0; j < first; ++j) policy_->on_decode_tokens(ln_client_[j], 1);
-    std::size_t kept = first;
-    for (std::size_t j = first; j < n; ++j) {
-      if (counts_tokens_) policy_->on_decode_tokens(ln_client_[j], 1);
-      if (ln_fin_[j] == s1) {
-        const std::uint32_t i = items_[j].i;
-        hot_[i].generated += s1 - ln_b_[j];
-        hot_[i].kv_pages = lane_pages_held(ln_slot_[j]);
-        lane_client_left(ln_client_[j]);
-        lane_cb_sum_ -= ln_cb_[j];  // (the sums are as of steps_: this iteration's lane_schedule)
-        lane_cb_max_stale_ = lane_cb_max_stale_ || ln_cb_[j] == lane_cb_max_;
-        lane_splits_ -= lane_split_term(ln_cb_[j], lane_splits_at_);
-        --lane_split_due_[lane_split_residue(ln_cb_[j])];
-        lane_slot_free(ln_slot_[j]);
-        finish_here(i, done);
-        gone = true;
-        continue;
-      }
-      min_fin = std::min(min_fin, ln_fin_[j]);
-      if (kept != j) {
-        ln_b_[kept] = ln_b_[j];
-        ln_fin_[kept] = ln_fin_[j];
-        ln_cb_[kept] = ln_cb_[j];
-        ln_slot_[kept] = ln_slot_[j];
-        ln_client_[kept] = ln_client_[j];
-        items_[kept] = items_[j];
-      }
-      ++kept;
+    lane_gone_.clear();
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::int64_t f = ln_fin_[j];
+      if (f == s1)
+        lane_gone_.push_back(static_cast<std::uint32_t>(j));
+      else
+        min_fin = std::min(min_fin, f);
     }
-    ln_b_.resize(kept);
-    ln_fin_.resize(kept);
-    ln_cb_.resize(kept);
-    ln_slot_.resize(kept);
-    ln_client_.resize(kept);
+    // The policy's token calls and the finishes in running order, as in one pass:
+    // every member's token, a finisher's finish right after its own.
+    std::size_t j = 0;
+    for (const std::uint32_t g : lane_gone_) {
+      if (counts_tokens_)
+        for (; j <= g; ++j) policy_->on_decode_tokens(ln_client_[j], 1);
+      const std::uint32_t i = items_[g].i;
+      hot_[i].generated += s1 - ln_b_[g];
+      hot_[i].kv_pages = lane_pages_held(ln_slot_[g]);
+      lane_client_left(ln_client_[g]);
+      lane_cb_sum_ -= ln_cb_[g];  // (the sums are as of steps_: this iteration's lane_schedule)
+      lane_cb_max_stale_ = lane_cb_max_stale_ || ln_cb_[g] == lane_cb_max_;
+      lane_splits_ -= lane_split_term(ln_cb_[g], lane_splits_at_);
+      --lane_split_due_[lane_split_residue(ln_cb_[g])];
+      lane_slot_free(ln_slot_[g]);
+      finish_here(i, done);
+      gone = true;
+    }
+    if (counts_tokens_)
+      for (; j < n; ++j) policy_->on_decode_tokens(ln_client_[j], 1);
+    // The members after each finisher move down over it, a run at a time (they
+    // keep running order); returns the members' new count.
+    const auto close_gaps = [this, n](auto& v) {
+      std::size_t kept = lane_gone_.front();
+      for (std::size_t k = 0; k < lane_gone_.size(); ++k) {
+        const std::size_t from = lane_gone_[k] + 1, to = k + 1 < lane_gone_.size() ? lane_gone_[k + 1] : n;
+        std::copy(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(to),
+                  v.begin() + static_cast<std::ptrdiff_t>(kept));
+        kept += to - from;
+      }
+      return kept;
+    };
+    ln_b_.resize(close_gaps(ln_b_));
+    ln_fin_.resize(close_gaps(ln_fin_));
+    ln_cb_.resize(close_gaps(ln_cb_));
+    ln_slot_.resize(close_gaps(ln_slot_));
+    ln_client_.resize(close_gaps(ln_client_));
+    // items_: the same moves in its first n entries (the lane's); it keeps its size
+    // (finish_iteration goes on with the batch's other items from index n).
+    close_gaps(items_);
     lane_min_fin_ = min_fin;
   }
   steps_ = s1;
