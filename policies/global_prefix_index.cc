@@ -295,16 +295,28 @@ void GlobalPrefixIndex::record(const RequestSpec& spec, WorkerId w, RecordedPath
     if (o == kNil) o = find_own(path_[j], w);
     if (o != kNil) __builtin_prefetch(&owns_[o]);
   }
-  // Deepest first, so ancestors end up more recent than descendants.
-  for (std::size_t j = path_.size(); j-- > 0;) {
+  // Deepest first, so ancestors end up more recent than descendants. Below the
+  // first step no holding is a top-level one (its node's parent is the step
+  // before), so those are push_front without the tops list: a new log entry each,
+  // after one compaction check for the path (when the log is compacted changes no
+  // current entry and not their order).
+  std::vector<LogEntry>& log = logs_[w];
+  if (log.size() >= 2 * holdings_[w] + 64) compact(w);
+  for (std::size_t j = path_.size(); j-- > 1;) {
     std::uint32_t o = path_owns_[j];
+    if (o == kNil) o = new_own(path_[j], w);
+    log.push_back(LogEntry{o, ++owns_[o].stamp});
+    path_owns_[j] = o;
+  }
+  if (!path_.empty()) {
+    std::uint32_t o = path_owns_[0];
     if (o != kNil) {
       unlink(o);
     } else {
-      o = new_own(path_[j], w);
+      o = new_own(path_[0], w);
     }
     push_front(o);
-    path_owns_[j] = o;
+    path_owns_[0] = o;
   }
   if (path) {
     path->resize(path_.size());
