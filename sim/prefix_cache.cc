@@ -387,24 +387,38 @@ PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const Pre
   bool existing = true;
   if (from.absent)  // the memo's walk found no child for the next block: still so if nothing was added below
     existing = !(holds(from.node, from.generation) && segs_[p.seg].child_stamp <= from.stamp);
-  for (; i < spec.prefix_blocks.size(); ++i) {
+  const std::size_t nb = spec.prefix_blocks.size();
+  for (; existing && i < nb; ++i) {  // the blocks already cached: no new pages
     const std::int64_t t = block_tokens(spec, i);
     if (t <= 0) break;
-    if (existing) {
-      Pos q = p;
-      const Block* c = child(q, spec.prefix_blocks[i]);
-      if (c != nullptr && c->tokens != t) break;  // a different block under the same id
-      if (c != nullptr) {
-        p = q;
-      } else {
-        existing = false;
-      }
+    Pos q = p;
+    const Block* c = child(q, spec.prefix_blocks[i]);
+    if (c == nullptr) {
+      existing = false;
+      break;
     }
-    plan_.push_back(existing ? p : Pos{});
-    if (!existing) new_pages += kv_.pages_for(t);
+    if (c->tokens != t) break;  // a different block under the same id: nothing below is shared (no new ones)
+    p = q;
+    plan_.push_back(p);
     tokens += t;
     const std::int64_t priv = kv_.pages_for(kv_tokens - tokens);
-    if (new_pages + priv <= page_budget) {
+    if (priv <= page_budget) {
+      best_end = i + 1;
+      best.private_pages = priv;
+    }
+  }
+  const std::size_t first_new = i;
+  if (!existing) {
+    // The new blocks: each adds its pages and takes its tokens off the private
+    // share, which never lowers the total (ceil(a) + ceil(b) >= ceil(a + b)), so
+    // the first one that does not fit ends the plan.
+    for (; i < nb; ++i) {
+      const std::int64_t t = block_tokens(spec, i);
+      if (t <= 0) break;
+      new_pages += kv_.pages_for(t);
+      tokens += t;
+      const std::int64_t priv = kv_.pages_for(kv_tokens - tokens);
+      if (new_pages + priv > page_budget) break;
       best_end = i + 1;
       best.private_pages = priv;
     }
@@ -414,9 +428,8 @@ PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const Pre
   p = locate(from.node);
   tokens = from.tokens;
   i = static_cast<std::size_t>(from.blocks);
-  for (; i < best_end; ++i) {  // the existing blocks
+  for (; i < best_end && i < first_new; ++i) {  // the existing blocks
     const Pos c = plan_[i - static_cast<std::size_t>(from.blocks)];
-    if (c.seg == 0) break;
     touch(c, now);
     p = c;
     tokens += block_tokens(spec, i);

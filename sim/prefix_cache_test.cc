@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 #include <set>
@@ -433,5 +434,55 @@ TEST_CASE("KvPool::pages_for is ceil(tokens / page size) for every sign, with an
     }
     const std::int64_t big = std::numeric_limits<std::int64_t>::max();
     CHECK(kv.pages_for(big) == big / page + (big % page > 0 ? 1 : 0));
+  }
+}
+
+TEST_CASE("insert keeps the longest prefix whose new pages and private remainder fit the budget") {
+  // A naive plan (every block visited, no early stop) against insert, with block
+  // sizes that are and are not multiples of the page size, a shared prefix cached
+  // first or not, and budgets around what the prompt needs.
+  Rng rng(11);
+  for (int trial = 0; trial < 3000; ++trial) {
+    KvPool kv(100000, 16);
+    PrefixCache cache(kv);
+    const std::int32_t block = std::array<std::int32_t, 4>{16, 20, 48, 64}[rng.below(4)];
+    RequestSpec spec = req(static_cast<RequestId>(trial), 0, 1, 1);
+    spec.prefix_block_size = block;
+    spec.prompt_tokens = 1 + static_cast<std::int64_t>(rng.below(400));
+    const auto nblocks = static_cast<std::size_t>((spec.prompt_tokens + block - 1) / block);
+    for (std::size_t b = 0; b < nblocks; ++b) spec.prefix_blocks.push_back(rng.next_u64());
+    const auto shared = static_cast<std::size_t>(rng.below(nblocks + 1));
+    if (shared > 0) {  // its first `shared` blocks cached already (whole blocks)
+      RequestSpec pre = spec;
+      pre.prefix_blocks.resize(shared);
+      pre.prompt_tokens = std::min<std::int64_t>(spec.prompt_tokens, static_cast<std::int64_t>(shared) * block);
+      const auto r = cache.insert(pre, PrefixMatch{}, pre.prompt_tokens, 1 << 20, 0);
+      cache.lock(r.node, 0);  // (as the engine does: the path is locked, then released)
+      cache.unlock(r.node, 0);
+    }
+    PrefixMatch memo;  // the request's match, or none (insert then walks the cached blocks itself)
+    if (rng.below(2) == 0) cache.refresh(memo, spec, spec.prompt_tokens - 1);
+    const std::int64_t kv_tokens = spec.prompt_tokens + static_cast<std::int64_t>(rng.below(40));
+    const std::int64_t need = kv.pages_for(kv_tokens) + static_cast<std::int64_t>(nblocks);
+    const std::int64_t budget = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(need + 4)));
+    // The naive plan: existing blocks add no pages; the first missing one and all after it are new.
+    std::size_t want_end = static_cast<std::size_t>(memo.blocks);
+    std::int64_t want_priv = kv.pages_for(kv_tokens - memo.tokens), new_pages = 0, tokens = memo.tokens;
+    for (std::size_t i = static_cast<std::size_t>(memo.blocks); i < nblocks; ++i) {
+      const std::int64_t t = PrefixCache::block_tokens(spec, i);
+      if (i >= shared) new_pages += kv.pages_for(t);
+      tokens += t;
+      const std::int64_t priv = kv.pages_for(kv_tokens - tokens);
+      if (new_pages + priv <= budget) {
+        want_end = i + 1;
+        want_priv = priv;
+      }
+    }
+    const auto res = cache.insert(spec, memo, kv_tokens, budget, 1);
+    REQUIRE_MESSAGE(static_cast<std::size_t>(res.blocks) == want_end, "trial ", trial);
+    REQUIRE(res.private_pages == want_priv);
+    cache.lock(res.node, 1);
+    cache.unlock(res.node, 1);
+    cache.check_invariants();
   }
 }
