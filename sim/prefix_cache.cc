@@ -138,9 +138,15 @@ void PrefixCache::push_lru(SegId s, bool old) {
     std::erase_if(lru_, stale);  // (order kept)
     std::erase_if(lru_old_, stale);
     std::make_heap(lru_old_.begin(), lru_old_.end(), std::greater<>());
+    has_parked_ = has_parked_ && current(parked_);
   }
   const LruEntry e = entry_of(s);
   if (old) {
+    if (!has_parked_) {
+      parked_ = e;
+      has_parked_ = true;
+      return;
+    }
     lru_old_.push_back(e);
     std::push_heap(lru_old_.begin(), lru_old_.end(), std::greater<>());
     return;
@@ -151,11 +157,11 @@ void PrefixCache::push_lru(SegId s, bool old) {
   for (std::size_t k = lru_.size() - 1; k > lru_head_ && lru_[k - 1] > lru_[k]; --k) std::swap(lru_[k - 1], lru_[k]);
 }
 
-const PrefixCache::LruEntry* PrefixCache::lru_min() const {
-  if (lru_head_ == lru_.size()) return lru_old_.empty() ? nullptr : &lru_old_.front();
-  const LruEntry* q = &lru_[lru_head_];
-  if (lru_old_.empty()) return q;
-  return lru_old_.front() > *q ? q : &lru_old_.front();
+inline const PrefixCache::LruEntry* PrefixCache::lru_min() const {
+  const LruEntry* q = lru_head_ == lru_.size() ? nullptr : &lru_[lru_head_];
+  if (!lru_old_.empty() && (q == nullptr || !(lru_old_.front() > *q))) q = &lru_old_.front();
+  if (has_parked_ && (q == nullptr || !(parked_ > *q))) q = &parked_;
+  return q;
 }
 
 void PrefixCache::maybe_evictable(SegId s) {
@@ -502,7 +508,10 @@ bool PrefixCache::make_room(std::int64_t pages) {
       const LruEntry* m = lru_min();
       if (m == nullptr) break;
       LruEntry e;
-      if (!lru_old_.empty() && m == lru_old_.data()) {
+      if (m == &parked_) {
+        e = parked_;
+        has_parked_ = false;
+      } else if (!lru_old_.empty() && m == lru_old_.data()) {
         std::pop_heap(lru_old_.begin(), lru_old_.end(), std::greater<>());
         e = lru_old_.back();
         lru_old_.pop_back();
@@ -520,11 +529,11 @@ bool PrefixCache::make_room(std::int64_t pages) {
       if (!current(e)) continue;
       next = e.seg();
     }
-    const SegId cand = evict_tail(next, pages, lru_min());
+    const LruEntry* m = lru_min();  // (evict_tail changes no queue: still the front after it)
+    const SegId cand = evict_tail(next, pages, m);
     next = 0;
     if (cand == 0) continue;
     const LruEntry pe = entry_of(cand);
-    const LruEntry* m = lru_min();
     if (kv_.free() < pages && (m == nullptr || *m > pe))
       next = cand;
     else
@@ -619,6 +628,7 @@ void PrefixCache::check_invariants() const {
   }
   for (const LruEntry& e : lru_old_)
     if (current(e)) queued.insert(e.id);
+  if (has_parked_ && current(parked_)) queued.insert(parked_.id);
   SIM_CHECK(leaves == queued.size(), "eviction heap holds {} current entries for {} unlocked leaves", queued.size(),
             leaves);
   SIM_CHECK(pages == pages_ && locked == locked_pages_, "page sums {} / {} != tracked {} / {}", pages, locked, pages_,

@@ -257,7 +257,11 @@ class PrefixCache {
   // = now, never before an earlier push) go to lru_, a queue kept sorted by
   // insertion from the back (it only passes entries of the same time) and read from
   // lru_head_ on, so popping it is sequential; tails that make_room leaves behind,
-  // whose last access is old, go to the min-heap lru_old_.
+  // whose last access is old, go to the min-heap lru_old_, except one: the tail a
+  // make_room stopped at (room made) waits in `parked_`, and is most often the next
+  // make_room's first victim (eviction goes on in small bites as decode steps ask
+  // for pages), which then takes it with no trip through the heap. The next victim
+  // is the smallest of the three fronts.
   struct LruEntry {
     Time at;
     CacheNodeId id;
@@ -269,9 +273,11 @@ class PrefixCache {
   };
   bool current(const LruEntry& e) const;  // still the block's evictable entry
   LruEntry entry_of(SegId s) const;
-  void push_lru(SegId s, bool old = false);  // old: into lru_old_
-  const LruEntry* lru_min() const;  // the smaller front of the two; null if both are empty
+  void push_lru(SegId s, bool old = false);  // old: into parked_ if free, else lru_old_
+  const LruEntry* lru_min() const;  // the smallest front of the three; null if all are empty
   std::vector<LruEntry> lru_, lru_old_;
+  LruEntry parked_{};
+  bool has_parked_ = false;
   std::size_t lru_head_ = 0;  // lru_'s entries before it were popped
   void drop_popped() {        // erases them
     lru_.erase(lru_.begin(), lru_.begin() + static_cast<std::ptrdiff_t>(lru_head_));
