@@ -270,17 +270,26 @@ void PrefixCache::split(Pos& p) {
   p = {h, count - 1};
 }
 
-PrefixCache::Pos PrefixCache::new_block(Pos at, BlockHash h, std::int64_t tokens, Time now) {
-  CacheNodeId id;
-  std::uint32_t gen = 1;
-  if (!free_.empty()) {
-    id = free_.back().number;
-    gen = free_.back().generation + 1;
-    free_.pop_back();
-  } else {
-    id = static_cast<CacheNodeId>(num_.size());
+inline PrefixCache::FreeNumber PrefixCache::draw_number() {
+  if (free_.empty()) {
     num_.emplace_back();
+    return {static_cast<CacheNodeId>(num_.size() - 1), 1};
   }
+  const FreeNumber f = free_.back();
+  free_.pop_back();
+  return {f.number, f.generation + 1};
+}
+
+inline const PrefixCache::Block& PrefixCache::put_block(Pos p, const Block& b) {
+  Seg& x = segs_[p.seg];
+  x.blocks[p.slot] = b;
+  x.hi = static_cast<std::uint8_t>(p.slot + 1);
+  place(b.number, p.seg, p.slot);
+  return x.blocks[p.slot];
+}
+
+PrefixCache::Pos PrefixCache::new_block(Pos at, BlockHash h, std::int64_t tokens, Time now) {
+  const auto [id, gen] = draw_number();
   if (at.seg != 0 && at.slot + 1u != segs_[at.seg].hi) split(at);  // a child below a block inside a segment
   const std::int64_t path = (at.seg == 0 ? 0 : segs_[at.seg].blocks[at.slot].path_tokens) + tokens;
   SIM_CHECK(path <= std::numeric_limits<std::int32_t>::max(), "prefix cache path of {} tokens is too long", path);
@@ -302,16 +311,8 @@ PrefixCache::Pos PrefixCache::new_block(Pos at, BlockHash h, std::int64_t tokens
   }
   segs_[at.seg].child_stamp = ++stamp_;
   Seg& x = segs_[p.seg];
-  Block& b = x.blocks[p.slot];
-  b.hash = h;
-  b.last_access = now;
-  b.number = id;
-  b.generation = gen;
-  b.tokens = static_cast<std::int32_t>(tokens);
-  b.path_tokens = static_cast<std::int32_t>(path);
-  x.hi = static_cast<std::uint8_t>(p.slot + 1);
-  place(id, p.seg, p.slot);
-  const std::int64_t pages = pages_of(b);
+  const std::int64_t pages = pages_of(put_block(p, Block{h, now, id, gen, static_cast<std::int32_t>(tokens),
+                                                         static_cast<std::int32_t>(path)}));
   SIM_CHECK(kv_.try_alloc(pages), "prefix cache insert of {} pages does not fit ({} free)", pages, kv_.free());
   x.pages += pages;
   pages_ += pages;
@@ -335,16 +336,7 @@ PrefixCache::Pos PrefixCache::append_run(Pos at, const RequestSpec& spec, std::s
     const std::int64_t t = block_tokens(spec, i);
     path += t;
     SIM_CHECK(path <= std::numeric_limits<std::int32_t>::max(), "prefix cache path of {} tokens is too long", path);
-    CacheNodeId id;
-    std::uint32_t gen = 1;
-    if (!free_.empty()) {
-      id = free_.back().number;
-      gen = free_.back().generation + 1;
-      free_.pop_back();
-    } else {
-      id = static_cast<CacheNodeId>(num_.size());
-      num_.emplace_back();
-    }
+    const auto [id, gen] = draw_number();
     Pos p{at.seg, at.slot + 1u};
     if (p.slot == kSegBlocks) {  // full: the next block opens its only child segment
       segs_[at.seg].pages += seg_pages;
@@ -357,17 +349,8 @@ PrefixCache::Pos PrefixCache::append_run(Pos at, const RequestSpec& spec, std::s
       p = {c, 0};
     }
     segs_[at.seg].child_stamp = ++stamp_;
-    Seg& x = segs_[p.seg];
-    Block& b = x.blocks[p.slot];
-    b.hash = spec.prefix_blocks[i];
-    b.last_access = now;
-    b.number = id;
-    b.generation = gen;
-    b.tokens = static_cast<std::int32_t>(t);
-    b.path_tokens = static_cast<std::int32_t>(path);
-    x.hi = static_cast<std::uint8_t>(p.slot + 1);
-    place(id, p.seg, p.slot);
-    const std::int64_t pages = pages_of(b);
+    const std::int64_t pages = pages_of(put_block(p, Block{spec.prefix_blocks[i], now, id, gen,
+                                                           static_cast<std::int32_t>(t), static_cast<std::int32_t>(path)}));
     seg_pages += pages;
     run_pages += pages;
     ++live_nodes_;

@@ -218,6 +218,11 @@ class PrefixCache {
     return memo_pages_;
   }
   SegId new_seg();
+  // A number for a new block, with the generation it takes: the last one freed (its
+  // generation + 1), else a new one (generation 1).
+  FreeNumber draw_number();
+  // Writes block b at p, the new tail of p's segment, and places its number there.
+  const Block& put_block(Pos p, const Block& b);
   void prefetch_seg(SegId s) const {  // all its lines: a tail's neighbours and the parent's tail are read next
     const char* p = reinterpret_cast<const char*>(&segs_[s]);
     for (std::size_t k = 0; k < sizeof(Seg); k += 64) __builtin_prefetch(p + k);
@@ -248,7 +253,7 @@ class PrefixCache {
   std::vector<Loc> num_;  // by node number; [0] is the root
   std::vector<FreeNumber> free_;
   ChildIndex children_;
-  std::vector<Pos> plan_;  // insert(): existing blocks on the path (seg 0 = new)
+  std::vector<Pos> plan_;  // insert(): the cached blocks on the path (the new ones follow them)
   // Eviction order: (last access, number, generation) entries of segment tails,
   // pushed whenever a tail becomes an unlocked leaf or is touched as one. Entries go
   // stale (the block changed since) and are dropped when popped; the stale ones are
