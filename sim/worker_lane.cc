@@ -358,22 +358,27 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
     if (counts_tokens_)
       for (; j < n; ++j) policy_->on_decode_tokens(ln_client_[j], 1);
     // The members after each finisher move down over it, a run at a time (they
-    // keep running order); returns the members' new count.
+    // keep running order).
     const auto close_gaps = [this, n](auto& v) {
-      std::size_t kept = lane_gone_.front();
+      std::size_t at = lane_gone_.front();
       for (std::size_t k = 0; k < lane_gone_.size(); ++k) {
         const std::size_t from = lane_gone_[k] + 1, to = k + 1 < lane_gone_.size() ? lane_gone_[k + 1] : n;
         std::copy(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(to),
-                  v.begin() + static_cast<std::ptrdiff_t>(kept));
-        kept += to - from;
+                  v.begin() + static_cast<std::ptrdiff_t>(at));
+        at += to - from;
       }
-      return kept;
     };
-    ln_b_.resize(close_gaps(ln_b_));
-    ln_fin_.resize(close_gaps(ln_fin_));
-    ln_cb_.resize(close_gaps(ln_cb_));
-    ln_slot_.resize(close_gaps(ln_slot_));
-    ln_client_.resize(close_gaps(ln_client_));
+    const std::size_t kept = n - lane_gone_.size();
+    close_gaps(ln_b_);
+    close_gaps(ln_fin_);
+    close_gaps(ln_cb_);
+    close_gaps(ln_slot_);
+    close_gaps(ln_client_);
+    ln_b_.resize(kept);
+    ln_fin_.resize(kept);
+    ln_cb_.resize(kept);
+    ln_slot_.resize(kept);
+    ln_client_.resize(kept);
     // items_: the same moves in its first n entries (the lane's); it keeps its size
     // (finish_iteration goes on with the batch's other items from index n).
     close_gaps(items_);
