@@ -108,9 +108,9 @@ WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
 void D2lpmPolicy::on_finish(const RequestSpec& r, WorkerId w, Time now) {
   GlobalPrefixIndex::RecordedPath path;
   // The path routing recorded for this request, unless another one with its id was routed meanwhile.
-  if (auto it = routed_.find(r.id); it != routed_.end() && --it->second.in_flight == 0) {
-    path = std::move(it->second.path);
-    routed_.erase(it);
+  if (Routed* routed = routed_.find(r.id); routed != nullptr && --routed->in_flight == 0) {
+    path = std::move(routed->path);
+    routed_.erase(r.id);
   }
   // Updates are applied in finish order, each once its time has come. Without a
   // delay this one's time is now: the earlier ones due go first, then this one, at

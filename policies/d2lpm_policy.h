@@ -34,9 +34,9 @@
 // (ClusterView::locality: HBM + host + SSD + store), instead of the view.
 #pragma once
 #include <deque>
-#include <unordered_map>
 #include <vector>
 
+#include "sim/core/id_map.h"
 #include "sim/core/option_table.h"
 #include "sim/core/service_weights.h"
 #include "sim/core/yaml_map.h"
@@ -97,7 +97,7 @@ class D2lpmPolicy final : public GlobalPolicy {
     GlobalPrefixIndex::RecordedPath path;
     std::uint32_t in_flight = 0;  // > 1: its id is shared by requests in flight, so the path is not used
   };
-  std::unordered_map<RequestId, Routed> routed_;  // lookups only
+  IdMap<Routed> routed_;
   std::vector<GlobalPrefixIndex::RecordedPath> spare_paths_;  // emptied ones, reused for their capacity
   std::vector<std::vector<BlockHash>> spare_blocks_;           // emptied updates' block lists, likewise
   std::vector<std::int64_t> per_worker_;

@@ -163,10 +163,10 @@ WorkerId PrebleE2Policy::route(const RequestSpec& r, const ClusterView& c) {
 
 void PrebleE2Policy::on_finish(const RequestSpec& r, WorkerId, Time now) {
   out_.add(r.output_tokens);
-  auto it = routed_.find(r.id);
-  if (it == routed_.end()) return;
-  const Routed d = it->second;
-  routed_.erase(it);
+  const Routed* found = routed_.find(r.id);
+  if (found == nullptr) return;
+  const Routed d = *found;
+  routed_.erase(r.id);
   // Its decode leaves the load: L counts the decode of active requests only
   // (Preble's code: active requests × output length × TPOT). Its prefill stays
   // until the window drops the entry.

@@ -55,6 +55,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/core/id_map.h"
 #include "sim/core/option_table.h"
 #include "sim/core/yaml_map.h"
 #include "policies/global_policy.h"
@@ -140,7 +141,7 @@ class PrebleE2Policy final : public GlobalPolicy {
   std::vector<double> prefill_rate_;     // s per prefill token, per worker
   std::deque<WindowEntry> history_;
   std::uint64_t history_base_ = 0;       // index of history_.front()
-  std::unordered_map<RequestId, Routed> routed_;  // lookups only
+  IdMap<Routed> routed_;
   std::vector<NodeHits> node_hits_;
   std::vector<NodeStats> node_stats_;
   // The top-level nodes (and their generation) with TTFT samples since their last
