@@ -2,6 +2,7 @@
 #include "policies/global_prefix_index.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 #include "sim/core/error.h"
@@ -11,6 +12,7 @@ namespace servesim {
 GlobalPrefixIndex::GlobalPrefixIndex(std::size_t workers)
     : logs_(workers), log_head_(workers, 0), holdings_(workers, 0), top_head_(workers, kNil), held_(workers, 0),
       capacity_(workers, std::numeric_limits<std::int64_t>::max()) {
+  masked_ = workers <= kMaskWorkers;
   nodes_.emplace_back();
   nodes_[0].alive = true;
 }
@@ -42,8 +44,13 @@ void GlobalPrefixIndex::add_holder(Node& x, Holder h) {
     v.assign(x.held, x.held + kInlineHolders);
     v.push_back(h);
     x.spill = s;
+    if (masked_) {  // the inline holders' bytes become the mask
+      for (std::size_t i = 0; i < kMaskWords; ++i) set_mask_word(x, i, 0);
+      for (const Holder& k : v) flip_mask_bit(x, k.worker);
+    }
   } else {
     spills_[x.spill].push_back(h);
+    if (masked_) flip_mask_bit(x, h.worker);
   }
   x.holders++;
 }
@@ -57,9 +64,13 @@ void GlobalPrefixIndex::remove_holder(Node& x, std::uint32_t own) {
     return;
   }
   std::vector<Holder>& v = spills_[x.spill];
-  std::erase_if(v, [own](const Holder& h) { return h.own == own; });
+  const auto it = std::find_if(v.begin(), v.end(), [own](const Holder& h) { return h.own == own; });
+  const WorkerId gone = it->worker;
+  v.erase(it);
   x.holders--;
-  if (x.holders == kInlineHolders) {  // back into the node
+  if (x.holders > kInlineHolders) {
+    if (masked_) flip_mask_bit(x, gone);
+  } else {  // back into the node (over the mask)
     std::copy(v.begin(), v.end(), x.held);
     v.clear();
     free_spills_.push_back(x.spill);
@@ -81,12 +92,20 @@ GlobalPrefixIndex::Match GlobalPrefixIndex::match(const RequestSpec& spec, std::
     if (c == 0 || nodes_[c].tokens != t) break;
     bool held = false;
     const std::int64_t above = nodes_[n].path_tokens, here = nodes_[c].path_tokens;  // not reloaded per holder
-    for (const Holder& h : holders(nodes_[c])) {
-      std::int64_t& mine = per_worker[h.worker];
+    const auto reach = [&](WorkerId w) {
+      std::int64_t& mine = per_worker[w];
       if (mine == above) {  // w holds the whole prefix down to here
         mine = here;
         held = true;
       }
+    };
+    const Node& x = nodes_[c];
+    if (x.holders > kInlineHolders && masked_) {
+      for (std::size_t word = 0; word < kMaskWords; ++word)
+        for (std::uint64_t bits = mask_word(x, word); bits != 0; bits &= bits - 1)
+          reach(static_cast<WorkerId>(64 * word + static_cast<std::size_t>(std::countr_zero(bits))));
+    } else {
+      for (const Holder& h : holders(x)) reach(h.worker);
     }
     if (!held) break;  // nobody holds this prefix whole; nobody can hold a longer one
     n = c;
@@ -358,9 +377,14 @@ std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, Worke
     --holdings_[from];
     ++holdings_[to];
     owns_[o].worker = to;
-    Holder* h = holders_begin(nodes_[x]);
+    Node& node = nodes_[x];
+    Holder* h = holders_begin(node);
     while (h->own != o) ++h;
     h->worker = to;
+    if (node.holders > kInlineHolders && masked_) {
+      flip_mask_bit(node, from);
+      flip_mask_bit(node, to);
+    }
     push_front(o);
   }
   trim(to);
@@ -414,6 +438,12 @@ void GlobalPrefixIndex::check_invariants() const {
     const Node& x = nodes_[n];
     if (n != 0 && !x.alive) continue;
     SIM_CHECK(x.children == children[n], "index node {} child count {} != {}", n, x.children, children[n]);
+    if (n != 0 && masked_ && x.holders > kInlineHolders) {  // the mask is the holders' workers
+      std::uint64_t mask[kMaskWords] = {};
+      for (const Holder& h : holders(x)) mask[h.worker / 64] |= std::uint64_t{1} << (h.worker % 64);
+      for (std::size_t i = 0; i < kMaskWords; ++i)
+        SIM_CHECK(mask_word(x, i) == mask[i], "index node {}'s holder mask disagrees with its holders", n);
+    }
     SIM_CHECK(ChildIndex::parent_state_ok(x.only_child, x.in_index, x.children),
               "index node {} keeps {} children {}", n, x.children, x.in_index ? "in the index" : "inline");
   }

@@ -23,6 +23,7 @@
 // Deterministic: no output depends on hash-map iteration order.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "sim/core/child_index.h"
@@ -122,8 +123,13 @@ class GlobalPrefixIndex {
   // One cache line. Its holders (one per holding worker, in no particular
   // order: nothing reads their order) live in the node while they are at most
   // kInlineHolders (most nodes: a prompt's own blocks have one), else in a
-  // list of spills_ (templates held everywhere).
+  // list of spills_ (templates held everywhere). A node whose list is spilled
+  // keeps, where its inline holders were, the set of its holding workers as a
+  // bit mask when the index has at most kMaskWorkers workers: match() reads that
+  // and not the list (one dependent miss for the list's header, one for its data).
   static constexpr std::uint16_t kInlineHolders = 3;
+  static constexpr std::size_t kMaskWords = kInlineHolders * sizeof(Holder) / sizeof(std::uint64_t);
+  static constexpr std::size_t kMaskWorkers = 64 * kMaskWords;
   struct alignas(64) Node {
     BlockHash hash = 0;
     std::int32_t path_tokens = 0;  // checked to fit at insertion
@@ -141,6 +147,7 @@ class GlobalPrefixIndex {
     bool in_index = false;
   };
   static_assert(sizeof(Node) == 64, "an index node is one cache line");
+  static_assert(kMaskWords >= 1 && kMaskWords * sizeof(std::uint64_t) <= sizeof(Node::held), "the mask fits the inline holders");
   struct HolderSpan {
     const Holder* b;
     const Holder* e;
@@ -153,6 +160,19 @@ class GlobalPrefixIndex {
     return {v.data(), v.data() + v.size()};
   }
   Holder* holders_begin(Node& x) { return x.holders <= kInlineHolders ? x.held : spills_[x.spill].data(); }
+  // The holder mask's word i of a spilled node (masked_ only), read and written
+  // through memcpy: it lives in the bytes of the node's inline holders.
+  static std::uint64_t mask_word(const Node& x, std::size_t i) {
+    std::uint64_t m;
+    std::memcpy(&m, reinterpret_cast<const unsigned char*>(x.held) + i * sizeof m, sizeof m);
+    return m;
+  }
+  static void set_mask_word(Node& x, std::size_t i, std::uint64_t m) {
+    std::memcpy(reinterpret_cast<unsigned char*>(x.held) + i * sizeof m, &m, sizeof m);
+  }
+  static void flip_mask_bit(Node& x, WorkerId w) {  // w's bit changes (set <-> clear)
+    set_mask_word(x, w / 64, mask_word(x, w / 64) ^ (std::uint64_t{1} << (w % 64)));
+  }
   void add_holder(Node& x, Holder h);
   void remove_holder(Node& x, std::uint32_t own);
   struct alignas(32) Own {  // one (node, worker) holding, placed in the worker's LRU log
@@ -196,6 +216,7 @@ class GlobalPrefixIndex {
   // Takes the valid prefix of `hint` into path_ / path_owns_; returns the steps taken.
   std::size_t take_hint(const RecordedPath& hint, WorkerId w);
 
+  bool masked_ = false;      // workers() <= kMaskWorkers: spilled nodes keep a holder mask
   std::vector<Node> nodes_;  // [0] is the root
   std::vector<std::vector<Holder>> spills_;  // holder lists of nodes with more than kInlineHolders
   std::vector<std::uint32_t> free_spills_;

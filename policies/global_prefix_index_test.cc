@@ -93,24 +93,34 @@ TEST_CASE("a record() with a remembered path equals a plain one, and the tops li
   }
 }
 
-TEST_CASE("the index equals the reference index, holder lists spilling out of nodes and back") {
-  constexpr WorkerId kWorkers = 8;
-  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+namespace {
+// Random records and moves on `used` (eight workers) of an index of `workers`,
+// compared with the reference index after every step, for seeds 1..seeds.
+struct Shape {
+  WorkerId workers;
+  std::vector<WorkerId> used;
+  std::uint64_t seeds;
+};
+void compare_with_reference(const Shape& shape) {
+  for (std::uint64_t seed = 1; seed <= shape.seeds; ++seed) {
+    CAPTURE(shape.workers);
     CAPTURE(seed);
+    const WorkerId kWorkers = shape.workers;
     Rng rng(seed);
     GlobalPrefixIndex index(kWorkers);
     testing::ReferencePrefixIndex ref(kWorkers);
-    for (WorkerId w = 0; w < kWorkers; ++w) {
-      index.set_capacity(w, 150 + 60 * w);
-      ref.set_capacity(w, 150 + 60 * w);
+    for (std::size_t k = 0; k < shape.used.size(); ++k) {
+      index.set_capacity(shape.used[k], static_cast<std::int64_t>(150 + 60 * k));
+      ref.set_capacity(shape.used[k], static_cast<std::int64_t>(150 + 60 * k));
     }
+    const auto any_worker = [&] { return shape.used[rng.below(shape.used.size())]; };
     std::vector<RequestSpec> prompts;
     std::vector<GlobalPrefixIndex::RecordedPath> paths;
     std::vector<testing::ReferencePrefixIndex::RecordedPath> ref_paths;
     std::size_t most_holders = 0;
     for (int step = 0; step < 600; ++step) {
       const std::uint64_t op = rng.below(10);
-      const WorkerId w = static_cast<WorkerId>(rng.below(kWorkers));
+      const WorkerId w = any_worker();
       if (op < 4 || prompts.empty()) {  // a new prompt
         prompts.push_back(random_prompt(rng, prompts.size()));
         paths.emplace_back();
@@ -130,7 +140,7 @@ TEST_CASE("the index equals the reference index, holder lists spilling out of no
         std::vector<std::int64_t> per;
         const RequestSpec& s = prompts[rng.below(prompts.size())];
         const IndexNodeId t = ref.top_of(ref.match(s, per).node);
-        const WorkerId to = static_cast<WorkerId>(rng.below(kWorkers));
+        const WorkerId to = any_worker();
         if (t != 0 && ref.owns(t, w)) REQUIRE(index.move_subtree(t, w, to) == ref.move_subtree(t, w, to));
       }
       REQUIRE(index.last_path() == ref.last_path());
@@ -139,7 +149,7 @@ TEST_CASE("the index equals the reference index, holder lists spilling out of no
       for (IndexNodeId n = 1; n < ref.slots(); ++n) {
         if (!ref.alive(n)) continue;
         std::size_t holders = 0;
-        for (WorkerId x = 0; x < kWorkers; ++x) {
+        for (WorkerId x : shape.used) {
           REQUIRE(index.owns(n, x) == ref.owns(n, x));
           holders += ref.owns(n, x) ? 1 : 0;
         }
@@ -149,4 +159,13 @@ TEST_CASE("the index equals the reference index, holder lists spilling out of no
     }
     CHECK(most_holders > 3);  // the spilled holder lists were exercised
   }
+}
+}  // namespace
+
+TEST_CASE("the index equals the reference index, holder lists spilling out of nodes and back") {
+  // Of 8 workers; of 192 (a spilled node keeps a holder mask of three words: ids
+  // in each word are used); of 200 (too many for the mask: holder lists are read).
+  compare_with_reference({8, {0, 1, 2, 3, 4, 5, 6, 7}, 20});
+  compare_with_reference({192, {0, 1, 63, 64, 127, 128, 190, 191}, 4});
+  compare_with_reference({200, {0, 1, 63, 64, 127, 128, 191, 199}, 4});
 }
