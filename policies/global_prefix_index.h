@@ -99,7 +99,9 @@ class GlobalPrefixIndex {
   void visit_lru(WorkerId w, std::int64_t tokens, F&& f) const {
     std::int64_t seen = 0;
     const std::vector<LogEntry>& log = logs_[w];
+    constexpr std::size_t kAhead = 8;  // the holdings are scattered: fetched a few entries ahead
     for (std::size_t k = log_head_[w]; k < log.size() && seen < tokens; ++k) {
+      if (k + kAhead < log.size()) __builtin_prefetch(&owns_[log[k + kAhead].own]);
       if (!current(log[k], w)) continue;
       const Own& e = owns_[log[k].own];
       f(e.node, static_cast<std::int64_t>(e.tokens), e.generation);

@@ -66,9 +66,15 @@ WorkerId PrebleE2Policy::explore(const RequestSpec& r, const ClusterView& c, Ind
     double m = 0;
     const std::int64_t overflow = view_.held_tokens(w) + (r.prompt_tokens - per_worker_[w]) - view_.capacity(w);
     if (overflow > 0) {
+      // The holdings first, each one's hit counter fetched as its node is known; then
+      // the sum, in the same order (the counters are scattered: their misses overlap).
+      visited_.clear();
       view_.visit_lru(w, overflow, [&](IndexNodeId x, std::int64_t tokens, std::uint32_t generation) {
-        m += prefill_rate_[w] * static_cast<double>(tokens) * recent_hits(x, generation, now);
+        if (x < node_hits_.size()) __builtin_prefetch(&node_hits_[x]);
+        visited_.push_back(Visited{x, generation, tokens});
       });
+      for (const Visited& v : visited_)
+        m += prefill_rate_[w] * static_cast<double>(v.tokens) * recent_hits(v.node, v.generation, now);
     }
     return load_[w] + m + explore_p_[w];
   };

@@ -149,6 +149,12 @@ class PrebleE2Policy final : public GlobalPolicy {
   std::vector<std::pair<IndexNodeId, std::uint32_t>> sampled_;
   std::vector<std::int64_t> per_worker_;
   std::vector<double> explore_p_, explore_bound_;  // explore(): per worker P and L + P (NaN: excluded)
+  struct Visited {  // explore()'s cost: a holding its eviction would take
+    IndexNodeId node;
+    std::uint32_t generation;
+    std::int64_t tokens;
+  };
+  std::vector<Visited> visited_;
   Counts counts_;
   std::int64_t since_check_ = 0;
   bool sized_ = false;
