@@ -149,7 +149,8 @@ class GlobalPrefixIndex {
     bool in_index = false;
   };
   static_assert(sizeof(Node) == 64, "an index node is one cache line");
-  static_assert(kMaskWords >= 1 && kMaskWords * sizeof(std::uint64_t) <= sizeof(Node::held), "the mask fits the inline holders");
+  static_assert(kMaskWords >= 1 && kMaskWords * sizeof(std::uint64_t) <= sizeof(Node::held),
+                "the mask fits the inline holders");
   struct HolderSpan {
     const Holder* b;
     const Holder* e;

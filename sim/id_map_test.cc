@@ -17,7 +17,8 @@ struct Value {
   int count = 0;
 };
 
-void check_same(IdMap<Value>& m, const std::unordered_map<std::uint64_t, Value>& ref, const std::vector<std::uint64_t>& keys) {
+void check_same(IdMap<Value>& m, const std::unordered_map<std::uint64_t, Value>& ref,
+                const std::vector<std::uint64_t>& keys) {
   REQUIRE(m.size() == ref.size());
   for (std::uint64_t k : keys) {
     const auto it = ref.find(k);
