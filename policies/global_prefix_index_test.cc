@@ -105,10 +105,9 @@ void compare_with_reference(const Shape& shape) {
   for (std::uint64_t seed = 1; seed <= shape.seeds; ++seed) {
     CAPTURE(shape.workers);
     CAPTURE(seed);
-    const WorkerId kWorkers = shape.workers;
     Rng rng(seed);
-    GlobalPrefixIndex index(kWorkers);
-    testing::ReferencePrefixIndex ref(kWorkers);
+    GlobalPrefixIndex index(shape.workers);
+    testing::ReferencePrefixIndex ref(shape.workers);
     for (std::size_t k = 0; k < shape.used.size(); ++k) {
       index.set_capacity(shape.used[k], static_cast<std::int64_t>(150 + 60 * k));
       ref.set_capacity(shape.used[k], static_cast<std::int64_t>(150 + 60 * k));

@@ -30,10 +30,15 @@ class IdMap {
   }
   // The value of `key`, default-constructed first when absent.
   V& operator[](std::uint64_t key) {
-    if (V* v = find(key)) return *v;
-    if (2 * (size_ + 1) > slots_.size()) grow();
+    std::size_t i = home(key);
+    for (; slots_[i].used; i = (i + 1) & mask())  // one probe run: the key, or where it goes
+      if (slots_[i].key == key) return slots_[i].value;
+    if (2 * (size_ + 1) > slots_.size()) {
+      grow();
+      i = free_slot(key);
+    }
     ++size_;
-    Slot& s = slots_[free_slot(key)];
+    Slot& s = slots_[i];
     s.used = true;
     s.key = key;
     s.value = V{};
