@@ -14,8 +14,11 @@
 # Prints each round's wall times (the bench's median line; one row per system with
 # --policies), then per row the medians of OLD and NEW, the median, range and
 # geometric mean of NEW / OLD over the rounds, and in how many rounds NEW was faster
-# (and slower; the rest are ties at the bench's 1 ms resolution): with the box's
-# noise, a change of a few percent shows as a count well off half, not as a median.
+# (and slower; the rest are ties at the bench's 1 ms resolution), with the sign
+# test's two-sided p-value for those counts (the chance of a split at least that
+# uneven if the binaries were the same speed): with the box's noise, a change of a
+# few percent shows as a count well off half, not as a median, and p says how far off
+# (6 of 6: 0.031; 11 of 16: 0.21, which the same binary against itself reaches often).
 # --outputs also compares the two binaries' run folders of the last round byte for
 # byte (lock files aside) and prints "outputs: equal" or "outputs: DIFFERENT"; the
 # exit status is then 1 when they differ. Not for --backends (the bench alternates
@@ -101,8 +104,15 @@ for row in $rows; do
   if [[ -s "$tmp/ratios" ]]; then
     line+="$(printf '; new/old paired median %.3fx (range %.3f-%.3f, %d rounds)' "$(median <"$tmp/ratios")" \
       "$(sort -g "$tmp/ratios" | head -1)" "$(sort -g "$tmp/ratios" | tail -1)" "$(wc -l <"$tmp/ratios")")"
+    # The sign test: under "no difference" each untied round is faster or slower with
+    # probability 1/2, so p is twice the binomial tail of the rarer count (capped at 1).
     line+="$(awk '{ s += log($1); f += ($1 < 1); l += ($1 > 1) }
-      END { printf "; geometric mean %.3fx; new faster in %d, slower in %d of %d", exp(s / NR), f, l, NR }' "$tmp/ratios")"
+      END {
+        m = f + l; k = (f < l ? f : l); c = 1; tail = 0
+        for (i = 0; i <= k; ++i) { tail += c; c = c * (m - i) / (i + 1) }
+        p = 2 * tail / 2 ^ m; if (p > 1) p = 1
+        printf "; geometric mean %.3fx; new faster in %d, slower in %d of %d (sign test p = %.3g)", exp(s / NR), f, l, NR, p
+      }' "$tmp/ratios")"
   fi
   echo "$line"
 done
