@@ -22,20 +22,16 @@ class IdMap {
 
   // The value of `key`, or null.
   V* find(std::uint64_t key) {
-    for (std::size_t i = home(key);; i = (i + 1) & mask()) {
-      Slot& s = slots_[i];
-      if (!s.used) return nullptr;
-      if (s.key == key) return &s.value;
-    }
+    Slot& s = slots_[probe(key)];
+    return s.used ? &s.value : nullptr;
   }
   // The value of `key`, default-constructed first when absent.
   V& operator[](std::uint64_t key) {
-    std::size_t i = home(key);
-    for (; slots_[i].used; i = (i + 1) & mask())  // one probe run: the key, or where it goes
-      if (slots_[i].key == key) return slots_[i].value;
+    std::size_t i = probe(key);
+    if (slots_[i].used) return slots_[i].value;
     if (2 * (size_ + 1) > slots_.size()) {
       grow();
-      i = free_slot(key);
+      i = probe(key);
     }
     ++size_;
     Slot& s = slots_[i];
@@ -46,11 +42,8 @@ class IdMap {
   }
   // Removes `key`'s entry; false if there is none.
   bool erase(std::uint64_t key) {
-    std::size_t i = home(key);
-    for (;; i = (i + 1) & mask()) {
-      if (!slots_[i].used) return false;
-      if (slots_[i].key == key) break;
-    }
+    std::size_t i = probe(key);
+    if (!slots_[i].used) return false;
     // Backward shift: pull later entries of the probe run into the hole.
     for (std::size_t j = (i + 1) & mask(); slots_[j].used; j = (j + 1) & mask()) {
       const std::size_t k = home(slots_[j].key);
@@ -81,16 +74,18 @@ class IdMap {
     z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ull;
     return static_cast<std::size_t>(z ^ (z >> 29)) & mask();
   }
-  std::size_t free_slot(std::uint64_t key) const {
+  // One probe run: the slot holding `key`, else the free slot that ends its run
+  // (where an insertion of `key` goes).
+  std::size_t probe(std::uint64_t key) const {
     std::size_t i = home(key);
-    while (slots_[i].used) i = (i + 1) & mask();
+    while (slots_[i].used && slots_[i].key != key) i = (i + 1) & mask();
     return i;
   }
   void grow() {
     std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
     for (Slot& s : old)
-      if (s.used) slots_[free_slot(s.key)] = std::move(s);
+      if (s.used) slots_[probe(s.key)] = std::move(s);  // (keys are distinct: the run's free slot)
   }
 
   std::vector<Slot> slots_;
