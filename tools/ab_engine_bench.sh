@@ -106,11 +106,14 @@ for row in $rows; do
       "$(sort -g "$tmp/ratios" | head -1)" "$(sort -g "$tmp/ratios" | tail -1)" "$(wc -l <"$tmp/ratios")")"
     # The sign test: under "no difference" each untied round is faster or slower with
     # probability 1/2, so p is twice the binomial tail of the rarer count (capped at 1).
+    # Each term C(m, i) / 2^m is carried as its logarithm, so no count of rounds
+    # overflows (2^m as a double would past m ~ 1,000); terms too small to matter
+    # come out as 0.
     line+="$(awk '{ s += log($1); f += ($1 < 1); l += ($1 > 1) }
       END {
-        m = f + l; k = (f < l ? f : l); c = 1; tail = 0
-        for (i = 0; i <= k; ++i) { tail += c; c = c * (m - i) / (i + 1) }
-        p = 2 * tail / 2 ^ m; if (p > 1) p = 1
+        m = f + l; k = (f < l ? f : l); lt = -m * log(2); tail = 0
+        for (i = 0; i <= k; ++i) { tail += exp(lt); if (i < k) lt += log(m - i) - log(i + 1) }
+        p = 2 * tail; if (p > 1) p = 1
         printf "; geometric mean %.3fx; new faster in %d, slower in %d of %d (sign test p = %.3g)", exp(s / NR), f, l, NR, p
       }' "$tmp/ratios")"
   fi
