@@ -51,6 +51,7 @@ class DlpmPolicy final : public LocalPolicy {
   void on_decode_tokens(ClientId c, std::int64_t tokens) override;
   void on_decode_token_each(ClientId c, std::int64_t n) override;
   bool counts_decode_tokens() const override { return true; }
+  bool finish_ignores_decode_tokens() const override { return true; }  // no on_finish
 
   double deficit(ClientId c) const { return c < deficit_.size() ? deficit_[c] : 0.0; }
   std::uint64_t refills() const { return refills_; }

@@ -109,6 +109,13 @@ class LocalPolicy {
   virtual void on_decode_token_each(ClientId client, std::int64_t n) {
     for (std::int64_t i = 0; i < n; ++i) on_decode_tokens(client, 1);
   }
+  // True when nothing on_finish does depends on what on_decode_tokens did (it reads
+  // no state those calls change). The worker may then report a decode step's tokens
+  // all at once, per client (on_decode_token_each), before that step's finishes,
+  // instead of each member's token just before its own or the next finisher's
+  // on_finish: the same calls per client in the same order, only moved ahead of
+  // on_finish. False (the default): the step-by-step order is kept.
+  virtual bool finish_ignores_decode_tokens() const { return false; }
   // A request finished: on the worker where it finished and, after a PD hand-off, also
   // on the worker whose policy scheduled its prefill (each hears it once).
   virtual void on_finish(const RequestSpec& spec) {}

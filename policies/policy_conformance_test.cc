@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <type_traits>
 
 #include "policies/d2lpm_policy.h"
 #include "policies/dfs_weight_policy.h"
@@ -759,7 +760,14 @@ TEST_CASE("exactly the policies that count decode tokens say so (the worker call
     const ParsedPolicy<LocalPolicy> p = parse_local_policy(m, "local", "fcfs");
     const std::unique_ptr<LocalPolicy> policy = p.make(PolicyContext{2, 1});
     CHECK_MESSAGE(policy->counts_decode_tokens() == (counting.count(t.name) == 1), t.name);
+    // Those two let the decode lane report a step's tokens before its finishes
+    // (finish_ignores_decode_tokens): neither has an on_finish of its own.
+    CHECK_MESSAGE(policy->finish_ignores_decode_tokens() == (counting.count(t.name) == 1), t.name);
   }
+  static_assert(std::is_same_v<decltype(&DlpmPolicy::on_finish), void (LocalPolicy::*)(const RequestSpec&)>,
+                "DLPM says its on_finish ignores decode tokens: it has none of its own");
+  static_assert(std::is_same_v<decltype(&VtcPolicy::on_finish), void (LocalPolicy::*)(const RequestSpec&)>,
+                "VTC says its on_finish ignores decode tokens: it has none of its own");
 }
 
 TEST_CASE("on_decode_token_each(c, n) equals n calls of on_decode_tokens(c, 1), bit for bit") {

@@ -81,6 +81,7 @@ class VtcPolicy final : public LocalPolicy {
     charge(c, o_.w_out * static_cast<double>(tokens));
   }
   bool counts_decode_tokens() const override { return true; }
+  bool finish_ignores_decode_tokens() const override { return true; }  // no on_finish
   void on_decode_token_each(ClientId c, std::int64_t n) override {  // n charges of one token, one re-keying
     grow(c);
     const bool active = !queues_[c].empty();

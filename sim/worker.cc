@@ -13,6 +13,7 @@ Worker::Worker(WorkerId id, std::unique_ptr<LocalPolicy> policy, std::shared_ptr
     : id_(id),
       policy_(std::move(policy)),
       counts_tokens_(policy_->counts_decode_tokens()),
+      tokens_first_(counts_tokens_ && policy_->finish_ignores_decode_tokens()),
       cost_(std::move(cost)), opt_(opt), table_(table), observer_(observer),
       eviction_(std::move(kv_eviction)), kvm_(id, kv_capacity_pages, page_size, table, stats_) {
   stats_.kv_capacity_pages = kv_capacity_pages;

@@ -72,7 +72,9 @@
 // order, with the step-by-step order of KV allocations, policy calls and
 // finishes (a step in which no member finishes tells the policy its tokens per
 // client, LocalPolicy::on_decode_token_each: each client's calls in the same
-// sequence, clients in lane_clients_' order). The lane is flushed (every
+// sequence, clients in lane_clients_' order; so does a step with finishes, before
+// them, for a policy whose on_finish ignores those tokens:
+// LocalPolicy::finish_ignores_decode_tokens). The lane is flushed (every
 // member's generated written to hot_) and dropped when KV runs out (the
 // step-by-step pass redoes the iteration), when a member cannot be one (a page
 // count past the exact multiplication bound),
@@ -274,6 +276,7 @@ class Worker final : private AdmissionContext {
   WorkerId id_;
   std::unique_ptr<LocalPolicy> policy_;
   bool counts_tokens_;  // policy_->counts_decode_tokens(), asked once
+  bool tokens_first_;   // and policy_->finish_ignores_decode_tokens(): the lane reports a step's tokens before its finishes
   std::shared_ptr<const CostModel> cost_;
   BatchingOptions opt_;
   RequestTable& table_;

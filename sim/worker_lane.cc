@@ -338,10 +338,16 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
         min_fin = std::min(min_fin, f);
     }
     // The policy's token calls and the finishes in running order, as in one pass:
-    // every member's token, a finisher's finish right after its own.
+    // every member's token, a finisher's finish right after its own; or, for a
+    // policy whose on_finish does not depend on them (tokens_first_), every token
+    // per client first, as in a step without finishers (lane_clients_ still
+    // counts the finishers here).
+    const bool each = counts_tokens_ && !tokens_first_;
+    if (tokens_first_)
+      for (const auto& e : lane_clients_) policy_->on_decode_token_each(e.first, e.second);
     std::size_t j = 0;
     for (const std::uint32_t g : lane_gone_) {
-      if (counts_tokens_)
+      if (each)
         for (; j <= g; ++j) policy_->on_decode_tokens(ln_client_[j], 1);
       const std::uint32_t i = items_[g].i;
       hot_[i].generated += s1 - ln_b_[g];
@@ -355,7 +361,7 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
       finish_here(i, done);
       gone = true;
     }
-    if (counts_tokens_)
+    if (each)
       for (; j < n; ++j) policy_->on_decode_tokens(ln_client_[j], 1);
     // The members after each finisher move down over it, a run at a time (they
     // keep running order).
