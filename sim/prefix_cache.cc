@@ -504,9 +504,14 @@ bool PrefixCache::make_room(std::int64_t pages) {
       }
       // This victim's parent is read when its segment empties, and the next
       // candidates' segments next: fetch them while this one is checked and evicted,
-      // so the misses overlap (the LRU end of the cache is cold).
+      // so the misses overlap (the LRU end of the cache is cold). The queue's next
+      // entry's parent too: asked for only when its entry is popped, the parent's
+      // header is still on its way when evict_tail reads it.
       prefetch_seg(e.parent);
-      if (lru_head_ < lru_.size()) prefetch_seg(lru_[lru_head_].seg());
+      if (lru_head_ < lru_.size()) {
+        prefetch_seg(lru_[lru_head_].seg());
+        prefetch_seg(lru_[lru_head_].parent);
+      }
       if (lru_head_ + 1 < lru_.size()) prefetch_seg(lru_[lru_head_ + 1].seg());
       if (!lru_old_.empty()) prefetch_seg(lru_old_.front().seg());
       if (!current(e)) continue;
