@@ -144,9 +144,9 @@ bool KvManager::admit(RequestHandle h, std::int64_t reserve, bool first, Admitte
     return kv_.free() + cache_.evictable_pages() - pages >= reserve && alloc(pages);
   };
   // Lock the match first, so making room cannot evict it.
-  cache_.lock(m.node, now_);
+  const std::uint32_t where = cache_.lock(m.node, now_);
   if (!take(need)) {
-    cache_.unlock(m.node, now_);
+    cache_.unlock(m.node, now_, where);
     if (!alone || cached == 0) return false;
     // Alone on the worker, the match's rounded-up pages crowd out the rest of the prompt
     // (see the header): compute the whole prompt instead, if it fits.
@@ -154,6 +154,7 @@ bool KvManager::admit(RequestHandle h, std::int64_t reserve, bool first, Admitte
     if (!take(all)) return false;
     r.kv_pages = all;
     r.cache_node = kCacheRoot;
+    r.cache_where = 0;
     r.shared_tokens = 0;
     r.shared_blocks = 0;
     out = Admitted{0, 0, 0, cached};
@@ -161,6 +162,7 @@ bool KvManager::admit(RequestHandle h, std::int64_t reserve, bool first, Admitte
   }
   r.kv_pages = need;
   r.cache_node = m.node;
+  r.cache_where = where;
   r.shared_tokens = cached;
   r.shared_blocks = m.blocks;
   out = Admitted{cached, 0, 0};
@@ -177,8 +179,9 @@ void KvManager::release_private(LiveRequest& r) {
   kv_.release(r.kv_pages);
   private_pages_ -= r.kv_pages;
   r.kv_pages = 0;
-  cache_.unlock(r.cache_node, now_);
+  cache_.unlock(r.cache_node, now_, r.cache_where);
   r.cache_node = kCacheRoot;
+  r.cache_where = 0;
   r.shared_tokens = 0;
   r.shared_blocks = 0;
 }
@@ -189,8 +192,9 @@ bool KvManager::compact(LiveRequest& r, std::int64_t kept) {
   kv_.release(r.kv_pages);
   private_pages_ -= r.kv_pages;
   r.kv_pages = pages;
-  cache_.unlock(r.cache_node, now_);
+  cache_.unlock(r.cache_node, now_, r.cache_where);
   r.cache_node = kCacheRoot;
+  r.cache_where = 0;
   r.shared_tokens = 0;
   r.shared_blocks = 0;
   return true;
@@ -213,9 +217,10 @@ void KvManager::cache_prompt(LiveRequest& r) {
   kv_.release(r.kv_pages);
   private_pages_ -= r.kv_pages;
   PrefixCache::InsertResult res = cache_.insert(r.spec, from, r.prefill_target, budget, now_);
-  cache_.lock(res.node, now_);
-  cache_.unlock(r.cache_node, now_);
+  const std::uint32_t where = cache_.lock(res.node, now_);
+  cache_.unlock(r.cache_node, now_, r.cache_where);
   r.cache_node = res.node;
+  r.cache_where = where;
   r.shared_tokens = res.tokens;
   r.shared_blocks = res.blocks;
   r.kv_pages = res.private_pages;
@@ -229,6 +234,7 @@ void KvManager::hold(RequestHandle h, LiveRequest& r) {
   held_.push_back(Held{h, r.kv_pages, r.cache_node});
   r.kv_pages = 0;
   r.cache_node = kCacheRoot;
+  r.cache_where = 0;
   r.shared_tokens = 0;
   r.shared_blocks = 0;
   r.match = PrefixMatch{};
@@ -249,13 +255,14 @@ bool KvManager::reserve_incoming(LiveRequest& r) {
   if (r.compressed == 0) cache_.refresh(m, r.spec, r.prefill_target);
   const std::int64_t tokens = r.compressed > 0 ? r.compressed : r.prefill_target;
   const std::int64_t need = kv_.pages_for(tokens - m.tokens);
-  cache_.lock(m.node, now_);
+  const std::uint32_t where = cache_.lock(m.node, now_);
   if (!alloc(need)) {
-    cache_.unlock(m.node, now_);
+    cache_.unlock(m.node, now_, where);
     return false;
   }
   r.kv_pages = need;
   r.cache_node = m.node;
+  r.cache_where = where;
   r.shared_tokens = m.tokens;
   r.shared_blocks = m.blocks;
   r.transfer_tokens = tokens - m.tokens;

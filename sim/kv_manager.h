@@ -155,15 +155,17 @@ class KvManager {
   struct KvPlacement {
     std::int64_t pages;
     CacheNodeId node;
+    std::uint32_t where;
     std::int64_t shared_tokens;
     std::int32_t shared_blocks;
   };
   static KvPlacement placement_of(const LiveRequest& r) {
-    return {r.kv_pages, r.cache_node, r.shared_tokens, r.shared_blocks};
+    return {r.kv_pages, r.cache_node, r.cache_where, r.shared_tokens, r.shared_blocks};
   }
   static void place(LiveRequest& r, const KvPlacement& p) {
     r.kv_pages = p.pages;
     r.cache_node = p.node;
+    r.cache_where = p.where;
     r.shared_tokens = p.shared_tokens;
     r.shared_blocks = p.shared_blocks;
   }

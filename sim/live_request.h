@@ -71,6 +71,7 @@ struct alignas(64) LiveRequest : RequestHot {
   // (its matched prefix, then its whole inserted prompt once prefilled; its
   // tokens are shared_tokens above) and the memo of its current match while it waits.
   CacheNodeId cache_node = kCacheRoot;
+  std::uint32_t cache_where = 0;     // where cache_node was when locked (PrefixCache::lock's hint; 0: none)
   std::int32_t shared_blocks = 0;
   PrefixMatch match;
   std::int32_t preemptions = 0;

@@ -180,21 +180,29 @@ void PrefixCache::touch(Pos p, Time now) {
 // Locks and access times are kept lazily (see the header): the walk goes up only
 // while a segment's lockedness changes, and only the path's deepest block takes
 // `now`; its ancestors receive it through evict_tail when they become leaves.
-void PrefixCache::lock(CacheNodeId n, Time now) {
-  if (n == kCacheRoot) return;
+std::uint32_t PrefixCache::lock(CacheNodeId n, Time now) {
+  if (n == kCacheRoot) return 0;
   Pos p = locate(n);
   if (p.slot + 1u != segs_[p.seg].hi) split(p);  // a lock ends at a segment's tail
   segs_[p.seg].blocks[p.slot].last_access = now;
+  const std::uint32_t where = num_[n].where;  // (after the split: where n stays while locked)
   for (SegId s = p.seg; s != 0; s = segs_[s].parent) {
     Seg& x = segs_[s];
-    if (x.locks++ > 0) return;  // was locked already: its parent's count is unchanged
-    locked_pages_ += x.pages;   // its eviction entry goes stale
+    if (x.locks++ > 0) break;  // was locked already: its parent's count is unchanged
+    locked_pages_ += x.pages;  // its eviction entry goes stale
   }
+  return where;
 }
 
-void PrefixCache::unlock(CacheNodeId n, Time now) {
+void PrefixCache::unlock(CacheNodeId n, Time now, std::uint32_t where) {
   if (n == kCacheRoot) return;
-  const Pos p = locate(n);
+  // A locked block stays where it was when locked (splits move the blocks before
+  // a lock end, appends go to unlocked leaves only), so the hint is right when a
+  // live block there is n (numbers are unique among live blocks); else the table says.
+  Pos p{where >> kSlotBits, where & ((1u << kSlotBits) - 1)};
+  const bool hinted = where != 0 && p.seg < segs_.size() && segs_[p.seg].live && p.slot >= segs_[p.seg].lo &&
+                      p.slot < segs_[p.seg].hi && segs_[p.seg].blocks[p.slot].number == n;
+  if (!hinted) p = locate(n);
   // The walk goes up a path that is often cold (a request unlocks it when it
   // finishes): the block's line is fetched with its segment's header, and each
   // segment's parent while it is updated.

@@ -99,8 +99,12 @@ class PrefixCache {
   void refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t cap) const;
 
   // Adds one lock on every node of the path root..n. The root is never locked.
-  void lock(CacheNodeId n, Time now);
-  void unlock(CacheNodeId n, Time now);
+  // lock() returns where n is kept (its segment and slot, 0 for the root): a
+  // locked block does not move, so the holder of the lock may give it back to
+  // unlock() as a hint that saves the number -> position lookup (a miss when the
+  // path is cold). A hint that does not name n (0, or stale) is ignored.
+  std::uint32_t lock(CacheNodeId n, Time now);
+  void unlock(CacheNodeId n, Time now, std::uint32_t where = 0);
 
   // Inserts `spec`'s prompt blocks below `from` (the node of its first
   // `from.blocks` blocks), reusing nodes that exist, for a request whose KV
@@ -145,6 +149,7 @@ class PrefixCache {
   // unlocked leaves) checked with SIM_CHECK; O(nodes).
   void check_invariants() const;
   bool alive(CacheNodeId n) const { return n == kCacheRoot || (n < num_.size() && block_of(n) != nullptr); }
+  std::uint32_t where_of(CacheNodeId n) const { return n == kCacheRoot ? 0 : num_[n].where; }  // lock()'s hint, now
   std::vector<CacheNodeId> live_nodes() const;
   std::vector<BlockHash> path_blocks(CacheNodeId n) const;  // root..n block ids
   std::int64_t path_tokens(CacheNodeId n) const { return n == kCacheRoot ? 0 : block_of(n)->path_tokens; }

@@ -70,13 +70,14 @@ std::int64_t naive_match(const PathSet& paths, const RequestSpec& r, std::int64_
 
 }  // namespace
 
-TEST_CASE("radix matches equal a naive matcher and locked nodes survive eviction under random operations") {
+TEST_CASE("radix matches equal a naive matcher and locked nodes survive eviction (and stay where they were locked) under random operations") {
   for (std::int32_t block : {16, 64, 40}) {
     KvPool kv(400, 16);
     PrefixCache cache(kv);
     Rng rng(11 + static_cast<std::uint64_t>(block));
     struct Held {
       CacheNodeId node;
+      std::uint32_t where;  // lock()'s position hint: stays right while the lock is held
       std::vector<BlockHash> path;
       std::int64_t pages;
     };
@@ -109,16 +110,22 @@ TEST_CASE("radix matches equal a naive matcher and locked nodes survive eviction
           const std::int64_t budget = need + kv.free();
           kv.release(need);
           auto res = cache.insert(spec, memo, spec.prompt_tokens, budget, now);
-          cache.lock(res.node, now);
+          const std::uint32_t where = cache.lock(res.node, now);
           cache.unlock(memo.node, now);
           REQUIRE(kv.try_alloc(res.private_pages));
-          held.push_back({res.node, cache.path_blocks(res.node), res.private_pages});
+          held.push_back({res.node, where, cache.path_blocks(res.node), res.private_pages});
           waiting[k] = {random_prompt(rng, 1000 + static_cast<RequestId>(step), block, 4), PrefixMatch{}};
         }
       } else if (!held.empty()) {
-        // Finish one: unlock, free private pages.
+        // Finish one: unlock (with its position hint, none, or a wrong one: the
+        // same unlock), free private pages.
         const auto k = static_cast<std::size_t>(rng.below(held.size()));
-        cache.unlock(held[k].node, now);
+        const std::uint64_t hint = rng.below(4);
+        const std::uint32_t where = hint == 0   ? held[k].where
+                                    : hint == 1 ? 0
+                                    : hint == 2 ? held[rng.below(held.size())].where
+                                                : static_cast<std::uint32_t>(rng.below(1u << 12));
+        cache.unlock(held[k].node, now, where);
         kv.release(held[k].pages);
         held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
       }
@@ -129,6 +136,7 @@ TEST_CASE("radix matches equal a naive matcher and locked nodes survive eviction
         if (h.node == kCacheRoot) continue;
         REQUIRE(cache.alive(h.node));
         REQUIRE(cache.lock_count(h.node) > 0);
+        REQUIRE(cache.where_of(h.node) == h.where);
         REQUIRE(cache.path_blocks(h.node) == h.path);
       }
     }
