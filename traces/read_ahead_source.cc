@@ -97,6 +97,19 @@ bool ReadAheadSource::next(RequestSpec& out) {
       }
     }
     it = &ring_[tail_local_ % kRing];
+    // The slots ahead were written on the other core: their lines are asked for
+    // early, in two stages (a slot's record kFar ahead; kNear ahead, its record has
+    // arrived, so its block list's address is known and its lines are asked for).
+    constexpr std::uint64_t kFar = 8, kNear = 4;
+    if (tail_local_ + kFar < head_seen_) {
+      const char* p = reinterpret_cast<const char*>(&ring_[(tail_local_ + kFar) % kRing]);
+      for (std::size_t k = 0; k < sizeof(Item); k += 64) __builtin_prefetch(p + k);
+    }
+    if (tail_local_ + kNear < head_seen_) {
+      const std::vector<BlockHash>& b = ring_[(tail_local_ + kNear) % kRing].spec.prefix_blocks;
+      const char* p = reinterpret_cast<const char*>(b.data());
+      for (std::size_t k = 0; k < b.size() * sizeof(BlockHash); k += 64) __builtin_prefetch(p + k);
+    }
   }
   for (const std::string& n : it->new_names) clients_.intern(n);
   const bool ok = it->ok;

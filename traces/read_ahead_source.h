@@ -14,6 +14,8 @@
 //    never start a thread); then the thread reads up to kRing requests ahead.
 //    With `threaded` false, or when no thread can be started, every request is
 //    pulled on the caller's thread: the same stream.
+// next() asks for the lines of the requests a few slots ahead (written on the
+// other core) before it needs them: a hint, no effect on the stream.
 // Not thread-safe itself: one caller. Destroying it stops the thread (after
 // the request it is reading) and drops what was read ahead.
 #pragma once
