@@ -499,9 +499,11 @@ bool PrefixCache::make_room(std::int64_t pages) {
       const LruEntry* m = lru_min();
       if (m == nullptr) break;
       LruEntry e;
+      bool from_parked = false;
       if (m == &parked_) {
         e = parked_;
         has_parked_ = false;
+        from_parked = true;
       } else if (!lru_old_.empty() && m == lru_old_.data()) {
         std::pop_heap(lru_old_.begin(), lru_old_.end(), std::greater<>());
         e = lru_old_.back();
@@ -515,13 +517,19 @@ bool PrefixCache::make_room(std::int64_t pages) {
       // so the misses overlap (the LRU end of the cache is cold). The queue's next
       // entry's parent too: asked for only when its entry is popped, the parent's
       // header is still on its way when evict_tail reads it.
+      // A victim taken from parked_ (a make_room's small next bite, the common case)
+      // leaves the queues' fronts as they were when the last pop fetched them: not
+      // again (fetching them each time cost more than it saved).
       prefetch_seg(e.parent);
-      if (lru_head_ < lru_.size()) {
+      if (from_parked) {
+      } else if (lru_head_ < lru_.size()) {
         prefetch_seg(lru_[lru_head_].seg());
         prefetch_seg(lru_[lru_head_].parent);
       }
-      if (lru_head_ + 1 < lru_.size()) prefetch_seg(lru_[lru_head_ + 1].seg());
-      if (!lru_old_.empty()) prefetch_seg(lru_old_.front().seg());
+      if (!from_parked) {
+        if (lru_head_ + 1 < lru_.size()) prefetch_seg(lru_[lru_head_ + 1].seg());
+        if (!lru_old_.empty()) prefetch_seg(lru_old_.front().seg());
+      }
       if (!current(e)) continue;
       next = e.seg();
     }
