@@ -516,17 +516,16 @@ bool PrefixCache::make_room(std::int64_t pages) {
       // candidates' segments next: fetch them while this one is checked and evicted,
       // so the misses overlap (the LRU end of the cache is cold). The queue's next
       // entry's parent too: asked for only when its entry is popped, the parent's
-      // header is still on its way when evict_tail reads it.
-      // A victim taken from parked_ (a make_room's small next bite, the common case)
-      // leaves the queues' fronts as they were when the last pop fetched them: not
-      // again (fetching them each time cost more than it saved).
+      // header would still be on its way when evict_tail reads it. A victim taken
+      // from parked_ (a make_room's small next bite, the common case) leaves the
+      // queues' fronts as they were when the pop that parked it fetched them: they
+      // are not fetched again (doing so cost more than it saved).
       prefetch_seg(e.parent);
-      if (from_parked) {
-      } else if (lru_head_ < lru_.size()) {
-        prefetch_seg(lru_[lru_head_].seg());
-        prefetch_seg(lru_[lru_head_].parent);
-      }
       if (!from_parked) {
+        if (lru_head_ < lru_.size()) {
+          prefetch_seg(lru_[lru_head_].seg());
+          prefetch_seg(lru_[lru_head_].parent);
+        }
         if (lru_head_ + 1 < lru_.size()) prefetch_seg(lru_[lru_head_ + 1].seg());
         if (!lru_old_.empty()) prefetch_seg(lru_old_.front().seg());
       }
