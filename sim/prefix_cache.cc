@@ -128,7 +128,7 @@ bool PrefixCache::current(const LruEntry& e) const {
 PrefixCache::LruEntry PrefixCache::entry_of(SegId s) const {
   const Seg& x = segs_[s];
   const Block& b = x.blocks[x.hi - 1];
-  return {b.last_access, b.number, b.generation, (s << kSlotBits) | (x.hi - 1u), x.parent};
+  return {b.last_access, b.number, b.generation, pack(s, x.hi - 1u), x.parent};
 }
 
 void PrefixCache::push_lru(SegId s, bool old) {
@@ -185,7 +185,7 @@ std::uint32_t PrefixCache::lock(CacheNodeId n, Time now) {
   Pos p = locate(n);
   if (p.slot + 1u != segs_[p.seg].hi) split(p);  // a lock ends at a segment's tail
   segs_[p.seg].blocks[p.slot].last_access = now;
-  const std::uint32_t where = num_[n].where;  // (after the split: where n stays while locked)
+  const std::uint32_t where = pack(p.seg, p.slot);  // (after the split: where n stays while locked)
   for (SegId s = p.seg; s != 0; s = segs_[s].parent) {
     Seg& x = segs_[s];
     if (x.locks++ > 0) break;  // was locked already: its parent's count is unchanged
@@ -199,7 +199,7 @@ void PrefixCache::unlock(CacheNodeId n, Time now, std::uint32_t where) {
   // A locked block stays where it was when locked (splits move the blocks before
   // a lock end, appends go to unlocked leaves only), so the hint is right when a
   // live block there is n (numbers are unique among live blocks); else the table says.
-  Pos p{where >> kSlotBits, where & ((1u << kSlotBits) - 1)};
+  Pos p = unpack(where);
   const bool hinted = where != 0 && p.seg < segs_.size() && segs_[p.seg].live && p.slot >= segs_[p.seg].lo &&
                       p.slot < segs_[p.seg].hi && segs_[p.seg].blocks[p.slot].number == n;
   if (!hinted) p = locate(n);

@@ -203,12 +203,11 @@ class PrefixCache {
     CacheNodeId number;
     std::uint32_t generation;
   };
-  Pos locate(CacheNodeId n) const {
-    if (n == kCacheRoot) return {};
-    const std::uint32_t w = num_[n].where;
-    return {w >> kSlotBits, w & ((1u << kSlotBits) - 1)};
-  }
-  void place(CacheNodeId n, SegId s, unsigned slot) { num_[n].where = (s << kSlotBits) | slot; }
+  // A position as one word (num_'s entries, eviction entries, lock()'s hint) and back.
+  static std::uint32_t pack(SegId s, unsigned slot) { return (s << kSlotBits) | slot; }
+  static Pos unpack(std::uint32_t w) { return {w >> kSlotBits, w & ((1u << kSlotBits) - 1)}; }
+  Pos locate(CacheNodeId n) const { return n == kCacheRoot ? Pos{} : unpack(num_[n].where); }
+  void place(CacheNodeId n, SegId s, unsigned slot) { num_[n].where = pack(s, slot); }
   const Block* block_of(CacheNodeId n) const;  // null unless n is a live block
   bool holds(CacheNodeId n, std::uint32_t generation) const;  // n is live with that generation (the root: 0)
   std::vector<const Block*> path_to(CacheNodeId n) const;     // the blocks root..n
@@ -278,7 +277,7 @@ class PrefixCache {
     std::uint32_t generation;
     std::uint32_t where;  // the block's segment and slot (it stays there while it is the tail)
     SegId parent;         // that segment's parent when pushed: fetched with it when it is next to go (a hint)
-    SegId seg() const { return where >> kSlotBits; }
+    SegId seg() const { return unpack(where).seg; }
     bool operator>(const LruEntry& o) const { return at != o.at ? at > o.at : id > o.id; }
   };
   bool current(const LruEntry& e) const;  // still the block's evictable entry
