@@ -10,8 +10,8 @@
 namespace servesim {
 
 GlobalPrefixIndex::GlobalPrefixIndex(std::size_t workers)
-    : logs_(workers), log_head_(workers, 0), holdings_(workers, 0), top_head_(workers, kNil), held_(workers, 0),
-      capacity_(workers, std::numeric_limits<std::int64_t>::max()) {
+    : logs_(workers), top_logs_(workers), log_head_(workers, 0), holdings_(workers, 0), tops_(workers, 0),
+      stamp_(workers, 0), held_(workers, 0), capacity_(workers, std::numeric_limits<std::int64_t>::max()) {
   masked_ = workers <= kMaskWorkers;
   nodes_.emplace_back();
   nodes_[0].alive = true;
@@ -20,12 +20,6 @@ GlobalPrefixIndex::GlobalPrefixIndex(std::size_t workers)
 IndexNodeId GlobalPrefixIndex::child(IndexNodeId parent, BlockHash h) const {
   const Node& p = nodes_[parent];
   return children_.find_child(parent, h, p.only_child, p.in_index, [this](IndexNodeId c) { return nodes_[c].hash; });
-}
-
-std::uint32_t GlobalPrefixIndex::find_own(IndexNodeId n, WorkerId w) const {
-  for (const Holder& h : holders(nodes_[n]))
-    if (h.worker == w) return h.own;
-  return kNil;
 }
 
 void GlobalPrefixIndex::add_holder(Node& x, Holder h) {
@@ -55,21 +49,19 @@ void GlobalPrefixIndex::add_holder(Node& x, Holder h) {
   x.holders++;
 }
 
-void GlobalPrefixIndex::remove_holder(Node& x, std::uint32_t own) {
+void GlobalPrefixIndex::remove_holder(Node& x, WorkerId w) {
   if (x.holders <= kInlineHolders) {
     std::uint16_t i = 0;
-    while (x.held[i].own != own) ++i;
+    while (x.held[i].worker != w) ++i;
     for (; i + 1 < x.holders; ++i) x.held[i] = x.held[i + 1];
     x.holders--;
     return;
   }
   std::vector<Holder>& v = spills_[x.spill];
-  const auto it = std::find_if(v.begin(), v.end(), [own](const Holder& h) { return h.own == own; });
-  const WorkerId gone = it->worker;
-  v.erase(it);
+  v.erase(std::find_if(v.begin(), v.end(), [w](const Holder& h) { return h.worker == w; }));
   x.holders--;
   if (x.holders > kInlineHolders) {
-    if (masked_) flip_mask_bit(x, gone);
+    if (masked_) flip_mask_bit(x, w);
   } else {  // back into the node (over the mask)
     std::copy(v.begin(), v.end(), x.held);
     v.clear();
@@ -78,7 +70,7 @@ void GlobalPrefixIndex::remove_holder(Node& x, std::uint32_t own) {
   }
 }
 
-bool GlobalPrefixIndex::owns(IndexNodeId n, WorkerId w) const { return find_own(n, w) != kNil; }
+bool GlobalPrefixIndex::owns(IndexNodeId n, WorkerId w) const { return find_holder(nodes_[n], w) != nullptr; }
 
 GlobalPrefixIndex::Match GlobalPrefixIndex::match(const RequestSpec& spec, std::vector<std::int64_t>& per_worker) const {
   per_worker.assign(capacity_.size(), 0);
@@ -144,141 +136,117 @@ IndexNodeId GlobalPrefixIndex::add_node(IndexNodeId parent, BlockHash h, std::in
   return id;
 }
 
-void GlobalPrefixIndex::unlink(std::uint32_t o) {
-  const Own& e = owns_[o];
-  if (e.top) {
-    Link& l = top_links_[o];
-    (l.prev == kNil ? top_head_[e.worker] : top_links_[l.prev].next) = l.next;
-    if (l.next != kNil) top_links_[l.next].prev = l.prev;
-    l = Link{};
+void GlobalPrefixIndex::log_touch(IndexNodeId n, WorkerId w, std::uint32_t stamp) {
+  logs_[w].push_back(LogEntry{n, stamp});
+  if (nodes_[n].parent == 0) {  // a top-level holding: its tops log too
+    std::vector<LogEntry>& tops = top_logs_[w];
+    tops.push_back(LogEntry{n, stamp});
+    if (tops.size() >= 2 * tops_[w] + 64) {  // as the LRU log (below), on its own
+      std::size_t kept = 0;
+      for (const LogEntry& e : tops)
+        if (current(e, w)) tops[kept++] = e;
+      tops.resize(kept);
+    }
   }
 }
 
-void GlobalPrefixIndex::push_front(std::uint32_t o) {
-  Own& e = owns_[o];
-  std::vector<LogEntry>& log = logs_[e.worker];
-  // Stale entries (also those passed at the head) are skipped by every reader; at
-  // twice the live ones (and a margin, so small logs are not rewritten over and
-  // over) the log is rewritten: O(1) amortized per touch.
-  if (log.size() >= 2 * holdings_[e.worker] + 64) compact(e.worker);
-  log.push_back(LogEntry{o, ++e.stamp});
-  if (e.top) {  // the same move in the tops list keeps it in the LRU list's order
-    Link& l = top_links_[o];
-    l.prev = kNil;
-    l.next = top_head_[e.worker];
-    if (l.next != kNil) top_links_[l.next].prev = o;
-    top_head_[e.worker] = o;
+void GlobalPrefixIndex::touch(IndexNodeId n, WorkerId w) {
+  const std::uint32_t stamp = next_stamp(w);
+  Node& x = nodes_[n];
+  if (Holder* h = find_holder(x, w)) {
+    h->stamp = stamp;
+  } else {
+    add_holder(x, Holder{w, stamp});
+    held_[w] += x.tokens;
+    ++holdings_[w];
+    if (x.parent == 0) ++tops_[w];
   }
+  log_touch(n, w, stamp);
 }
 
 void GlobalPrefixIndex::compact(WorkerId w) {
   std::vector<LogEntry>& log = logs_[w];
   std::size_t kept = 0;
-  // Each entry reads its holding, scattered in owns_: fetch a few entries ahead.
+  // Each entry reads its node, scattered in nodes_: fetch a few entries ahead.
   constexpr std::size_t kAhead = 16;
   for (std::size_t k = log_head_[w]; k < log.size(); ++k) {
-    if (k + kAhead < log.size()) __builtin_prefetch(&owns_[log[k + kAhead].own]);
+    if (k + kAhead < log.size()) __builtin_prefetch(&nodes_[log[k + kAhead].node]);
     if (current(log[k], w)) log[kept++] = log[k];
   }
   log.resize(kept);
   log_head_[w] = 0;
+  std::vector<LogEntry>& tops = top_logs_[w];
+  kept = 0;
+  for (const LogEntry& e : tops)
+    if (current(e, w)) tops[kept++] = e;
+  tops.resize(kept);
 }
 
-std::uint32_t GlobalPrefixIndex::least_recent(WorkerId w) {
+void GlobalPrefixIndex::renumber(WorkerId w) {
+  compact(w);  // every entry left is current: one per holding, in LRU order
+  std::uint32_t s = 0;
+  for (LogEntry& e : logs_[w]) find_holder(nodes_[e.node], w)->stamp = e.stamp = ++s;
+  for (LogEntry& e : top_logs_[w]) e.stamp = find_holder(nodes_[e.node], w)->stamp;
+  stamp_[w] = s;
+  ++renumbers_;
+}
+
+IndexNodeId GlobalPrefixIndex::least_recent(WorkerId w) {
   const std::vector<LogEntry>& log = logs_[w];
   std::size_t& k = log_head_[w];
   for (; k < log.size(); ++k)
-    if (current(log[k], w)) return log[k].own;
-  return kNil;
+    if (current(log[k], w)) return log[k].node;
+  return 0;
 }
 
-std::uint32_t GlobalPrefixIndex::new_own(IndexNodeId n, WorkerId w) {
-  std::uint32_t o;
-  if (!free_owns_.empty()) {
-    o = free_owns_.back();
-    free_owns_.pop_back();
-  } else {
-    o = static_cast<std::uint32_t>(owns_.size());
-    owns_.emplace_back();
-    top_links_.emplace_back();
-  }
+void GlobalPrefixIndex::drop(IndexNodeId n, WorkerId w) {
   Node& x = nodes_[n];
-  // The stamp carries on from the slot's last holding, so that one's log entries stay stale.
-  owns_[o] = Own{n, w, owns_[o].stamp + 1, x.generation, static_cast<std::int32_t>(x.tokens), x.parent, x.parent == 0};
-  add_holder(x, Holder{o, w});
-  held_[w] += x.tokens;
-  ++holdings_[w];
-  return o;
-}
-
-// Undoes new_own's entry: the holding leaves its node's holder list and is freed.
-void GlobalPrefixIndex::free_own(std::uint32_t o) {
-  remove_holder(nodes_[owns_[o].node], o);
-  --holdings_[owns_[o].worker];
-  owns_[o].node = 0;  // so a remembered path step can tell it is gone
-  free_owns_.push_back(o);
-}
-
-void GlobalPrefixIndex::drop(std::uint32_t o) {
-  unlink(o);
-  const IndexNodeId n = owns_[o].node;
-  held_[owns_[o].worker] -= nodes_[n].tokens;
-  free_own(o);
+  remove_holder(x, w);
+  held_[w] -= x.tokens;
+  --holdings_[w];
+  if (x.parent == 0) --tops_[w];
   // Delete nodes nobody holds and nothing hangs from, up the path.
-  for (IndexNodeId x = n; x != 0 && nodes_[x].holders == 0 && nodes_[x].children == 0;) {
-    Node& d = nodes_[x];
+  for (IndexNodeId k = n; k != 0 && nodes_[k].holders == 0 && nodes_[k].children == 0;) {
+    Node& d = nodes_[k];
     const IndexNodeId parent = d.parent;
     Node& p = nodes_[parent];
     children_.remove_child(parent, d.hash, p.children, p.only_child, p.in_index);
     d.alive = false;
-    free_nodes_.push_back(x);
+    free_nodes_.push_back(k);
     --live_;
     p.children--;
-    x = parent;
+    k = parent;
   }
 }
 
 // Drops w's least recent holdings while it holds more than its capacity. The log's
-// head is cold but read in order: the holdings of the entries kAhead on are fetched,
-// and for those kNear on (fetched earlier) their nodes and parents (drop reads both),
-// so the misses of the next victims overlap instead of queuing.
+// head is cold but read in order: the nodes of the entries kAhead on are fetched,
+// and for those kNear on (fetched earlier) their parents (drop reads both), so the
+// misses of the next victims overlap instead of queuing.
 void GlobalPrefixIndex::trim(WorkerId w) {
   constexpr std::size_t kAhead = 8, kNear = 3;
   const std::vector<LogEntry>& log = logs_[w];
   while (held_[w] > capacity_[w]) {
-    const std::uint32_t o = least_recent(w);
-    if (o == kNil) break;
+    const IndexNodeId n = least_recent(w);
+    if (n == 0) break;
     const std::size_t k = log_head_[w];
-    if (k + kAhead < log.size()) __builtin_prefetch(&owns_[log[k + kAhead].own]);
-    if (k + kNear < log.size()) {
-      const Own& next = owns_[log[k + kNear].own];
-      __builtin_prefetch(&nodes_[next.node]);
-      __builtin_prefetch(&nodes_[next.parent]);
-    }
-    drop(o);
+    if (k + kAhead < log.size()) __builtin_prefetch(&nodes_[log[k + kAhead].node]);
+    if (k + kNear < log.size()) __builtin_prefetch(&nodes_[nodes_[log[k + kNear].node].parent]);
+    drop(n, w);
   }
 }
 
-std::size_t GlobalPrefixIndex::take_hint(const RecordedPath& hint, WorkerId w) {
-  // Each step reads its holding and its node, at addresses the hint already names and
-  // mostly cold: ask for all of them first, so the misses overlap.
-  for (const PathStep& st : hint) {
-    __builtin_prefetch(&owns_[st.own]);
-    __builtin_prefetch(&nodes_[st.node]);
-  }
+std::size_t GlobalPrefixIndex::take_hint(const RecordedPath& hint) {
+  // Each step reads its node, at an address the hint already names and mostly
+  // cold: ask for all of them first, so the misses overlap.
+  for (const PathStep& st : hint) __builtin_prefetch(&nodes_[st.node]);
   std::size_t i = 0;
   for (; i < hint.size(); ++i) {
     const PathStep& st = hint[i];
-    std::uint32_t mine = kNil;
-    const Own& e = owns_[st.own];
-    if (e.node == st.node && e.generation == st.generation) {  // a live holding of this very node
-      if (e.worker == w) mine = st.own;
-    } else if (!nodes_[st.node].alive || nodes_[st.node].generation != st.generation) {
-      break;  // deleted (and maybe reused): walk from its parent again
-    }
+    const Node& x = nodes_[st.node];
+    if (!x.alive || x.generation != st.generation) break;  // deleted (and maybe reused): walk from its parent again
     // The node lives, so it is still the child of the previous step for this block.
     path_.push_back(st.node);
-    path_owns_.push_back(mine);
   }
   return i;
 }
@@ -289,8 +257,7 @@ void GlobalPrefixIndex::record(const RequestSpec& spec, WorkerId w, RecordedPath
     return;
   }
   path_.clear();
-  path_owns_.clear();
-  std::size_t i = path && !path->empty() && path->size() <= spec.prefix_blocks.size() ? take_hint(*path, w) : 0;
+  std::size_t i = path && !path->empty() && path->size() <= spec.prefix_blocks.size() ? take_hint(*path) : 0;
   IndexNodeId n = path_.empty() ? 0 : path_.back();
   bool fresh = false;  // n was created by this call, so it has no children to look up
   for (; i < spec.prefix_blocks.size(); ++i) {
@@ -303,89 +270,64 @@ void GlobalPrefixIndex::record(const RequestSpec& spec, WorkerId w, RecordedPath
       fresh = true;
     }
     path_.push_back(c);
-    path_owns_.push_back(kNil);
     n = c;
   }
-  // w's holdings on the path first (their nodes were just walked, so the holder
-  // lists are at hand), each fetched as it is found: the touches below read and
-  // write them, and they are scattered (cold), so their misses overlap here.
-  for (std::size_t j = 0; j < path_.size(); ++j) {
-    std::uint32_t& o = path_owns_[j];
-    if (o == kNil) o = find_own(path_[j], w);
-    if (o != kNil) __builtin_prefetch(&owns_[o]);
-  }
-  // Deepest first, so ancestors end up more recent than descendants. Below the
-  // first step no holding is a top-level one (its node's parent is the step
-  // before), so those are push_front without the tops list: a new log entry each,
-  // after one compaction check for the path (when the log is compacted changes no
-  // current entry and not their order).
-  std::vector<LogEntry>& log = logs_[w];
-  if (log.size() >= 2 * holdings_[w] + 64) compact(w);
-  for (std::size_t j = path_.size(); j-- > 1;) {
-    std::uint32_t o = path_owns_[j];
-    if (o == kNil) o = new_own(path_[j], w);
-    log.push_back(LogEntry{o, ++owns_[o].stamp});
-    path_owns_[j] = o;
-  }
-  if (!path_.empty()) {
-    std::uint32_t o = path_owns_[0];
-    if (o != kNil) {
-      unlink(o);
-    } else {
-      o = new_own(path_[0], w);
-    }
-    push_front(o);
-    path_owns_[0] = o;
-  }
+  // Deepest first, so ancestors end up more recent than descendants; one
+  // compaction check for the path (when the log is compacted changes no current
+  // entry and not their order).
+  if (logs_[w].size() >= 2 * holdings_[w] + 64) compact(w);
+  for (std::size_t j = path_.size(); j-- > 0;) touch(path_[j], w);
   if (path) {
     path->resize(path_.size());
-    for (std::size_t j = 0; j < path_.size(); ++j)
-      (*path)[j] = PathStep{path_[j], path_owns_[j], owns_[path_owns_[j]].generation};
+    for (std::size_t j = 0; j < path_.size(); ++j) (*path)[j] = PathStep{path_[j], nodes_[path_[j]].generation};
   }
   trim(w);
 }
 
 std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, WorkerId to) {
   if (from == to) return 0;
-  // from's holdings under n, least recent first (so pushing them to the front keeps their order).
-  std::vector<std::uint32_t> moving;
+  // from's holdings under n, least recent first (so touching them for `to` keeps their order).
+  std::vector<IndexNodeId> moving;
   const std::vector<LogEntry>& log = logs_[from];
   for (std::size_t k = log_head_[from]; k < log.size(); ++k) {
     if (!current(log[k], from)) continue;
-    const std::uint32_t o = log[k].own;
-    IndexNodeId x = owns_[o].node;
+    IndexNodeId x = log[k].node;
+    const IndexNodeId held = x;
     while (x != 0 && x != n) x = nodes_[x].parent;
-    if (x == n) moving.push_back(o);
+    if (x == n) moving.push_back(held);
   }
   std::int64_t moved = 0;
-  for (std::uint32_t o : moving) {
-    const IndexNodeId x = owns_[o].node;
-    const std::int64_t t = nodes_[x].tokens;
+  for (IndexNodeId x : moving) {
+    if (logs_[to].size() >= 2 * holdings_[to] + 64) compact(to);
+    Node& node = nodes_[x];
+    const std::int64_t t = node.tokens;
     moved += t;
-    const std::uint32_t theirs = find_own(x, to);
-    if (theirs != kNil) {  // `to` holds it already: refresh it, drop from's copy
-      unlink(theirs);
-      push_front(theirs);
-      unlink(o);
+    const bool top = node.parent == 0;
+    if (find_holder(node, to) != nullptr) {  // `to` holds it already: refresh it, drop from's copy
+      touch(x, to);
+      remove_holder(node, from);
       held_[from] -= t;
-      free_own(o);
+      --holdings_[from];
+      if (top) --tops_[from];
       continue;
     }
-    unlink(o);
-    held_[from] -= t;
-    held_[to] += t;
-    --holdings_[from];
-    ++holdings_[to];
-    owns_[o].worker = to;
-    Node& node = nodes_[x];
-    Holder* h = holders_begin(node);
-    while (h->own != o) ++h;
+    const std::uint32_t stamp = next_stamp(to);
+    Holder* h = find_holder(node, from);
     h->worker = to;
+    h->stamp = stamp;
     if (node.holders > kInlineHolders && masked_) {
       flip_mask_bit(node, from);
       flip_mask_bit(node, to);
     }
-    push_front(o);
+    held_[from] -= t;
+    held_[to] += t;
+    --holdings_[from];
+    ++holdings_[to];
+    if (top) {
+      --tops_[from];
+      ++tops_[to];
+    }
+    log_touch(x, to, stamp);
   }
   trim(to);
   return moved;
@@ -395,32 +337,47 @@ void GlobalPrefixIndex::check_invariants() const {
   std::vector<std::int64_t> held(capacity_.size(), 0);
   for (WorkerId w = 0; w < capacity_.size(); ++w) {
     // The log, most recent first: each live holding of w has exactly one current entry.
-    std::vector<std::uint32_t> order;
+    std::vector<IndexNodeId> order;
     const std::vector<LogEntry>& log = logs_[w];
     for (std::size_t k = 0; k < log_head_[w]; ++k)
       SIM_CHECK(!current(log[k], w), "worker {}'s log has a current entry before its head", w);
-    for (std::size_t k = log.size(); k-- > log_head_[w];)
-      if (current(log[k], w)) order.push_back(log[k].own);
+    for (std::size_t k = log.size(); k-- > log_head_[w];) {
+      if (!current(log[k], w)) continue;
+      SIM_CHECK(log[k].stamp <= stamp_[w], "worker {}'s log entry has stamp {} past its last one {}", w,
+                log[k].stamp, stamp_[w]);
+      order.push_back(log[k].node);
+    }
     SIM_CHECK(order.size() == holdings_[w], "worker {} has {} current log entries for {} holdings", w, order.size(),
               holdings_[w]);
-    for (std::uint32_t o : order) {
-      const Own& e = owns_[o];
-      SIM_CHECK(e.worker == w && nodes_[e.node].alive && e.tokens == nodes_[e.node].tokens &&
-                    e.generation == nodes_[e.node].generation && find_own(e.node, w) == o,
-                "holding {} of worker {} is corrupt", o, w);
-      held[w] += nodes_[e.node].tokens;
-      const IndexNodeId p = nodes_[e.node].parent;
-      SIM_CHECK(p == 0 || owns(p, w), "worker {} holds node {} but not its parent {}", w, e.node, p);
+    std::vector<IndexNodeId> distinct = order;
+    std::sort(distinct.begin(), distinct.end());
+    SIM_CHECK(std::adjacent_find(distinct.begin(), distinct.end()) == distinct.end(),
+              "worker {}'s log has two current entries for one node", w);
+    std::vector<IndexNodeId> tops;
+    for (IndexNodeId n : order) {
+      const Node& x = nodes_[n];
+      SIM_CHECK(x.alive && n != 0, "worker {} holds node {}, which is not alive", w, n);
+      held[w] += x.tokens;
+      SIM_CHECK(x.parent == 0 || owns(x.parent, w), "worker {} holds node {} but not its parent {}", w, n, x.parent);
+      if (x.parent == 0) tops.push_back(n);
     }
     SIM_CHECK(held[w] == held_[w], "worker {} holds {} tokens, tracked {}", w, held[w], held_[w]);
-    std::uint32_t t = top_head_[w];  // the tops list: w's top-level holdings in LRU order
-    for (std::uint32_t o : order) {
-      if (nodes_[owns_[o].node].parent != 0) continue;
-      SIM_CHECK(t == o && owns_[o].top, "worker {}'s tops list disagrees with its LRU list at {}", w, o);
-      t = top_links_[t].next;
-    }
-    SIM_CHECK(t == kNil, "worker {}'s tops list is longer than its top-level holdings", w);
+    SIM_CHECK(tops.size() == tops_[w], "worker {} has {} top-level holdings, tracked {}", w, tops.size(), tops_[w]);
+    std::vector<IndexNodeId> listed;  // the tops log's current entries, most recent first
+    visit_tops(w, [&](IndexNodeId t) { listed.push_back(t); });
+    SIM_CHECK(listed == tops, "worker {}'s tops log disagrees with its LRU log", w);
   }
+  std::vector<std::size_t> holdings(capacity_.size(), 0);  // every holder has its log entry
+  for (IndexNodeId n = 1; n < nodes_.size(); ++n) {
+    if (!nodes_[n].alive) continue;
+    for (const Holder& h : holders(nodes_[n])) {
+      SIM_CHECK(h.worker < capacity_.size(), "index node {} has a holder of worker {}", n, h.worker);
+      holdings[h.worker]++;
+    }
+  }
+  for (WorkerId w = 0; w < capacity_.size(); ++w)
+    SIM_CHECK(holdings[w] == holdings_[w], "worker {} is a holder of {} nodes, tracked {}", w, holdings[w],
+              holdings_[w]);
   std::size_t live = 0, indexed = 0;
   std::vector<std::int32_t> children(nodes_.size(), 0);
   for (IndexNodeId n = 1; n < nodes_.size(); ++n) {

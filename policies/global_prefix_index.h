@@ -8,11 +8,15 @@
 // Per worker the view keeps an LRU order of the nodes it holds and a capacity
 // in tokens (the worker's KV capacity); recording more than that evicts the
 // least recently recorded nodes from the worker's entry — the router's guess
-// of what the worker's own LRU cache evicted. The order is a log per worker:
-// each touch of a holding appends (holding, stamp) and bumps the holding's
-// stamp, so the holding's place is its last entry and older entries are stale
-// (skipped; the log is compacted when they outnumber the live ones). Touching
-// writes nothing but the log's end, and eviction reads the log in order, so
+// of what the worker's own LRU cache evicted. A holding is its node's holder
+// entry (worker, stamp): nothing outside the node. The order is a log per
+// worker: each touch of a holding appends (node, stamp) with the worker's next
+// stamp and writes that stamp into the holder, so the holding's place is its
+// last entry and older entries are stale (skipped; the log is compacted when
+// they outnumber the live ones). A worker's stamps only grow (renumbered when
+// they would wrap), so an entry of a holding that was dropped, or of a node
+// that was deleted and reused, never matches again. Touching writes nothing
+// but the holder and the log's end, and eviction reads the log in order, so
 // the next victims can be fetched ahead (a linked list would be walked miss
 // by miss). Recording touches a path from
 // its deepest node up, so a node is always more recent than its descendants:
@@ -22,8 +26,10 @@
 //
 // Deterministic: no output depends on hash-map iteration order.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "sim/core/child_index.h"
@@ -50,15 +56,14 @@ class GlobalPrefixIndex {
   Match match(const RequestSpec& spec, std::vector<std::int64_t>& per_worker) const;
   bool owns(IndexNodeId n, WorkerId w) const;
 
-  // What one record() call walked: per prompt block, root side first, the node,
-  // the holding made or touched, and the node's generation. A later record()
-  // of the same prompt takes the steps still valid instead of walking the tree
-  // again (a step is valid while its node lives; its holding, while not dropped
-  // or moved): it skips one child lookup per block, and the holding search too.
+  // What one record() call walked: per prompt block, root side first, the node
+  // and its generation. A later record() of the same prompt takes the steps still
+  // valid (a step is valid while its node lives) instead of walking the tree
+  // again: it skips one child lookup per block.
   struct PathStep {
     IndexNodeId node = 0;
-    std::uint32_t own = 0;
     std::uint32_t generation = 0;
+    bool operator==(const PathStep&) const = default;
   };
   using RecordedPath = std::vector<PathStep>;
 
@@ -80,32 +85,34 @@ class GlobalPrefixIndex {
     return n;
   }
   // Visits w's top-level nodes (children of the root it holds), most recent
-  // first (their order in w's LRU list; kept in a list of their own).
+  // first (their order in w's LRU list; their touches are also logged in a log
+  // of their own, read from its end).
   template <class F>
   void visit_tops(WorkerId w, F&& f) const {
-    for (std::uint32_t o = top_head_[w]; o != kNil; o = top_links_[o].next) f(owns_[o].node);
+    const std::vector<LogEntry>& log = top_logs_[w];
+    for (std::size_t k = log.size(); k-- > 0;)
+      if (current(log[k], w)) f(log[k].node);
   }
   // The nodes of the prompt the last record() call walked, root side first.
   // Valid until the next record(); entries may have been dropped by it.
   const std::vector<IndexNodeId>& last_path() const { return path_; }
   bool alive(IndexNodeId n) const { return nodes_[n].alive; }
-  // Some worker holds n (for a child of the root: it is in some worker's tops list).
+  // Some worker holds n.
   bool held(IndexNodeId n) const { return nodes_[n].holders != 0; }
 
   // Visits w's nodes from the least recently recorded while the tokens visited
-  // so far are < `tokens`: f(node id, node tokens, node generation). Reads the
-  // holdings only, not the nodes.
+  // so far are < `tokens`: f(node id, node tokens, node generation).
   template <class F>
   void visit_lru(WorkerId w, std::int64_t tokens, F&& f) const {
     std::int64_t seen = 0;
     const std::vector<LogEntry>& log = logs_[w];
-    constexpr std::size_t kAhead = 8;  // the holdings are scattered: fetched a few entries ahead
+    constexpr std::size_t kAhead = 8;  // the nodes are scattered: fetched a few entries ahead
     for (std::size_t k = log_head_[w]; k < log.size() && seen < tokens; ++k) {
-      if (k + kAhead < log.size()) __builtin_prefetch(&owns_[log[k + kAhead].own]);
+      if (k + kAhead < log.size()) __builtin_prefetch(&nodes_[log[k + kAhead].node]);
       if (!current(log[k], w)) continue;
-      const Own& e = owns_[log[k].own];
-      f(e.node, static_cast<std::int64_t>(e.tokens), e.generation);
-      seen += e.tokens;
+      const Node& x = nodes_[log[k].node];
+      f(log[k].node, static_cast<std::int64_t>(x.tokens), x.generation);
+      seen += x.tokens;
     }
   }
 
@@ -115,12 +122,15 @@ class GlobalPrefixIndex {
 
   // Checks the structure (owner lists, held sums, prefix-closed holdings); O(size).
   void check_invariants() const;
+  // Test hook: w's last stamp becomes at least `last` (to reach the renumbering
+  // that keeps a worker's stamps from wrapping).
+  void skip_stamps(WorkerId w, std::uint32_t last) { stamp_[w] = std::max(stamp_[w], last); }
+  std::uint64_t renumbers() const { return renumbers_; }  // logs renumbered so far
 
  private:
-  static constexpr std::uint32_t kNil = 0xFFFFFFFFu;
-  struct Holder {
-    std::uint32_t own = 0;  // its entry in owns_
-    WorkerId worker = 0;    // == owns_[own].worker, here so lookups need not read owns_
+  struct Holder {  // one worker's holding of a node
+    WorkerId worker = 0;
+    std::uint32_t stamp = 0;  // of its current log entry: the worker's stamp when last touched
   };
   // One cache line. Its holders (one per holding worker, in no particular
   // order: nothing reads their order) live in the node while they are at most
@@ -177,65 +187,68 @@ class GlobalPrefixIndex {
     set_mask_word(x, w / 64, mask_word(x, w / 64) ^ (std::uint64_t{1} << (w % 64)));
   }
   void add_holder(Node& x, Holder h);
-  void remove_holder(Node& x, std::uint32_t own);
-  struct alignas(32) Own {  // one (node, worker) holding, placed in the worker's LRU log
-    IndexNodeId node = 0;  // 0 (the root, never held): a free entry
-    WorkerId worker = 0;
-    std::uint32_t stamp = 0;       // of its current log entry; grows by one per touch, never reset (slot reuse)
-    std::uint32_t generation = 0;  // the node's, when the holding was made
-    std::int32_t tokens = 0;       // the node's
-    IndexNodeId parent = 0;        // the node's (fixed while it lives): trim fetches it ahead of drop
-    bool top = false;              // the node is a child of the root: also in the worker's tops list
-  };
-  static_assert(sizeof(Own) == 32, "a holding never straddles a cache line");
-  // A worker's LRU log, least recent first: an entry is current while its holding
-  // is live, the worker's, and has not been touched since (same stamp).
+  void remove_holder(Node& x, WorkerId w);
+  // w's holder of x (null if w does not hold it). With a holder mask, a worker
+  // whose bit is clear is answered without reading the spilled list.
+  Holder* find_holder(Node& x, WorkerId w) {
+    return const_cast<Holder*>(std::as_const(*this).find_holder(x, w));
+  }
+  const Holder* find_holder(const Node& x, WorkerId w) const {
+    if (x.holders > kInlineHolders && masked_ && ((mask_word(x, w / 64) >> (w % 64)) & 1) == 0) return nullptr;
+    for (const Holder& h : holders(x))
+      if (h.worker == w) return &h;
+    return nullptr;
+  }
+  // A worker's LRU log, least recent first: an entry is current while its node's
+  // holder for that worker has the entry's stamp (touched since, dropped, or the
+  // node deleted: stale).
   struct LogEntry {
-    std::uint32_t own = 0;
+    IndexNodeId node = 0;
     std::uint32_t stamp = 0;
   };
   bool current(const LogEntry& e, WorkerId w) const {
-    const Own& o = owns_[e.own];
-    return o.stamp == e.stamp && o.node != 0 && o.worker == w;
+    const Holder* h = find_holder(nodes_[e.node], w);
+    return h != nullptr && h->stamp == e.stamp;
   }
-  // The worker's least recent holding (its log's first current entry; the stale
-  // ones before it are passed for good), or kNil when it holds nothing.
-  std::uint32_t least_recent(WorkerId w);
-  struct Link {
-    std::uint32_t prev = kNil, next = kNil;
-  };
+  // The worker's least recent holding's node (its log's first current entry; the
+  // stale ones before it are passed for good), or 0 when it holds nothing.
+  IndexNodeId least_recent(WorkerId w);
   void trim(WorkerId w);  // drops w's least recent holdings down to its capacity
   IndexNodeId child(IndexNodeId parent, BlockHash h) const;
   IndexNodeId add_node(IndexNodeId parent, BlockHash h, std::int64_t tokens);
-  std::uint32_t find_own(IndexNodeId n, WorkerId w) const;
-  void unlink(std::uint32_t o);      // out of the tops list, if there (its log entry goes stale when touched or freed)
-  void push_front(std::uint32_t o);  // the most recent holding of its worker: a new log entry (and the tops list's front)
-  void compact(WorkerId w);          // the log keeps its current entries only, in order
-  void drop(std::uint32_t o);  // removes a holding; deletes nodes left empty
-  // A holding of n by w: made (in n's holder list, counted in w's tokens; not yet
-  // linked in w's LRU list), and freed (out of its node's holder list; unlinked first).
-  std::uint32_t new_own(IndexNodeId n, WorkerId w);
-  void free_own(std::uint32_t o);
-  // Takes the valid prefix of `hint` into path_ / path_owns_; returns the steps taken.
-  std::size_t take_hint(const RecordedPath& hint, WorkerId w);
+  // w's next stamp (its stamps renumbered first when they would wrap).
+  std::uint32_t next_stamp(WorkerId w) {
+    if (stamp_[w] == kLastStamp) renumber(w);
+    return ++stamp_[w];
+  }
+  static constexpr std::uint32_t kLastStamp = 0xFFFFFFFFu;
+  void renumber(WorkerId w);  // w's current entries get stamps 1, 2, ... in order (both logs)
+  // Touches w's holding of node n (made if w does not hold it yet: in n's holder
+  // list, counted in w's tokens): the next stamp, a new entry at the end of w's
+  // log (and of its tops log for a child of the root).
+  void touch(IndexNodeId n, WorkerId w);
+  void log_touch(IndexNodeId n, WorkerId w, std::uint32_t stamp);  // the entries only
+  void compact(WorkerId w);      // the logs keep their current entries only, in order
+  void drop(IndexNodeId n, WorkerId w);  // removes w's holding of n; deletes nodes left empty
+  // Takes the valid prefix of `hint` into path_; returns the steps taken.
+  std::size_t take_hint(const RecordedPath& hint);
 
   bool masked_ = false;      // workers() <= kMaskWorkers: spilled nodes keep a holder mask
   std::vector<Node> nodes_;  // [0] is the root
   std::vector<std::vector<Holder>> spills_;  // holder lists of nodes with more than kInlineHolders
   std::vector<std::uint32_t> free_spills_;
   std::vector<IndexNodeId> free_nodes_;
-  std::vector<Own> owns_;
-  std::vector<std::uint32_t> free_owns_;
   ChildIndex children_;
-  std::vector<Link> top_links_;  // per holding, for top-level ones: the worker's tops list
-  std::vector<std::vector<LogEntry>> logs_;  // per worker: its LRU log (header comment)
-  std::vector<std::size_t> log_head_;        // per worker: entries before it are all stale
-  std::vector<std::size_t> holdings_;        // per worker: its live holdings (the log's current entries)
-  std::vector<std::uint32_t> top_head_;      // per worker: most recent top-level holding
+  std::vector<std::vector<LogEntry>> logs_;      // per worker: its LRU log (header comment)
+  std::vector<std::vector<LogEntry>> top_logs_;  // per worker: the touches of its top-level holdings
+  std::vector<std::size_t> log_head_;            // per worker: entries before it are all stale
+  std::vector<std::size_t> holdings_;            // per worker: its live holdings (the log's current entries)
+  std::vector<std::size_t> tops_;                // per worker: its top-level ones (the tops log's current entries)
+  std::vector<std::uint32_t> stamp_;             // per worker: its last stamp
   std::vector<std::int64_t> held_, capacity_;
   std::vector<IndexNodeId> path_;
-  std::vector<std::uint32_t> path_owns_;  // per path_ entry: w's holding if known, else kNil
   std::size_t live_ = 0;
+  std::uint64_t renumbers_ = 0;
 };
 
 // Token count of block i of a prompt (0 past its end); the same rule as the

@@ -168,3 +168,49 @@ TEST_CASE("the index equals the reference index, holder lists spilling out of no
   compare_with_reference({192, {0, 1, 63, 64, 127, 128, 190, 191}, 4});
   compare_with_reference({200, {0, 1, 63, 64, 127, 128, 191, 199}, 4});
 }
+
+TEST_CASE("a worker's stamps renumbered before they wrap change nothing one can observe") {
+  // `wrapping` draws each worker's stamps from just below the largest one, again
+  // and again, so its logs are renumbered many times; `plain` never is.
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    CAPTURE(seed);
+    Rng rng(seed);
+    GlobalPrefixIndex plain(4), wrapping(4);
+    for (WorkerId w = 0; w < 4; ++w) {
+      plain.set_capacity(w, 200 + 100 * w);
+      wrapping.set_capacity(w, 200 + 100 * w);
+    }
+    std::vector<RequestSpec> prompts;
+    std::vector<GlobalPrefixIndex::RecordedPath> paths;
+    int near_wrap = 0;
+    for (int step = 0; step < 400; ++step) {
+      if (step % 25 == 0) {  // the next few touches reach the last stamp
+        for (WorkerId w = 0; w < 4; ++w) wrapping.skip_stamps(w, 0xFFFFFFFFu - static_cast<std::uint32_t>(rng.below(8)));
+        ++near_wrap;
+      }
+      const std::uint64_t op = rng.below(10);
+      const WorkerId w = static_cast<WorkerId>(rng.below(4));
+      if (op < 5 || prompts.empty()) {
+        prompts.push_back(random_prompt(rng, prompts.size()));
+        paths.emplace_back();
+        plain.record(prompts.back(), w);
+        wrapping.record(prompts.back(), w, &paths.back());
+      } else if (op < 9) {
+        const std::size_t i = rng.below(prompts.size());
+        plain.record(prompts[i], w);
+        wrapping.record(prompts[i], w, &paths[i]);
+      } else {
+        std::vector<std::int64_t> per;
+        const RequestSpec& s = prompts[rng.below(prompts.size())];
+        const IndexNodeId t = plain.top_of(plain.match(s, per).node);
+        const WorkerId to = static_cast<WorkerId>(rng.below(4));
+        if (t != 0 && plain.owns(t, w)) CHECK(plain.move_subtree(t, w, to) == wrapping.move_subtree(t, w, to));
+      }
+      REQUIRE(observe(plain, prompts) == observe(wrapping, prompts));
+      wrapping.check_invariants();
+    }
+    CHECK(near_wrap == 16);
+    CHECK(wrapping.renumbers() >= 32);  // most workers wrapped most times
+    CHECK(plain.renumbers() == 0);
+  }
+}
