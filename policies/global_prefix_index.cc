@@ -13,6 +13,8 @@ GlobalPrefixIndex::GlobalPrefixIndex(std::size_t workers)
     : logs_(workers), top_logs_(workers), log_head_(workers, 0), holdings_(workers, 0), tops_(workers, 0),
       stamp_(workers, 0), held_(workers, 0), capacity_(workers, std::numeric_limits<std::int64_t>::max()) {
   masked_ = workers <= kMaskWorkers;
+  constexpr std::size_t kLine = 64 / sizeof(std::uint32_t);  // stamps per cache line
+  stride_ = masked_ ? (workers + kLine - 1) / kLine * kLine : 0;
   nodes_.emplace_back();
   nodes_[0].alive = true;
 }
@@ -24,27 +26,39 @@ IndexNodeId GlobalPrefixIndex::child(IndexNodeId parent, BlockHash h) const {
 
 void GlobalPrefixIndex::add_holder(Node& x, Holder h) {
   if (x.holders < kInlineHolders) {
-    x.held[x.holders] = h;
-  } else if (x.holders == kInlineHolders) {  // the list moves out of the node
+    x.held[x.holders++] = h;
+    return;
+  }
+  if (x.holders == kInlineHolders) {  // the holders move out of the node
     std::uint32_t s;
     if (!free_spills_.empty()) {
       s = free_spills_.back();
       free_spills_.pop_back();
+    } else if (masked_) {
+      s = static_cast<std::uint32_t>(rows_++);
+      dense_.resize(rows_ * stride_);
     } else {
       s = static_cast<std::uint32_t>(spills_.size());
       spills_.emplace_back();
     }
-    std::vector<Holder>& v = spills_[s];
-    v.assign(x.held, x.held + kInlineHolders);
-    v.push_back(h);
-    x.spill = s;
     if (masked_) {  // the inline holders' bytes become the mask
+      Holder inline_holders[kInlineHolders];
+      std::copy(x.held, x.held + kInlineHolders, inline_holders);
       for (std::size_t i = 0; i < kMaskWords; ++i) set_mask_word(x, i, 0);
-      for (const Holder& k : v) flip_mask_bit(x, k.worker);
+      for (const Holder& k : inline_holders) {
+        flip_mask_bit(x, k.worker);
+        row(s)[k.worker] = k.stamp;
+      }
+    } else {
+      spills_[s].assign(x.held, x.held + kInlineHolders);
     }
+    x.spill = s;
+  }
+  if (masked_) {
+    flip_mask_bit(x, h.worker);
+    row(x.spill)[h.worker] = h.stamp;
   } else {
     spills_[x.spill].push_back(h);
-    if (masked_) flip_mask_bit(x, h.worker);
   }
   x.holders++;
 }
@@ -57,20 +71,28 @@ void GlobalPrefixIndex::remove_holder(Node& x, WorkerId w) {
     x.holders--;
     return;
   }
-  std::vector<Holder>& v = spills_[x.spill];
-  v.erase(std::find_if(v.begin(), v.end(), [w](const Holder& h) { return h.worker == w; }));
-  x.holders--;
-  if (x.holders > kInlineHolders) {
-    if (masked_) flip_mask_bit(x, w);
-  } else {  // back into the node (over the mask)
-    std::copy(v.begin(), v.end(), x.held);
-    v.clear();
-    free_spills_.push_back(x.spill);
-    x.spill = 0;
+  if (masked_) {
+    flip_mask_bit(x, w);
+  } else {
+    std::vector<Holder>& v = spills_[x.spill];
+    v.erase(std::find_if(v.begin(), v.end(), [w](const Holder& h) { return h.worker == w; }));
   }
+  if (x.holders - 1 > kInlineHolders) {
+    x.holders--;
+    return;
+  }
+  // Back into the node (over the mask).
+  Holder left[kInlineHolders];
+  std::size_t n = 0;
+  for_each_holder(x, [&](WorkerId k, std::uint32_t stamp) { left[n++] = Holder{k, stamp}; });  // w's is gone
+  x.holders--;
+  std::copy(left, left + n, x.held);
+  if (!masked_) spills_[x.spill].clear();
+  free_spills_.push_back(x.spill);
+  x.spill = 0;
 }
 
-bool GlobalPrefixIndex::owns(IndexNodeId n, WorkerId w) const { return find_holder(nodes_[n], w) != nullptr; }
+bool GlobalPrefixIndex::owns(IndexNodeId n, WorkerId w) const { return stamp_of(nodes_[n], w) != nullptr; }
 
 GlobalPrefixIndex::Match GlobalPrefixIndex::match(const RequestSpec& spec, std::vector<std::int64_t>& per_worker) const {
   per_worker.assign(capacity_.size(), 0);
@@ -97,7 +119,7 @@ GlobalPrefixIndex::Match GlobalPrefixIndex::match(const RequestSpec& spec, std::
         for (std::uint64_t bits = mask_word(x, word); bits != 0; bits &= bits - 1)
           reach(static_cast<WorkerId>(64 * word + static_cast<std::size_t>(std::countr_zero(bits))));
     } else {
-      for (const Holder& h : holders(x)) reach(h.worker);
+      for_each_holder(x, [&](WorkerId k, std::uint32_t) { reach(k); });
     }
     if (!held) break;  // nobody holds this prefix whole; nobody can hold a longer one
     n = c;
@@ -153,8 +175,8 @@ void GlobalPrefixIndex::log_touch(IndexNodeId n, WorkerId w, std::uint32_t stamp
 void GlobalPrefixIndex::touch(IndexNodeId n, WorkerId w) {
   const std::uint32_t stamp = next_stamp(w);
   Node& x = nodes_[n];
-  if (Holder* h = find_holder(x, w)) {
-    h->stamp = stamp;
+  if (std::uint32_t* held = stamp_of(x, w)) {
+    *held = stamp;
   } else {
     add_holder(x, Holder{w, stamp});
     held_[w] += x.tokens;
@@ -185,8 +207,8 @@ void GlobalPrefixIndex::compact(WorkerId w) {
 void GlobalPrefixIndex::renumber(WorkerId w) {
   compact(w);  // every entry left is current: one per holding, in LRU order
   std::uint32_t s = 0;
-  for (LogEntry& e : logs_[w]) find_holder(nodes_[e.node], w)->stamp = e.stamp = ++s;
-  for (LogEntry& e : top_logs_[w]) e.stamp = find_holder(nodes_[e.node], w)->stamp;
+  for (LogEntry& e : logs_[w]) *stamp_of(nodes_[e.node], w) = e.stamp = ++s;
+  for (LogEntry& e : top_logs_[w]) e.stamp = *stamp_of(nodes_[e.node], w);
   stamp_[w] = s;
   ++renumbers_;
 }
@@ -303,7 +325,7 @@ std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, Worke
     const std::int64_t t = node.tokens;
     moved += t;
     const bool top = node.parent == 0;
-    if (find_holder(node, to) != nullptr) {  // `to` holds it already: refresh it, drop from's copy
+    if (stamp_of(node, to) != nullptr) {  // `to` holds it already: refresh it, drop from's copy
       touch(x, to);
       remove_holder(node, from);
       held_[from] -= t;
@@ -312,13 +334,8 @@ std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, Worke
       continue;
     }
     const std::uint32_t stamp = next_stamp(to);
-    Holder* h = find_holder(node, from);
-    h->worker = to;
-    h->stamp = stamp;
-    if (node.holders > kInlineHolders && masked_) {
-      flip_mask_bit(node, from);
-      flip_mask_bit(node, to);
-    }
+    remove_holder(node, from);
+    add_holder(node, Holder{to, stamp});
     held_[from] -= t;
     held_[to] += t;
     --holdings_[from];
@@ -370,10 +387,13 @@ void GlobalPrefixIndex::check_invariants() const {
   std::vector<std::size_t> holdings(capacity_.size(), 0);  // every holder has its log entry
   for (IndexNodeId n = 1; n < nodes_.size(); ++n) {
     if (!nodes_[n].alive) continue;
-    for (const Holder& h : holders(nodes_[n])) {
-      SIM_CHECK(h.worker < capacity_.size(), "index node {} has a holder of worker {}", n, h.worker);
-      holdings[h.worker]++;
-    }
+    std::size_t count = 0;
+    for_each_holder(nodes_[n], [&](WorkerId k, std::uint32_t) {
+      SIM_CHECK(k < capacity_.size(), "index node {} has a holder of worker {}", n, k);
+      holdings[k]++;
+      ++count;
+    });
+    SIM_CHECK(count == nodes_[n].holders, "index node {} counts {} holders of {}", n, nodes_[n].holders, count);
   }
   for (WorkerId w = 0; w < capacity_.size(); ++w)
     SIM_CHECK(holdings[w] == holdings_[w], "worker {} is a holder of {} nodes, tracked {}", w, holdings[w],
@@ -395,12 +415,6 @@ void GlobalPrefixIndex::check_invariants() const {
     const Node& x = nodes_[n];
     if (n != 0 && !x.alive) continue;
     SIM_CHECK(x.children == children[n], "index node {} child count {} != {}", n, x.children, children[n]);
-    if (n != 0 && masked_ && x.holders > kInlineHolders) {  // the mask is the holders' workers
-      std::uint64_t mask[kMaskWords] = {};
-      for (const Holder& h : holders(x)) mask[h.worker / 64] |= std::uint64_t{1} << (h.worker % 64);
-      for (std::size_t i = 0; i < kMaskWords; ++i)
-        SIM_CHECK(mask_word(x, i) == mask[i], "index node {}'s holder mask disagrees with its holders", n);
-    }
     SIM_CHECK(ChildIndex::parent_state_ok(x.only_child, x.in_index, x.children),
               "index node {} keeps {} children {}", n, x.children, x.in_index ? "in the index" : "inline");
   }

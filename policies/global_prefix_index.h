@@ -27,6 +27,7 @@
 // Deterministic: no output depends on hash-map iteration order.
 #pragma once
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -134,11 +135,13 @@ class GlobalPrefixIndex {
   };
   // One cache line. Its holders (one per holding worker, in no particular
   // order: nothing reads their order) live in the node while they are at most
-  // kInlineHolders (most nodes: a prompt's own blocks have one), else in a
-  // list of spills_ (templates held everywhere). A node whose list is spilled
-  // keeps, where its inline holders were, the set of its holding workers as a
-  // bit mask when the index has at most kMaskWorkers workers: match() reads that
-  // and not the list (one dependent miss for the list's header, one for its data).
+  // kInlineHolders (most nodes: a prompt's own blocks have one), else they are
+  // spilled (templates held everywhere). When the index has at most
+  // kMaskWorkers workers, a spilled node keeps, where its inline holders were,
+  // the set of its holding workers as a bit mask (match() reads that alone), and
+  // its holders' stamps in a row of dense_ indexed by worker (one line for 16
+  // workers, at a place the node names: no list to search); with more workers,
+  // in a list of spills_.
   static constexpr std::uint16_t kInlineHolders = 3;
   static constexpr std::size_t kMaskWords = kInlineHolders * sizeof(Holder) / sizeof(std::uint64_t);
   static constexpr std::size_t kMaskWorkers = 64 * kMaskWords;
@@ -150,7 +153,7 @@ class GlobalPrefixIndex {
     std::int32_t tokens = 0;
     std::int32_t children = 0;
     Holder held[kInlineHolders];
-    std::uint32_t spill = 0;   // holders > kInlineHolders: their list, spills_[spill]
+    std::uint32_t spill = 0;   // holders > kInlineHolders: their row of dense_ (masked_), else spills_[spill]
     // Children: the only child inline, the child index from the second on
     // (ChildIndex::add_child / find_child / remove_child).
     IndexNodeId only_child = 0;
@@ -161,18 +164,27 @@ class GlobalPrefixIndex {
   static_assert(sizeof(Node) == 64, "an index node is one cache line");
   static_assert(kMaskWords >= 1 && kMaskWords * sizeof(std::uint64_t) <= sizeof(Node::held),
                 "the mask fits the inline holders");
-  struct HolderSpan {
-    const Holder* b;
-    const Holder* e;
-    const Holder* begin() const { return b; }
-    const Holder* end() const { return e; }
-  };
-  HolderSpan holders(const Node& x) const {
-    if (x.holders <= kInlineHolders) return {x.held, x.held + x.holders};
-    const std::vector<Holder>& v = spills_[x.spill];
-    return {v.data(), v.data() + v.size()};
+  bool dense(const Node& x) const { return masked_ && x.holders > kInlineHolders; }
+  std::uint32_t* row(std::uint32_t spill) { return dense_.data() + static_cast<std::size_t>(spill) * stride_; }
+  const std::uint32_t* row(std::uint32_t spill) const {
+    return dense_.data() + static_cast<std::size_t>(spill) * stride_;
   }
-  Holder* holders_begin(Node& x) { return x.holders <= kInlineHolders ? x.held : spills_[x.spill].data(); }
+  // f(worker, stamp) for each holder of x.
+  template <class F>
+  void for_each_holder(const Node& x, F&& f) const {
+    if (x.holders <= kInlineHolders) {
+      for (std::uint16_t i = 0; i < x.holders; ++i) f(x.held[i].worker, x.held[i].stamp);
+    } else if (masked_) {
+      const std::uint32_t* r = row(x.spill);
+      for (std::size_t word = 0; word < kMaskWords; ++word)
+        for (std::uint64_t bits = mask_word(x, word); bits != 0; bits &= bits - 1) {
+          const std::size_t w = 64 * word + static_cast<std::size_t>(std::countr_zero(bits));
+          f(static_cast<WorkerId>(w), r[w]);
+        }
+    } else {
+      for (const Holder& h : spills_[x.spill]) f(h.worker, h.stamp);
+    }
+  }
   // The holder mask's word i of a spilled node (masked_ only), read and written
   // through memcpy: it lives in the bytes of the node's inline holders.
   static std::uint64_t mask_word(const Node& x, std::size_t i) {
@@ -188,15 +200,20 @@ class GlobalPrefixIndex {
   }
   void add_holder(Node& x, Holder h);
   void remove_holder(Node& x, WorkerId w);
-  // w's holder of x (null if w does not hold it). With a holder mask, a worker
-  // whose bit is clear is answered without reading the spilled list.
-  Holder* find_holder(Node& x, WorkerId w) {
-    return const_cast<Holder*>(std::as_const(*this).find_holder(x, w));
+  // The stamp of w's holding of x (null if w does not hold it). With a holder
+  // mask, a worker whose bit is clear is answered from the node alone.
+  std::uint32_t* stamp_of(Node& x, WorkerId w) {
+    return const_cast<std::uint32_t*>(std::as_const(*this).stamp_of(x, w));
   }
-  const Holder* find_holder(const Node& x, WorkerId w) const {
-    if (x.holders > kInlineHolders && masked_ && ((mask_word(x, w / 64) >> (w % 64)) & 1) == 0) return nullptr;
-    for (const Holder& h : holders(x))
-      if (h.worker == w) return &h;
+  const std::uint32_t* stamp_of(const Node& x, WorkerId w) const {
+    if (x.holders <= kInlineHolders) {
+      for (std::uint16_t i = 0; i < x.holders; ++i)
+        if (x.held[i].worker == w) return &x.held[i].stamp;
+      return nullptr;
+    }
+    if (masked_) return ((mask_word(x, w / 64) >> (w % 64)) & 1) != 0 ? row(x.spill) + w : nullptr;
+    for (const Holder& h : spills_[x.spill])
+      if (h.worker == w) return &h.stamp;
     return nullptr;
   }
   // A worker's LRU log, least recent first: an entry is current while its node's
@@ -207,8 +224,8 @@ class GlobalPrefixIndex {
     std::uint32_t stamp = 0;
   };
   bool current(const LogEntry& e, WorkerId w) const {
-    const Holder* h = find_holder(nodes_[e.node], w);
-    return h != nullptr && h->stamp == e.stamp;
+    const std::uint32_t* s = stamp_of(nodes_[e.node], w);
+    return s != nullptr && *s == e.stamp;
   }
   // The worker's least recent holding's node (its log's first current entry; the
   // stale ones before it are passed for good), or 0 when it holds nothing.
@@ -235,8 +252,11 @@ class GlobalPrefixIndex {
 
   bool masked_ = false;      // workers() <= kMaskWorkers: spilled nodes keep a holder mask
   std::vector<Node> nodes_;  // [0] is the root
-  std::vector<std::vector<Holder>> spills_;  // holder lists of nodes with more than kInlineHolders
-  std::vector<std::uint32_t> free_spills_;
+  std::vector<std::vector<Holder>> spills_;  // !masked_: holder lists of nodes with more than kInlineHolders
+  std::vector<std::uint32_t> dense_;         // masked_: their stamps, a row of stride_ per spilled node
+  std::size_t stride_ = 0;                   // workers, rounded up to a cache line of stamps
+  std::size_t rows_ = 0;                     // rows of dense_ given out
+  std::vector<std::uint32_t> free_spills_;   // rows or lists free for reuse
   std::vector<IndexNodeId> free_nodes_;
   ChildIndex children_;
   std::vector<std::vector<LogEntry>> logs_;      // per worker: its LRU log (header comment)
