@@ -11,7 +11,7 @@ namespace servesim {
 
 GlobalPrefixIndex::GlobalPrefixIndex(std::size_t workers)
     : logs_(workers), top_logs_(workers), log_head_(workers, 0), holdings_(workers, 0), tops_(workers, 0),
-      stamp_(workers, 0), held_(workers, 0), capacity_(workers, std::numeric_limits<std::int64_t>::max()) {
+      stamp_(workers, 0), base_(workers, 0), stale_(workers, std::vector<std::uint64_t>(1, 0)), held_(workers, 0), capacity_(workers, std::numeric_limits<std::int64_t>::max()) {
   masked_ = workers <= kMaskWorkers;
   constexpr std::size_t kLine = 64 / sizeof(std::uint32_t);  // stamps per cache line
   stride_ = masked_ ? (workers + kLine - 1) / kLine * kLine : 0;
@@ -176,6 +176,7 @@ void GlobalPrefixIndex::touch(IndexNodeId n, WorkerId w) {
   const std::uint32_t stamp = next_stamp(w);
   Node& x = nodes_[n];
   if (std::uint32_t* held = stamp_of(x, w)) {
+    mark_stale(w, *held);
     *held = stamp;
   } else {
     add_holder(x, Holder{w, stamp});
@@ -186,15 +187,11 @@ void GlobalPrefixIndex::touch(IndexNodeId n, WorkerId w) {
   log_touch(n, w, stamp);
 }
 
-void GlobalPrefixIndex::compact(WorkerId w) {
+void GlobalPrefixIndex::compact_logs(WorkerId w) {
   std::vector<LogEntry>& log = logs_[w];
   std::size_t kept = 0;
-  // Each entry reads its node, scattered in nodes_: fetch a few entries ahead.
-  constexpr std::size_t kAhead = 16;
-  for (std::size_t k = log_head_[w]; k < log.size(); ++k) {
-    if (k + kAhead < log.size()) __builtin_prefetch(&nodes_[log[k + kAhead].node]);
+  for (std::size_t k = log_head_[w]; k < log.size(); ++k)
     if (current(log[k], w)) log[kept++] = log[k];
-  }
   log.resize(kept);
   log_head_[w] = 0;
   std::vector<LogEntry>& tops = top_logs_[w];
@@ -202,15 +199,39 @@ void GlobalPrefixIndex::compact(WorkerId w) {
   for (const LogEntry& e : tops)
     if (current(e, w)) tops[kept++] = e;
   tops.resize(kept);
+  // Every current entry's stamp is at least the first one's (the log is in stamp
+  // order); the next stamp when there is none.
+  const std::uint32_t oldest = log.empty() ? stamp_[w] + 1 : log.front().stamp;
+  std::vector<std::uint64_t>& bits = stale_[w];
+  const std::size_t words = std::min<std::size_t>((oldest - base_[w]) / 64, bits.size());  // wholly below it
+  bits.erase(bits.begin(), bits.begin() + static_cast<std::ptrdiff_t>(words));
+  base_[w] += static_cast<std::uint32_t>(64 * words);
+}
+
+void GlobalPrefixIndex::compact(WorkerId w) {
+  compact_logs(w);
+  if (stamp_[w] - base_[w] > kSpan * (logs_[w].size() + 64)) renumber(w);
 }
 
 void GlobalPrefixIndex::renumber(WorkerId w) {
-  compact(w);  // every entry left is current: one per holding, in LRU order
+  compact_logs(w);  // every entry left is current: one per holding, in LRU order
   std::uint32_t s = 0;
   for (LogEntry& e : logs_[w]) *stamp_of(nodes_[e.node], w) = e.stamp = ++s;
   for (LogEntry& e : top_logs_[w]) e.stamp = *stamp_of(nodes_[e.node], w);
   stamp_[w] = s;
+  base_[w] = 0;
+  stale_[w].assign(s / 64 + 1, 0);
   ++renumbers_;
+}
+
+void GlobalPrefixIndex::skip_stamps(WorkerId w, std::uint32_t last) {
+  if (last <= stamp_[w]) return;
+  compact_logs(w);  // every entry left is current; every other stamp from base_ on is stale
+  const std::uint32_t delta = last - stamp_[w];
+  for (LogEntry& e : logs_[w]) *stamp_of(nodes_[e.node], w) = e.stamp += delta;
+  for (LogEntry& e : top_logs_[w]) e.stamp += delta;
+  base_[w] += delta;
+  stamp_[w] = last;
 }
 
 IndexNodeId GlobalPrefixIndex::least_recent(WorkerId w) {
@@ -223,6 +244,7 @@ IndexNodeId GlobalPrefixIndex::least_recent(WorkerId w) {
 
 void GlobalPrefixIndex::drop(IndexNodeId n, WorkerId w) {
   Node& x = nodes_[n];
+  mark_stale(w, *stamp_of(x, w));
   remove_holder(x, w);
   held_[w] -= x.tokens;
   --holdings_[w];
@@ -327,6 +349,7 @@ std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, Worke
     const bool top = node.parent == 0;
     if (stamp_of(node, to) != nullptr) {  // `to` holds it already: refresh it, drop from's copy
       touch(x, to);
+      mark_stale(from, *stamp_of(node, from));
       remove_holder(node, from);
       held_[from] -= t;
       --holdings_[from];
@@ -334,6 +357,7 @@ std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, Worke
       continue;
     }
     const std::uint32_t stamp = next_stamp(to);
+    mark_stale(from, *stamp_of(node, from));
     remove_holder(node, from);
     add_holder(node, Holder{to, stamp});
     held_[from] -= t;
@@ -357,7 +381,15 @@ void GlobalPrefixIndex::check_invariants() const {
     std::vector<IndexNodeId> order;
     const std::vector<LogEntry>& log = logs_[w];
     for (std::size_t k = 0; k < log_head_[w]; ++k)
-      SIM_CHECK(!current(log[k], w), "worker {}'s log has a current entry before its head", w);
+      SIM_CHECK(!current_by_holder(log[k], w), "worker {}'s log has a current entry before its head", w);
+    for (std::size_t k = log_head_[w]; k < log.size(); ++k)
+      SIM_CHECK(current(log[k], w) == current_by_holder(log[k], w),
+                "worker {}'s stale bit for stamp {} disagrees with its holder", w, log[k].stamp);
+    for (const LogEntry& e : top_logs_[w])
+      SIM_CHECK(current(e, w) == current_by_holder(e, w), "worker {}'s tops log entry {} disagrees with its holder",
+                w, e.stamp);
+    SIM_CHECK(stamp_[w] - base_[w] < 64 * stale_[w].size() || stamp_[w] + 1 - base_[w] == 64 * stale_[w].size(),
+              "worker {}'s stale bits do not reach its last stamp", w);
     for (std::size_t k = log.size(); k-- > log_head_[w];) {
       if (!current(log[k], w)) continue;
       SIM_CHECK(log[k].stamp <= stamp_[w], "worker {}'s log entry has stamp {} past its last one {}", w,

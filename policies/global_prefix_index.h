@@ -15,8 +15,11 @@
 // last entry and older entries are stale (skipped; the log is compacted when
 // they outnumber the live ones). A worker's stamps only grow (renumbered when
 // they would wrap), so an entry of a holding that was dropped, or of a node
-// that was deleted and reused, never matches again. Touching writes nothing
-// but the holder and the log's end, and eviction reads the log in order, so
+// that was deleted and reused, never matches again. Which stamps went stale (a
+// holding touched again or dropped) is also kept per worker as a bit per stamp,
+// over the stamps from its oldest live entry's on: so the log is read and
+// compacted without reading the nodes its entries name. Touching writes the
+// holder, a bit and the log's end, and eviction reads the log in order, so
 // the next victims can be fetched ahead (a linked list would be walked miss
 // by miss). Recording touches a path from
 // its deepest node up, so a node is always more recent than its descendants:
@@ -123,9 +126,10 @@ class GlobalPrefixIndex {
 
   // Checks the structure (owner lists, held sums, prefix-closed holdings); O(size).
   void check_invariants() const;
-  // Test hook: w's last stamp becomes at least `last` (to reach the renumbering
-  // that keeps a worker's stamps from wrapping).
-  void skip_stamps(WorkerId w, std::uint32_t last) { stamp_[w] = std::max(stamp_[w], last); }
+  // Test hook: w's last stamp becomes at least `last`, as if that many stamps had
+  // been drawn and gone stale (to reach the renumbering that keeps a worker's
+  // stamps from wrapping).
+  void skip_stamps(WorkerId w, std::uint32_t last);
   std::uint64_t renumbers() const { return renumbers_; }  // logs renumbered so far
 
  private:
@@ -218,14 +222,24 @@ class GlobalPrefixIndex {
   }
   // A worker's LRU log, least recent first: an entry is current while its node's
   // holder for that worker has the entry's stamp (touched since, dropped, or the
-  // node deleted: stale).
+  // node deleted: stale). The stale bits say the same without reading the node:
+  // an entry is current iff its stamp is at least the bits' base and its bit is
+  // clear (check_invariants compares the two).
   struct LogEntry {
     IndexNodeId node = 0;
     std::uint32_t stamp = 0;
   };
   bool current(const LogEntry& e, WorkerId w) const {
+    const std::uint32_t i = e.stamp - base_[w];
+    return e.stamp >= base_[w] && ((stale_[w][i / 64] >> (i % 64)) & 1) == 0;
+  }
+  bool current_by_holder(const LogEntry& e, WorkerId w) const {
     const std::uint32_t* s = stamp_of(nodes_[e.node], w);
     return s != nullptr && *s == e.stamp;
+  }
+  void mark_stale(WorkerId w, std::uint32_t stamp) {  // REQUIRES: stamp >= base_[w] (a live holding's)
+    const std::uint32_t i = stamp - base_[w];
+    stale_[w][i / 64] |= std::uint64_t{1} << (i % 64);
   }
   // The worker's least recent holding's node (its log's first current entry; the
   // stale ones before it are passed for good), or 0 when it holds nothing.
@@ -233,13 +247,23 @@ class GlobalPrefixIndex {
   void trim(WorkerId w);  // drops w's least recent holdings down to its capacity
   IndexNodeId child(IndexNodeId parent, BlockHash h) const;
   IndexNodeId add_node(IndexNodeId parent, BlockHash h, std::int64_t tokens);
-  // w's next stamp (its stamps renumbered first when they would wrap).
+  // w's next stamp (its stamps renumbered first when they would wrap), its stale
+  // bit clear.
   std::uint32_t next_stamp(WorkerId w) {
     if (stamp_[w] == kLastStamp) renumber(w);
-    return ++stamp_[w];
+    const std::uint32_t s = ++stamp_[w];
+    if ((s - base_[w]) / 64 >= stale_[w].size()) stale_[w].push_back(0);
+    return s;
   }
   static constexpr std::uint32_t kLastStamp = 0xFFFFFFFFu;
-  void renumber(WorkerId w);  // w's current entries get stamps 1, 2, ... in order (both logs)
+  // w's current entries get stamps 1, 2, ... in order (both logs; the holders too),
+  // and its stale bits start over.
+  void renumber(WorkerId w);
+  // Drops the logs' stale entries and the stale bits below the oldest current
+  // entry's stamp (compact() then renumbers when the bits still span more than
+  // kSpan times the entries: an old holding never touched again).
+  void compact_logs(WorkerId w);
+  static constexpr std::size_t kSpan = 16;
   // Touches w's holding of node n (made if w does not hold it yet: in n's holder
   // list, counted in w's tokens): the next stamp, a new entry at the end of w's
   // log (and of its tops log for a child of the root).
@@ -265,6 +289,8 @@ class GlobalPrefixIndex {
   std::vector<std::size_t> holdings_;            // per worker: its live holdings (the log's current entries)
   std::vector<std::size_t> tops_;                // per worker: its top-level ones (the tops log's current entries)
   std::vector<std::uint32_t> stamp_;             // per worker: its last stamp
+  std::vector<std::uint32_t> base_;              // per worker: the stamp of its first stale bit
+  std::vector<std::vector<std::uint64_t>> stale_;  // per worker: bit i set = stamp base_ + i is stale
   std::vector<std::int64_t> held_, capacity_;
   std::vector<IndexNodeId> path_;
   std::size_t live_ = 0;
