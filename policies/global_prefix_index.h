@@ -250,15 +250,18 @@ class GlobalPrefixIndex {
   // w's next stamp (its stamps renumbered first when they would wrap), its stale
   // bit clear.
   std::uint32_t next_stamp(WorkerId w) {
-    if (stamp_[w] == kLastStamp) renumber(w);
+    if (stamp_[w] == kLastStamp) [[unlikely]] renumber(w);
     const std::uint32_t s = ++stamp_[w];
-    if ((s - base_[w]) / 64 >= stale_[w].size()) stale_[w].push_back(0);
+    if ((s - base_[w]) % 64 == 0) [[unlikely]] add_stale_word(w, s);  // s may start a word
     return s;
+  }
+  [[gnu::noinline]] void add_stale_word(WorkerId w, std::uint32_t s) {
+    if ((s - base_[w]) / 64 >= stale_[w].size()) stale_[w].push_back(0);
   }
   static constexpr std::uint32_t kLastStamp = 0xFFFFFFFFu;
   // w's current entries get stamps 1, 2, ... in order (both logs; the holders too),
   // and its stale bits start over.
-  void renumber(WorkerId w);
+  [[gnu::noinline]] void renumber(WorkerId w);
   // Drops the logs' stale entries and the stale bits below the oldest current
   // entry's stamp (compact() then renumbers when the bits still span more than
   // kSpan times the entries: an old holding never touched again).
