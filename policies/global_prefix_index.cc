@@ -11,7 +11,8 @@ namespace servesim {
 
 GlobalPrefixIndex::GlobalPrefixIndex(std::size_t workers)
     : logs_(workers), top_logs_(workers), log_head_(workers, 0), holdings_(workers, 0), tops_(workers, 0),
-      stamp_(workers, 0), base_(workers, 0), stale_(workers, std::vector<std::uint64_t>(1, 0)), held_(workers, 0), capacity_(workers, std::numeric_limits<std::int64_t>::max()) {
+      stamp_(workers, 0), base_(workers, 0), stale_(workers, std::vector<std::uint64_t>(1, 0)), held_(workers, 0),
+      capacity_(workers, std::numeric_limits<std::int64_t>::max()) {
   masked_ = workers <= kMaskWorkers;
   constexpr std::size_t kLine = 64 / sizeof(std::uint32_t);  // stamps per cache line
   stride_ = masked_ ? (workers + kLine - 1) / kLine * kLine : 0;

@@ -29,7 +29,6 @@
 //
 // Deterministic: no output depends on hash-map iteration order.
 #pragma once
-#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -67,7 +66,6 @@ class GlobalPrefixIndex {
   struct PathStep {
     IndexNodeId node = 0;
     std::uint32_t generation = 0;
-    bool operator==(const PathStep&) const = default;
   };
   using RecordedPath = std::vector<PathStep>;
 
@@ -168,7 +166,6 @@ class GlobalPrefixIndex {
   static_assert(sizeof(Node) == 64, "an index node is one cache line");
   static_assert(kMaskWords >= 1 && kMaskWords * sizeof(std::uint64_t) <= sizeof(Node::held),
                 "the mask fits the inline holders");
-  bool dense(const Node& x) const { return masked_ && x.holders > kInlineHolders; }
   std::uint32_t* row(std::uint32_t spill) { return dense_.data() + static_cast<std::size_t>(spill) * stride_; }
   const std::uint32_t* row(std::uint32_t spill) const {
     return dense_.data() + static_cast<std::size_t>(spill) * stride_;
@@ -272,7 +269,10 @@ class GlobalPrefixIndex {
   // log (and of its tops log for a child of the root).
   void touch(IndexNodeId n, WorkerId w);
   void log_touch(IndexNodeId n, WorkerId w, std::uint32_t stamp);  // the entries only
-  void compact(WorkerId w);      // the logs keep their current entries only, in order
+  // The logs keep their current entries only, in order. Called when the log holds
+  // twice the live entries and a margin (so small logs are not rewritten over and
+  // over): O(1) amortized per touch.
+  void compact(WorkerId w);
   void drop(IndexNodeId n, WorkerId w);  // removes w's holding of n; deletes nodes left empty
   // Takes the valid prefix of `hint` into path_; returns the steps taken.
   std::size_t take_hint(const RecordedPath& hint);

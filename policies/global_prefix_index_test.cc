@@ -6,7 +6,9 @@
 // with many workers per node (holder lists spilling out of the node and back).
 // The workers' small capacities make their LRU logs compact often (each test
 // rewrites logs several hundred times), so the LRU orders it compares cover
-// logs before and after compaction.
+// logs before and after compaction. A worker's stamps renumbered (before they
+// would wrap, or when its stale bits span far more stamps than it holds) must
+// change nothing one can observe either.
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -171,7 +173,8 @@ TEST_CASE("the index equals the reference index, holder lists spilling out of no
 
 TEST_CASE("a worker's stamps renumbered before they wrap change nothing one can observe") {
   // `wrapping` draws each worker's stamps from just below the largest one, again
-  // and again, so its logs are renumbered many times; `plain` never is.
+  // and again, so its logs are renumbered many times; `plain` only when its stale
+  // bits span too many stamps (rarely, at these sizes).
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     CAPTURE(seed);
     Rng rng(seed);
@@ -182,11 +185,10 @@ TEST_CASE("a worker's stamps renumbered before they wrap change nothing one can 
     }
     std::vector<RequestSpec> prompts;
     std::vector<GlobalPrefixIndex::RecordedPath> paths;
-    int near_wrap = 0;
     for (int step = 0; step < 400; ++step) {
       if (step % 25 == 0) {  // the next few touches reach the last stamp
-        for (WorkerId w = 0; w < 4; ++w) wrapping.skip_stamps(w, 0xFFFFFFFFu - static_cast<std::uint32_t>(rng.below(8)));
-        ++near_wrap;
+        for (WorkerId w = 0; w < 4; ++w)
+          wrapping.skip_stamps(w, 0xFFFFFFFFu - static_cast<std::uint32_t>(rng.below(8)));
       }
       const std::uint64_t op = rng.below(10);
       const WorkerId w = static_cast<WorkerId>(rng.below(4));
@@ -209,7 +211,6 @@ TEST_CASE("a worker's stamps renumbered before they wrap change nothing one can 
       REQUIRE(observe(plain, prompts) == observe(wrapping, prompts));
       wrapping.check_invariants();
     }
-    CHECK(near_wrap == 16);
     CHECK(wrapping.renumbers() >= plain.renumbers() + 32);  // most workers wrapped most times
   }
 }
