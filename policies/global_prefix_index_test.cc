@@ -56,43 +56,69 @@ std::vector<std::int64_t> observe(const Index& v, const std::vector<RequestSpec>
   return out;
 }
 
-}  // namespace
+// Two indexes of 4 workers with the same small capacities (their logs compact often).
+void small_capacities(GlobalPrefixIndex& a, GlobalPrefixIndex& b) {
+  for (WorkerId w = 0; w < 4; ++w) {
+    a.set_capacity(w, 200 + 100 * w);
+    b.set_capacity(w, 200 + 100 * w);
+  }
+}
 
-TEST_CASE("a record() with a remembered path equals a plain one, and the tops list keeps LRU order") {
-  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+// One random step, the same on both indexes (of 4 workers): a new prompt (half the
+// time), an earlier prompt again on any worker (`b` with the path it remembered for
+// it), or a subtree moving between workers.
+void random_step(Rng& rng, GlobalPrefixIndex& a, GlobalPrefixIndex& b, std::vector<RequestSpec>& prompts,
+                 std::vector<GlobalPrefixIndex::RecordedPath>& paths) {
+  const std::uint64_t op = rng.below(10);
+  const WorkerId w = static_cast<WorkerId>(rng.below(4));
+  if (op < 5 || prompts.empty()) {
+    prompts.push_back(random_prompt(rng, prompts.size()));
+    paths.emplace_back();
+    a.record(prompts.back(), w);
+    b.record(prompts.back(), w, &paths.back());
+  } else if (op < 9) {
+    const std::size_t i = rng.below(prompts.size());
+    a.record(prompts[i], w);
+    b.record(prompts[i], w, &paths[i]);
+  } else {
+    std::vector<std::int64_t> per;
+    const RequestSpec& s = prompts[rng.below(prompts.size())];
+    const IndexNodeId t = a.top_of(a.match(s, per).node);
+    const WorkerId to = static_cast<WorkerId>(rng.below(4));
+    if (t != 0 && a.owns(t, w)) CHECK(a.move_subtree(t, w, to) == b.move_subtree(t, w, to));
+  }
+}
+
+// For seeds 1..seeds, 400 random steps on two fresh indexes `a` and `b` (above),
+// both then compared and `b` checked; before(step, rng, b) runs before each step,
+// done(a, b) after the last.
+template <class Before, class Done>
+void paired_runs(std::uint64_t seeds, Before before, Done done) {
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     CAPTURE(seed);
     Rng rng(seed);
-    GlobalPrefixIndex plain(4), hinted(4);
-    for (WorkerId w = 0; w < 4; ++w) {
-      plain.set_capacity(w, 200 + 100 * w);
-      hinted.set_capacity(w, 200 + 100 * w);
-    }
+    GlobalPrefixIndex a(4), b(4);
+    small_capacities(a, b);
     std::vector<RequestSpec> prompts;
     std::vector<GlobalPrefixIndex::RecordedPath> paths;
     for (int step = 0; step < 400; ++step) {
-      const std::uint64_t op = rng.below(10);
-      const WorkerId w = static_cast<WorkerId>(rng.below(4));
-      if (op < 5 || prompts.empty()) {  // a new prompt
-        prompts.push_back(random_prompt(rng, prompts.size()));
-        paths.emplace_back();
-        plain.record(prompts.back(), w);
-        hinted.record(prompts.back(), w, &paths.back());
-      } else if (op < 9) {  // an earlier prompt again, anywhere, with its remembered path
-        const std::size_t i = rng.below(prompts.size());
-        plain.record(prompts[i], w);
-        hinted.record(prompts[i], w, &paths[i]);
-      } else {  // a subtree moves
-        std::vector<std::int64_t> per;
-        const RequestSpec& s = prompts[rng.below(prompts.size())];
-        const IndexNodeId t = plain.top_of(plain.match(s, per).node);
-        const WorkerId to = static_cast<WorkerId>(rng.below(4));
-        if (t != 0 && plain.owns(t, w)) CHECK(plain.move_subtree(t, w, to) == hinted.move_subtree(t, w, to));
-      }
-      REQUIRE(plain.last_path() == hinted.last_path());
-      REQUIRE(observe(plain, prompts) == observe(hinted, prompts));
-      hinted.check_invariants();
+      before(step, rng, b);
+      random_step(rng, a, b, prompts, paths);
+      REQUIRE(a.last_path() == b.last_path());
+      REQUIRE(observe(a, prompts) == observe(b, prompts));
+      b.check_invariants();
     }
+    done(a, b);
   }
+}
+
+}  // namespace
+
+TEST_CASE("a record() with a remembered path equals a plain one, and the tops list keeps LRU order") {
+  // `a` records plainly, `b` with the paths it remembered.
+  paired_runs(
+      20, [](int, Rng&, GlobalPrefixIndex&) {},
+      [](const GlobalPrefixIndex& a, const GlobalPrefixIndex& b) { CHECK(a.nodes() == b.nodes()); });
 }
 
 namespace {
@@ -172,47 +198,18 @@ TEST_CASE("the index equals the reference index, holder lists spilling out of no
 }
 
 TEST_CASE("a worker's stamps renumbered before they wrap change nothing one can observe") {
-  // `wrapping` draws each worker's stamps from just below the largest one, again
-  // and again, so its logs are renumbered many times; `plain` only when its stale
-  // bits span too many stamps (rarely, at these sizes).
-  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-    CAPTURE(seed);
-    Rng rng(seed);
-    GlobalPrefixIndex plain(4), wrapping(4);
-    for (WorkerId w = 0; w < 4; ++w) {
-      plain.set_capacity(w, 200 + 100 * w);
-      wrapping.set_capacity(w, 200 + 100 * w);
-    }
-    std::vector<RequestSpec> prompts;
-    std::vector<GlobalPrefixIndex::RecordedPath> paths;
-    for (int step = 0; step < 400; ++step) {
-      if (step % 25 == 0) {  // the next few touches reach the last stamp
-        for (WorkerId w = 0; w < 4; ++w)
-          wrapping.skip_stamps(w, 0xFFFFFFFFu - static_cast<std::uint32_t>(rng.below(8)));
-      }
-      const std::uint64_t op = rng.below(10);
-      const WorkerId w = static_cast<WorkerId>(rng.below(4));
-      if (op < 5 || prompts.empty()) {
-        prompts.push_back(random_prompt(rng, prompts.size()));
-        paths.emplace_back();
-        plain.record(prompts.back(), w);
-        wrapping.record(prompts.back(), w, &paths.back());
-      } else if (op < 9) {
-        const std::size_t i = rng.below(prompts.size());
-        plain.record(prompts[i], w);
-        wrapping.record(prompts[i], w, &paths[i]);
-      } else {
-        std::vector<std::int64_t> per;
-        const RequestSpec& s = prompts[rng.below(prompts.size())];
-        const IndexNodeId t = plain.top_of(plain.match(s, per).node);
-        const WorkerId to = static_cast<WorkerId>(rng.below(4));
-        if (t != 0 && plain.owns(t, w)) CHECK(plain.move_subtree(t, w, to) == wrapping.move_subtree(t, w, to));
-      }
-      REQUIRE(observe(plain, prompts) == observe(wrapping, prompts));
-      wrapping.check_invariants();
-    }
-    CHECK(wrapping.renumbers() >= plain.renumbers() + 32);  // most workers wrapped most times
-  }
+  // `b` draws each worker's stamps from just below the largest one, again and
+  // again, so its logs are renumbered many times; `a` only when its stale bits
+  // span too many stamps (rarely, at these sizes).
+  paired_runs(
+      10,
+      [](int step, Rng& rng, GlobalPrefixIndex& b) {
+        if (step % 25 != 0) return;  // the next few touches reach the last stamp
+        for (WorkerId w = 0; w < 4; ++w) b.skip_stamps(w, 0xFFFFFFFFu - static_cast<std::uint32_t>(rng.below(8)));
+      },
+      [](const GlobalPrefixIndex& a, const GlobalPrefixIndex& b) {
+        CHECK(b.renumbers() >= a.renumbers() + 32);  // most workers wrapped most times
+      });
 }
 
 TEST_CASE("stale bits spanning far more stamps than a worker holds are renumbered, and change nothing") {
