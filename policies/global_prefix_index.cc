@@ -164,13 +164,15 @@ void GlobalPrefixIndex::log_touch(IndexNodeId n, WorkerId w, std::uint32_t stamp
   if (nodes_[n].parent == 0) {  // a top-level holding: its tops log too
     std::vector<LogEntry>& tops = top_logs_[w];
     tops.push_back(LogEntry{n, stamp});
-    if (tops.size() >= 2 * tops_[w] + 64) {  // as the LRU log (below), on its own
-      std::size_t kept = 0;
-      for (const LogEntry& e : tops)
-        if (current(e, w)) tops[kept++] = e;
-      tops.resize(kept);
-    }
+    if (crowded(tops.size(), tops_[w])) keep_current(tops, w, 0);  // as the LRU log, on its own
   }
+}
+
+void GlobalPrefixIndex::keep_current(std::vector<LogEntry>& log, WorkerId w, std::size_t from) const {
+  std::size_t kept = 0;
+  for (std::size_t k = from; k < log.size(); ++k)
+    if (current(log[k], w)) log[kept++] = log[k];
+  log.resize(kept);
 }
 
 void GlobalPrefixIndex::touch(IndexNodeId n, WorkerId w) {
@@ -190,16 +192,9 @@ void GlobalPrefixIndex::touch(IndexNodeId n, WorkerId w) {
 
 void GlobalPrefixIndex::compact_logs(WorkerId w) {
   std::vector<LogEntry>& log = logs_[w];
-  std::size_t kept = 0;
-  for (std::size_t k = log_head_[w]; k < log.size(); ++k)
-    if (current(log[k], w)) log[kept++] = log[k];
-  log.resize(kept);
+  keep_current(log, w, log_head_[w]);
   log_head_[w] = 0;
-  std::vector<LogEntry>& tops = top_logs_[w];
-  kept = 0;
-  for (const LogEntry& e : tops)
-    if (current(e, w)) tops[kept++] = e;
-  tops.resize(kept);
+  keep_current(top_logs_[w], w, 0);
   // Every current entry's stamp is at least the first one's (the log is in stamp
   // order); the next stamp when there is none.
   const std::uint32_t oldest = log.empty() ? stamp_[w] + 1 : log.front().stamp;
@@ -243,13 +238,17 @@ IndexNodeId GlobalPrefixIndex::least_recent(WorkerId w) {
   return 0;
 }
 
-void GlobalPrefixIndex::drop(IndexNodeId n, WorkerId w) {
+void GlobalPrefixIndex::release(IndexNodeId n, WorkerId w) {
   Node& x = nodes_[n];
   mark_stale(w, *stamp_of(x, w));
   remove_holder(x, w);
   held_[w] -= x.tokens;
   --holdings_[w];
   if (x.parent == 0) --tops_[w];
+}
+
+void GlobalPrefixIndex::drop(IndexNodeId n, WorkerId w) {
+  release(n, w);
   // Delete nodes nobody holds and nothing hangs from, up the path.
   for (IndexNodeId k = n; k != 0 && nodes_[k].holders == 0 && nodes_[k].children == 0;) {
     Node& d = nodes_[k];
@@ -320,7 +319,7 @@ void GlobalPrefixIndex::record(const RequestSpec& spec, WorkerId w, RecordedPath
   // Deepest first, so ancestors end up more recent than descendants; one
   // compaction check for the path (when the log is compacted changes no current
   // entry and not their order).
-  if (logs_[w].size() >= 2 * holdings_[w] + 64) compact(w);
+  if (crowded(logs_[w].size(), holdings_[w])) compact(w);
   for (std::size_t j = path_.size(); j-- > 0;) touch(path_[j], w);
   if (path) {
     path->resize(path_.size());
@@ -343,33 +342,10 @@ std::int64_t GlobalPrefixIndex::move_subtree(IndexNodeId n, WorkerId from, Worke
   }
   std::int64_t moved = 0;
   for (IndexNodeId x : moving) {
-    if (logs_[to].size() >= 2 * holdings_[to] + 64) compact(to);
-    Node& node = nodes_[x];
-    const std::int64_t t = node.tokens;
-    moved += t;
-    const bool top = node.parent == 0;
-    if (stamp_of(node, to) != nullptr) {  // `to` holds it already: refresh it, drop from's copy
-      touch(x, to);
-      mark_stale(from, *stamp_of(node, from));
-      remove_holder(node, from);
-      held_[from] -= t;
-      --holdings_[from];
-      if (top) --tops_[from];
-      continue;
-    }
-    const std::uint32_t stamp = next_stamp(to);
-    mark_stale(from, *stamp_of(node, from));
-    remove_holder(node, from);
-    add_holder(node, Holder{to, stamp});
-    held_[from] -= t;
-    held_[to] += t;
-    --holdings_[from];
-    ++holdings_[to];
-    if (top) {
-      --tops_[from];
-      ++tops_[to];
-    }
-    log_touch(x, to, stamp);
+    if (crowded(logs_[to].size(), holdings_[to])) compact(to);
+    moved += nodes_[x].tokens;
+    touch(x, to);      // `to` holds it, as its most recent holding (made, or refreshed if it held it already)
+    release(x, from);  // and `from` no longer does (the node stays: `to` holds it)
   }
   trim(to);
   return moved;

@@ -269,11 +269,14 @@ class GlobalPrefixIndex {
   // log (and of its tops log for a child of the root).
   void touch(IndexNodeId n, WorkerId w);
   void log_touch(IndexNodeId n, WorkerId w, std::uint32_t stamp);  // the entries only
-  // The logs keep their current entries only, in order. Called when the log holds
-  // twice the live entries and a margin (so small logs are not rewritten over and
-  // over): O(1) amortized per touch.
+  // The logs keep their current entries only, in order. Called when a log is
+  // crowded(): twice its live entries and a margin (so small logs are not
+  // rewritten over and over): O(1) amortized per touch.
   void compact(WorkerId w);
-  void drop(IndexNodeId n, WorkerId w);  // removes w's holding of n; deletes nodes left empty
+  static bool crowded(std::size_t entries, std::size_t live) { return entries >= 2 * live + 64; }
+  void keep_current(std::vector<LogEntry>& log, WorkerId w, std::size_t from) const;  // drops log[0, from) too
+  void release(IndexNodeId n, WorkerId w);  // removes w's holding of n (counts, stale bit); n stays
+  void drop(IndexNodeId n, WorkerId w);     // release(), then deletes nodes left empty
   // Takes the valid prefix of `hint` into path_; returns the steps taken.
   std::size_t take_hint(const RecordedPath& hint);
 
