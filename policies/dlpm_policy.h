@@ -52,6 +52,7 @@ class DlpmPolicy final : public LocalPolicy {
   void on_decode_token_each(ClientId c, std::int64_t n) override;
   bool counts_decode_tokens() const override { return true; }
   bool finish_ignores_decode_tokens() const override { return true; }  // no on_finish
+  bool defers_decode_tokens() const override { return true; }  // deficits are read in schedule() only
 
   double deficit(ClientId c) const { return c < deficit_.size() ? deficit_[c] : 0.0; }
   std::uint64_t refills() const { return refills_; }

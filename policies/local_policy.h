@@ -116,6 +116,13 @@ class LocalPolicy {
   // on_finish: the same calls per client in the same order, only moved ahead of
   // on_finish. False (the default): the step-by-step order is kept.
   virtual bool finish_ignores_decode_tokens() const { return false; }
+  // True when what on_decode_tokens changes is read only by schedule() while
+  // requests wait (queued() > 0) and by metrics(); requires
+  // finish_ignores_decode_tokens(). The worker may then hold each client's decode
+  // tokens and report them (on_decode_token_each, one call per client) only right
+  // before such a schedule() and when the run ends, instead of every step: the
+  // same calls per client in the same order, merged (n then m calls are n + m).
+  virtual bool defers_decode_tokens() const { return false; }
   // A request finished: on the worker where it finished and, after a PD hand-off, also
   // on the worker whose policy scheduled its prefill (each hears it once).
   virtual void on_finish(const RequestSpec& spec) {}

@@ -763,6 +763,11 @@ TEST_CASE("exactly the policies that count decode tokens say so (the worker call
     // Those two let the decode lane report a step's tokens before its finishes
     // (finish_ignores_decode_tokens): neither has an on_finish of its own.
     CHECK_MESSAGE(policy->finish_ignores_decode_tokens() == (counting.count(t.name) == 1), t.name);
+    // DLPM reads its deficits only in schedule() while requests wait, so the worker
+    // may hold its tokens until then (defers_decode_tokens; sim/simulation_test.cc
+    // compares a run holding them with one that does not). VTC reads its counters
+    // when a client returns (enqueue), so it does not say so.
+    CHECK_MESSAGE(policy->defers_decode_tokens() == (t.name == "dlpm"), t.name);
   }
   static_assert(std::is_same_v<decltype(&DlpmPolicy::on_finish), void (LocalPolicy::*)(const RequestSpec&)>,
                 "DLPM says its on_finish ignores decode tokens: it has none of its own");

@@ -577,6 +577,7 @@ SimulationTotals Simulation::run() {
   totals_.end_time = stopped_at_horizon ? *horizon_ : now_;
   sample_until(totals_.end_time);
   SIM_CHECK(table_.live() == 0, "{} requests were never reported", table_.live());
+  for (auto& w : workers_) w->report_held_tokens();  // the local policies' final state, whole
   observer_.on_progress(now_, totals_.requests, 0);
   return totals_;
 }

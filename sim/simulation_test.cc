@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "policies/dlpm_policy.h"
 #include "sim/core/rng.h"
 #include "sim/test_harness.h"
 
@@ -287,5 +288,112 @@ TEST_CASE("the decode lane's context sums equal the sums over the batch's contex
     CHECK(tot.finished == 600);
     CHECK(obs.checked > 1000);
     CHECK(obs.wrong == 0);
+  }
+}
+
+namespace {
+
+// DLPM behind a wrapper that says whether the worker may hold its decode tokens
+// (LocalPolicy::defers_decode_tokens), counts the token calls it hears, and logs
+// the deficits it has at every schedule() while requests wait (the only place
+// DLPM reads them).
+class LoggedDlpm final : public LocalPolicy {
+ public:
+  LoggedDlpm(DlpmOptions o, bool defers, ClientId clients) : d_(o), defers_(defers), clients_(clients) {}
+  void enqueue(const QueuedRequest& r) override { d_.enqueue(r); }
+  std::size_t queued() const override { return d_.queued(); }
+  void schedule(AdmissionContext& ctx) override {
+    if (d_.queued() > 0)
+      for (ClientId c = 0; c < clients_; ++c) seen.push_back(d_.deficit(c));
+    d_.schedule(ctx);
+  }
+  void on_decode_tokens(ClientId c, std::int64_t n) override {
+    ++calls;
+    d_.on_decode_tokens(c, n);
+  }
+  void on_decode_token_each(ClientId c, std::int64_t n) override {
+    ++calls;
+    d_.on_decode_token_each(c, n);
+  }
+  bool counts_decode_tokens() const override { return d_.counts_decode_tokens(); }
+  bool finish_ignores_decode_tokens() const override { return d_.finish_ignores_decode_tokens(); }
+  bool defers_decode_tokens() const override { return defers_; }
+  void on_finish(const RequestSpec& spec) override { d_.on_finish(spec); }
+
+  DlpmPolicy d_;
+  std::vector<double> seen;
+  std::int64_t calls = 0;
+
+ private:
+  bool defers_;
+  ClientId clients_;
+};
+
+}  // namespace
+
+TEST_CASE("a worker holding DLPM's decode tokens until a schedule() reads them changes nothing DLPM sees") {
+  // Preemptions (a pool too small for the load), refills (a small quantum) and a
+  // weight that rounds (0.1: the charges are made one by one), in both batch modes
+  // (the decode lane's per-client reports and the step-by-step pass's per token).
+  constexpr ClientId kClients = 3;
+  const std::vector<RequestSpec> v = random_requests(5, 500, 0.004, 900, 500, kClients);
+  for (const BatchMode mode : {BatchMode::kMixed, BatchMode::kPrefillFirst}) {
+    for (const double w_out : {2.0, 0.1}) {
+      CAPTURE(static_cast<int>(mode));
+      CAPTURE(w_out);
+      DlpmOptions o;
+      o.quantum = 300;
+      o.w_out = w_out;
+      struct Run {
+        std::map<RequestId, Outcome> by_id;
+        std::vector<LoggedDlpm*> policies;
+        std::int64_t preemptions = 0;
+      };
+      auto run = [&](bool defers) {
+        TinyCluster c;
+        c.workers = 2;
+        c.kv_pages = 400;
+        c.batching.mode = mode;
+        SimulationSetup s = make_setup(c);
+        Run r;
+        for (WorkerSetup& w : s.workers) {
+          auto p = std::make_unique<LoggedDlpm>(o, defers, kClients);
+          r.policies.push_back(p.get());
+          w.policy = std::move(p);
+        }
+        VectorSource src(v);
+        CollectingObserver obs;
+        auto sim = std::make_unique<Simulation>(std::move(s), src, obs);
+        CHECK(sim->run().finished == v.size());
+        for (const auto& w : sim->worker_list()) r.preemptions += w->stats().preemptions;
+        r.by_id = obs.by_id;
+        return std::make_pair(std::move(sim), std::move(r));
+      };
+      auto [sim_told, told] = run(false);
+      auto [sim_held, held] = run(true);
+      CHECK(told.preemptions > 0);
+      REQUIRE(told.by_id.size() == held.by_id.size());
+      for (const auto& [id, a] : told.by_id) {
+        const Outcome& b = held.by_id.at(id);
+        CHECK(a.worker == b.worker);
+        CHECK(a.admitted == b.admitted);
+        CHECK(a.first_token == b.first_token);
+        CHECK(a.finish == b.finish);
+        CHECK(a.preemptions == b.preemptions);
+      }
+      std::int64_t told_calls = 0, held_calls = 0;
+      for (std::size_t w = 0; w < told.policies.size(); ++w) {
+        const LoggedDlpm& a = *told.policies[w];
+        const LoggedDlpm& b = *held.policies[w];
+        CHECK(a.seen.size() > 3 * kClients);
+        CHECK(a.seen == b.seen);  // bit for bit, at every read
+        CHECK(a.d_.refills() > 0);
+        CHECK(a.d_.refills() == b.d_.refills());
+        for (ClientId cl = 0; cl < kClients; ++cl) CHECK(a.d_.deficit(cl) == b.d_.deficit(cl));  // the run's end
+        told_calls += a.calls;
+        held_calls += b.calls;
+      }
+      CHECK(held_calls < told_calls);  // the tokens were held
+    }
   }
 }

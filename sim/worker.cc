@@ -14,6 +14,7 @@ Worker::Worker(WorkerId id, std::unique_ptr<LocalPolicy> policy, std::shared_ptr
       policy_(std::move(policy)),
       counts_tokens_(policy_->counts_decode_tokens()),
       tokens_first_(counts_tokens_ && policy_->finish_ignores_decode_tokens()),
+      holds_tokens_(tokens_first_ && policy_->defers_decode_tokens()),
       cost_(std::move(cost)), opt_(opt), table_(table), observer_(observer),
       eviction_(std::move(kv_eviction)), kvm_(id, kv_capacity_pages, page_size, table, stats_) {
   stats_.kv_capacity_pages = kv_capacity_pages;
@@ -146,6 +147,14 @@ void Worker::push_running(RequestHandle h, const LiveRequest& r) {
   hot_.push_back(static_cast<const RequestHot&>(r));
   if (r.client >= client_slot_.size()) client_slot_.resize(r.client + 1, 0);  // count_output_token's room
   stats_.peak_running = std::max<std::int64_t>(stats_.peak_running, static_cast<std::int64_t>(running_.size()));
+}
+
+void Worker::report_held_tokens() {
+  for (const ClientId c : held_clients_) {
+    policy_->on_decode_token_each(c, held_[c]);
+    held_[c] = 0;
+  }
+  held_clients_.clear();
 }
 
 void Worker::write_back() {
@@ -290,12 +299,16 @@ Time Worker::start_iteration(Time now) {
   budget_ = opt_.max_batch_tokens;
   kvm_.set_now(now);
   kvm_.begin_iteration();
+  // Held decode tokens are the policy's before a schedule() that may read them
+  // (requests wait: some may have just been preempted back into the queue).
   if (opt_.mode == BatchMode::kMixed) {
     if (!(lane_allowed_ && (lane_on_ || lane_build()) && lane_schedule())) schedule_decodes();
     schedule_prefill_chunks();
+    if (waiting_ > 0 && !held_clients_.empty()) report_held_tokens();
     policy_->schedule(*this);
   } else {
     schedule_prefill_chunks();
+    if (waiting_ > 0 && !held_clients_.empty()) report_held_tokens();
     policy_->schedule(*this);
     if (items_.empty()) schedule_decodes();
   }
@@ -357,7 +370,7 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
     RequestHot& r = hot_[i];
     // A decode step's request produced its first token already: no first_token here.
     r.generated += 1;
-    if (counts_tokens_) policy_->on_decode_tokens(r.client, 1);
+    if (counts_tokens_) tell_token(r.client);
     if (observer_) count_output_token(r.client);
     if (r.generated >= r.output_tokens) {
       finish_here(i, done);
@@ -390,7 +403,7 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
     // (r.client and r.output_tokens: the spec's, in the hot line.)
     r.generated += 1;
     context_tokens_ += 1;
-    if (counts_tokens_) policy_->on_decode_tokens(r.client, 1);
+    if (counts_tokens_) tell_token(r.client);
     if (observer_) count_output_token(r.client);
     // Only these lines add to generated, so its first token is the one that makes it 1.
     if (r.generated == 1) table_[running_[it.i]].first_token = now;

@@ -74,7 +74,10 @@
 // client, LocalPolicy::on_decode_token_each: each client's calls in the same
 // sequence, clients in lane_clients_' order; so does a step with finishes, before
 // them, for a policy whose on_finish ignores those tokens:
-// LocalPolicy::finish_ignores_decode_tokens). The lane is flushed (every
+// LocalPolicy::finish_ignores_decode_tokens; a policy that reads them only in a
+// schedule() with requests waiting, LocalPolicy::defers_decode_tokens, hears them
+// per client just before such a schedule() and at the run's end, merged over the
+// steps between: most steps then make no policy call). The lane is flushed (every
 // member's generated written to hot_) and dropped when KV runs out (the
 // step-by-step pass redoes the iteration), when a member cannot be one (a page
 // count past the exact multiplication bound),
@@ -200,6 +203,9 @@ class Worker final : private AdmissionContext {
   // Writes every running request's hot state back to its LiveRequest (see the
   // header comment); the engine calls it before reading running requests.
   void write_back();
+  // Tells the local policy the decode tokens held for it (see holds_tokens_);
+  // the engine calls it when the run ends, so the policy's final state is whole.
+  void report_held_tokens();
 
  private:
   struct Item {  // 16 bytes: tokens first, so the index and the flag share the second word
@@ -277,6 +283,25 @@ class Worker final : private AdmissionContext {
   std::unique_ptr<LocalPolicy> policy_;
   bool counts_tokens_;  // policy_->counts_decode_tokens(), asked once
   bool tokens_first_;   // and policy_->finish_ignores_decode_tokens(): the lane reports a step's tokens before its finishes
+  // And policy_->defers_decode_tokens(): decode tokens are held per client (held_,
+  // clients in held_clients_ in first-held order) and reported, one
+  // on_decode_token_each per client, just before a schedule() while requests wait
+  // (and at the run's end) instead of every step.
+  bool holds_tokens_;
+  std::vector<std::int64_t> held_;  // by client
+  std::vector<ClientId> held_clients_;
+  void hold_tokens(ClientId c, std::int64_t n) {
+    if (c >= held_.size()) held_.resize(c + 1, 0);
+    if (held_[c] == 0) held_clients_.push_back(c);
+    held_[c] += n;
+  }
+  // One decode token of client c for the policy (the step-by-step passes).
+  void tell_token(ClientId c) {
+    if (holds_tokens_)
+      hold_tokens(c, 1);
+    else
+      policy_->on_decode_tokens(c, 1);
+  }
   std::shared_ptr<const CostModel> cost_;
   BatchingOptions opt_;
   RequestTable& table_;

@@ -323,7 +323,9 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
   if (observer_ && !lane_tokens_direct_)
     for (const auto& e : lane_clients_) count_output_token(e.first, e.second);
   if (s1 < lane_min_fin_) {  // nobody finishes: the policy hears the tokens per client
-    if (counts_tokens_)
+    if (holds_tokens_)
+      for (const auto& e : lane_clients_) hold_tokens(e.first, e.second);
+    else if (counts_tokens_)
       for (const auto& e : lane_clients_) policy_->on_decode_token_each(e.first, e.second);
   } else {
     // s1 == lane_min_fin_: some member finishes. The finishers (in running order)
@@ -343,7 +345,9 @@ void Worker::lane_finish(std::vector<RequestHandle>& done, bool& gone) {
     // per client first, as in a step without finishers (lane_clients_ still
     // counts the finishers here).
     const bool each = counts_tokens_ && !tokens_first_;
-    if (tokens_first_)
+    if (holds_tokens_)
+      for (const auto& e : lane_clients_) hold_tokens(e.first, e.second);
+    else if (tokens_first_)
       for (const auto& e : lane_clients_) policy_->on_decode_token_each(e.first, e.second);
     std::size_t j = 0;
     for (const std::uint32_t g : lane_gone_) {
