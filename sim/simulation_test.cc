@@ -1,6 +1,7 @@
 // Engine tests: event order, accounting of every request, batching
-// arithmetic, memory pressure, dependencies, horizon, and an analytic check
-// against queueing theory.
+// arithmetic, memory pressure, dependencies, horizon, an analytic check
+// against queueing theory, and the decode lane's and the held policy calls'
+// equivalence with the step-by-step engine.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -369,7 +370,7 @@ TEST_CASE("a worker holding DLPM's decode tokens until a schedule() reads them c
         r.by_id = obs.by_id;
         return std::make_pair(std::move(sim), std::move(r));
       };
-      auto [sim_told, told] = run(false);
+      auto [sim_told, told] = run(false);  // (the simulations own the policies: kept for the checks)
       auto [sim_held, held] = run(true);
       CHECK(told.preemptions > 0);
       REQUIRE(told.by_id.size() == held.by_id.size());

@@ -151,8 +151,8 @@ void Worker::push_running(RequestHandle h, const LiveRequest& r) {
 
 void Worker::report_held_tokens() {
   for (const ClientId c : held_clients_) {
-    policy_->on_decode_token_each(c, held_[c]);
-    held_[c] = 0;
+    policy_->on_decode_token_each(c, held_tokens_[c]);
+    held_tokens_[c] = 0;
   }
   held_clients_.clear();
 }

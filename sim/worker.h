@@ -283,17 +283,17 @@ class Worker final : private AdmissionContext {
   std::unique_ptr<LocalPolicy> policy_;
   bool counts_tokens_;  // policy_->counts_decode_tokens(), asked once
   bool tokens_first_;   // and policy_->finish_ignores_decode_tokens(): the lane reports a step's tokens before its finishes
-  // And policy_->defers_decode_tokens(): decode tokens are held per client (held_,
-  // clients in held_clients_ in first-held order) and reported, one
-  // on_decode_token_each per client, just before a schedule() while requests wait
-  // (and at the run's end) instead of every step.
+  // And policy_->defers_decode_tokens(): decode tokens are held per client
+  // (held_tokens_; the clients in held_clients_, in first-held order) and reported,
+  // one on_decode_token_each per client, just before a schedule() while requests
+  // wait (and at the run's end) instead of every step.
   bool holds_tokens_;
-  std::vector<std::int64_t> held_;  // by client
+  std::vector<std::int64_t> held_tokens_;  // by client
   std::vector<ClientId> held_clients_;
   void hold_tokens(ClientId c, std::int64_t n) {
-    if (c >= held_.size()) held_.resize(c + 1, 0);
-    if (held_[c] == 0) held_clients_.push_back(c);
-    held_[c] += n;
+    if (c >= held_tokens_.size()) held_tokens_.resize(c + 1, 0);
+    if (held_tokens_[c] == 0) held_clients_.push_back(c);
+    held_tokens_[c] += n;
   }
   // One decode token of client c for the policy (the step-by-step passes).
   void tell_token(ClientId c) {
