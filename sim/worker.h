@@ -290,7 +290,8 @@ class Worker final : private AdmissionContext {
   bool holds_tokens_;
   std::vector<std::int64_t> held_tokens_;  // by client
   std::vector<ClientId> held_clients_;
-  void hold_tokens(ClientId c, std::int64_t n) {
+  void hold_tokens(ClientId c, std::int64_t n) {  // n >= 0 (0: nothing held, no entry)
+    if (n == 0) return;
     if (c >= held_tokens_.size()) held_tokens_.resize(c + 1, 0);
     if (held_tokens_[c] == 0) held_clients_.push_back(c);
     held_tokens_[c] += n;
