@@ -299,17 +299,13 @@ Time Worker::start_iteration(Time now) {
   budget_ = opt_.max_batch_tokens;
   kvm_.set_now(now);
   kvm_.begin_iteration();
-  // Held decode tokens are the policy's before a schedule() that may read them
-  // (requests wait: some may have just been preempted back into the queue).
   if (opt_.mode == BatchMode::kMixed) {
     if (!(lane_allowed_ && (lane_on_ || lane_build()) && lane_schedule())) schedule_decodes();
     schedule_prefill_chunks();
-    if (waiting_ > 0 && !held_clients_.empty()) report_held_tokens();
-    policy_->schedule(*this);
+    policy_schedule();
   } else {
     schedule_prefill_chunks();
-    if (waiting_ > 0 && !held_clients_.empty()) report_held_tokens();
-    policy_->schedule(*this);
+    policy_schedule();
     if (items_.empty()) schedule_decodes();
   }
   SIM_CHECK(policy_->queued() == static_cast<std::size_t>(waiting_),

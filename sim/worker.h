@@ -303,6 +303,12 @@ class Worker final : private AdmissionContext {
     else
       policy_->on_decode_tokens(c, 1);
   }
+  // The local policy's scheduling step, told the held tokens first when it may read them
+  // (requests wait: some may have just been preempted back into the queue).
+  void policy_schedule() {
+    if (waiting_ > 0 && !held_clients_.empty()) report_held_tokens();
+    policy_->schedule(*this);
+  }
   std::shared_ptr<const CostModel> cost_;
   BatchingOptions opt_;
   RequestTable& table_;
