@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <limits>
 #include <set>
 
 #include "sim/core/error.h"
@@ -92,7 +91,7 @@ void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t 
       m.absent = true;
       break;
     }
-    if (c->tokens != t) break;  // same id, different length: not the same content
+    if (segs_[q.seg].tokens_at(q.slot) != t) break;  // same id, different length: not the same content
     if (m.tokens + t > cap) {
       // The cap (prompt - 1: one token must be computed) stops the match here.
       // In the prompt's last block the match takes the block's first cap - tokens
@@ -122,13 +121,13 @@ bool PrefixCache::current(const LruEntry& e) const {
   const Seg& x = segs_[e.seg()];
   if (!x.live || x.hi == x.lo || x.locks != 0 || x.children != 0) return false;
   const Block& b = x.blocks[x.hi - 1];
-  return b.number == e.id && b.generation == e.generation && b.last_access == e.at;
+  return b.number == e.id && b.generation == e.generation && x.access == e.at;
 }
 
 PrefixCache::LruEntry PrefixCache::entry_of(SegId s) const {
   const Seg& x = segs_[s];
   const Block& b = x.blocks[x.hi - 1];
-  return {b.last_access, b.number, b.generation, pack(s, x.hi - 1u), x.parent};
+  return {x.access, b.number, b.generation, pack(s, x.hi - 1u), x.parent};
 }
 
 void PrefixCache::push_lru(SegId s, bool old) {
@@ -169,12 +168,29 @@ void PrefixCache::maybe_evictable(SegId s) {
   if (s != 0 && x.live && x.locks == 0 && x.children == 0 && x.hi > x.lo) push_lru(s);
 }
 
-void PrefixCache::touch(Pos p, Time now) {
+// Access times. Per node the rule is: a stamp sets a node's time to now (no time
+// is later), an evicted leaf passes its time to its parent (max), and eviction reads
+// only leaves' times. So what a block's time is when it becomes a leaf is the
+// largest of its own and those of every block below it. A segment keeps one time,
+// `access`, for its tail, and its other blocks none; with E the largest time its
+// child segments pass up (none for a leaf segment), every block of the segment gets
+// max(access, E) when it becomes a leaf, the same for all, which is right as long as
+// no block inside the segment was stamped after its tail. So stamping an inner block
+// splits the segment there first (touch, lock), and
+// - a block appended below the tail (stamped now) is the new tail: access = now;
+// - evicting the tail leaves `access` as it is (the new tail takes the max of its
+//   own and the evicted one's, which is `access`);
+// - an emptied segment passes `access` up to its parent's (max), as a leaf does;
+// - a split's head part takes `access`: the head's tail's own time may have been
+//   earlier, but it becomes a leaf only after the rest of the segment (whose time is
+//   `access` or later) has passed its time up.
+// A leaf segment's `access` is then its tail's exact time.
+void PrefixCache::touch(Pos& p, Time now) {
+  if (p.slot + 1u != segs_[p.seg].hi) split(p);  // only a tail keeps a time
   Seg& s = segs_[p.seg];
-  Block& b = s.blocks[p.slot];
-  if (b.last_access == now) return;
-  b.last_access = now;
-  if (p.slot + 1u == s.hi) maybe_evictable(p.seg);  // only a tail can be a leaf
+  if (s.access == now) return;
+  s.access = now;
+  maybe_evictable(p.seg);
 }
 
 // Locks and access times are kept lazily (see the header): the walk goes up only
@@ -184,7 +200,7 @@ std::uint32_t PrefixCache::lock(CacheNodeId n, Time now) {
   if (n == kCacheRoot) return 0;
   Pos p = locate(n);
   if (p.slot + 1u != segs_[p.seg].hi) split(p);  // a lock ends at a segment's tail
-  segs_[p.seg].blocks[p.slot].last_access = now;
+  segs_[p.seg].access = now;
   const std::uint32_t where = pack(p.seg, p.slot);  // (after the split: where n stays while locked)
   for (SegId s = p.seg; s != 0; s = segs_[s].parent) {
     Seg& x = segs_[s];
@@ -208,7 +224,7 @@ void PrefixCache::unlock(CacheNodeId n, Time now, std::uint32_t where) {
   // segment's parent while it is updated.
   __builtin_prefetch(&segs_[p.seg].blocks[p.slot]);
   SIM_CHECK(p.slot + 1u == segs_[p.seg].hi, "prefix cache node {} unlocked where no lock ends", n);
-  segs_[p.seg].blocks[p.slot].last_access = now;
+  segs_[p.seg].access = now;
   for (SegId s = p.seg; s != 0;) {
     Seg& x = segs_[s];
     __builtin_prefetch(&segs_[x.parent]);
@@ -235,10 +251,12 @@ PrefixCache::SegId PrefixCache::new_seg() {
   Seg& x = segs_[s];
   x.child_stamp = 0;
   x.pages = 0;
+  x.access = 0;
   x.parent = 0;
   x.locks = 0;
   x.children = 0;
   x.only_child = 0;
+  x.tok = x.tail_tok = 0;
   x.lo = x.hi = 0;
   x.in_index = false;
   x.live = true;
@@ -250,12 +268,16 @@ void PrefixCache::split(Pos& p) {
   Seg& s = segs_[p.seg];
   Seg& head = segs_[h];
   const unsigned count = p.slot - s.lo + 1;
-  for (unsigned k = 0; k < count; ++k) {
+  for (unsigned k = 0; k < count; ++k) {  // (inner blocks of s: s.tok tokens each)
     const Block& b = s.blocks[s.lo + k];
     head.blocks[k] = b;
     place(b.number, h, k);
-    head.pages += pages_of(b);
   }
+  head.pages = static_cast<std::int64_t>(count) * pages_of(s.tok);
+  head.tok = head.tail_tok = s.tok;
+  // Its tail's time: s's. The tail's own time may have been earlier, but it is read
+  // only once the tail is a leaf, when s's (which only grows) has been passed up.
+  head.access = s.access;
   head.lo = 0;
   head.hi = static_cast<std::uint8_t>(count);
   head.parent = s.parent;
@@ -288,23 +310,22 @@ inline PrefixCache::FreeNumber PrefixCache::draw_number() {
   return {f.number, f.generation + 1};
 }
 
-inline const PrefixCache::Block& PrefixCache::put_block(Pos p, const Block& b) {
+inline void PrefixCache::put_block(Pos p, const Block& b, std::int32_t tokens) {
   Seg& x = segs_[p.seg];
+  x.tok = p.slot > x.lo ? x.tail_tok : tokens;  // the old tail, if any, is an inner block now
+  x.tail_tok = tokens;
   x.blocks[p.slot] = b;
   x.hi = static_cast<std::uint8_t>(p.slot + 1);
   place(b.number, p.seg, p.slot);
-  return x.blocks[p.slot];
 }
 
 PrefixCache::Pos PrefixCache::new_block(Pos at, BlockHash h, std::int64_t tokens, Time now) {
   const auto [id, gen] = draw_number();
   if (at.seg != 0 && at.slot + 1u != segs_[at.seg].hi) split(at);  // a child below a block inside a segment
-  const std::int64_t path = (at.seg == 0 ? 0 : segs_[at.seg].blocks[at.slot].path_tokens) + tokens;
-  SIM_CHECK(path <= std::numeric_limits<std::int32_t>::max(), "prefix cache path of {} tokens is too long", path);
   Pos p;
   {
     const Seg& s = segs_[at.seg];
-    if (at.seg != 0 && s.children == 0 && s.locks == 0 && s.hi < kSegBlocks) {
+    if (at.seg != 0 && s.children == 0 && s.locks == 0 && s.hi < kSegBlocks && s.extends_with_tail()) {
       p = {at.seg, s.hi};  // the chain goes on in the same segment
     } else {
       const SegId c = new_seg();  // (may move segs_)
@@ -319,8 +340,9 @@ PrefixCache::Pos PrefixCache::new_block(Pos at, BlockHash h, std::int64_t tokens
   }
   segs_[at.seg].child_stamp = ++stamp_;
   Seg& x = segs_[p.seg];
-  const std::int64_t pages = pages_of(put_block(p, Block{h, now, id, gen, static_cast<std::int32_t>(tokens),
-                                                         static_cast<std::int32_t>(path)}));
+  put_block(p, Block{h, id, gen}, static_cast<std::int32_t>(tokens));  // (tokens <= the spec's block size)
+  x.access = now;  // the new tail's time (a block before it in x had no later one)
+  const std::int64_t pages = pages_of(static_cast<std::int32_t>(tokens));
   SIM_CHECK(kv_.try_alloc(pages), "prefix cache insert of {} pages does not fit ({} free)", pages, kv_.free());
   x.pages += pages;
   pages_ += pages;
@@ -339,14 +361,14 @@ PrefixCache::Pos PrefixCache::append_run(Pos at, const RequestSpec& spec, std::s
     SIM_CHECK(at.seg != 0 && at.slot + 1u == s.hi && s.children == 0 && s.locks == 0,
               "prefix cache blocks appended below a non-leaf");
   }
-  std::int64_t path = segs_[at.seg].blocks[at.slot].path_tokens, run_pages = 0, seg_pages = 0;
+  std::int64_t run_pages = 0, seg_pages = 0;
   for (; i < end; ++i) {
-    const std::int64_t t = block_tokens(spec, i);
-    path += t;
-    SIM_CHECK(path <= std::numeric_limits<std::int32_t>::max(), "prefix cache path of {} tokens is too long", path);
+    const auto t = static_cast<std::int32_t>(block_tokens(spec, i));
     const auto [id, gen] = draw_number();
     Pos p{at.seg, at.slot + 1u};
-    if (p.slot == kSegBlocks) {  // full: the next block opens its only child segment
+    if (p.slot == kSegBlocks || !segs_[at.seg].extends_with_tail()) {
+      // Full, or its tail (a short block) cannot become an inner block: the next
+      // block opens its only child segment.
       segs_[at.seg].pages += seg_pages;
       seg_pages = 0;
       const SegId c = new_seg();  // (may move segs_)
@@ -354,11 +376,12 @@ PrefixCache::Pos PrefixCache::append_run(Pos at, const RequestSpec& spec, std::s
       parent.only_child = c;  // (it had no child: add_child's inline case)
       parent.children = 1;
       segs_[c].parent = at.seg;
+      segs_[c].access = now;  // (every segment this run writes has this time: new_block set at's)
       p = {c, 0};
     }
     segs_[at.seg].child_stamp = ++stamp_;
-    const std::int64_t pages = pages_of(put_block(p, Block{spec.prefix_blocks[i], now, id, gen,
-                                                           static_cast<std::int32_t>(t), static_cast<std::int32_t>(path)}));
+    put_block(p, Block{spec.prefix_blocks[i], id, gen}, t);
+    const std::int64_t pages = pages_of(t);
     seg_pages += pages;
     run_pages += pages;
     ++live_nodes_;
@@ -394,7 +417,8 @@ PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const Pre
       existing = false;
       break;
     }
-    if (c->tokens != t) break;  // a different block under the same id: nothing below is shared (no new ones)
+    // A different block under the same id: nothing below is shared (no new ones).
+    if (segs_[q.seg].tokens_at(q.slot) != t) break;
     p = q;
     plan_.push_back(p);
     tokens += t;
@@ -420,16 +444,16 @@ PrefixCache::InsertResult PrefixCache::insert(const RequestSpec& spec, const Pre
       best.private_pages = priv;
     }
   }
-  // Apply: reuse or create up to best_end. Existing blocks come first on the path,
-  // and nothing moves before the first new block, so their planned positions hold.
+  // Apply: reuse or create up to best_end. The existing blocks on the path are
+  // accessed now; only the deepest one is touched, as lock() does: its ancestors are
+  // not leaves, and receive the time when they become leaves (see Locking).
   p = locate(from.node);
   tokens = from.tokens;
   i = static_cast<std::size_t>(from.blocks);
-  for (; i < best_end && i < first_new; ++i) {  // the existing blocks
-    const Pos c = plan_[i - static_cast<std::size_t>(from.blocks)];
-    touch(c, now);
-    p = c;
-    tokens += block_tokens(spec, i);
+  for (; i < best_end && i < first_new; ++i) tokens += block_tokens(spec, i);  // the existing blocks
+  if (i > static_cast<std::size_t>(from.blocks)) {
+    p = plan_[i - 1 - static_cast<std::size_t>(from.blocks)];
+    touch(p, now);  // (may split p's segment: p follows the block)
   }
   if (i < best_end) {  // the new ones: the first below p, the rest each below the one before
     const std::int64_t t = block_tokens(spec, i);
@@ -447,10 +471,13 @@ PrefixCache::SegId PrefixCache::evict_tail(SegId s, std::int64_t want, const Lru
   Seg& x = segs_[s];
   SIM_CHECK(s != 0 && x.live && x.locks == 0 && x.children == 0 && x.hi > x.lo,
             "evicting prefix cache segment {} that is locked or not a leaf", s);
+  // x.access stays: each block that becomes the tail takes the evicted one's time
+  // (the lazily kept times move up), which is x's (see "Access times").
   const Block* b = &x.blocks[x.hi - 1];
+  std::int32_t tokens = x.tail_tok;
   for (;;) {
-    if (evict_hook_) evict_hook_(path_key(b->number), b->tokens);
-    const std::int64_t pages = pages_of(*b);
+    if (evict_hook_) evict_hook_(path_key(b->number), tokens);
+    const std::int64_t pages = pages_of(tokens);
     kv_.release(pages);
     pages_ -= pages;
     x.pages -= pages;
@@ -458,15 +485,14 @@ PrefixCache::SegId PrefixCache::evict_tail(SegId s, std::int64_t want, const Lru
     ++evicted_nodes_;
     --live_nodes_;
     free_.push_back({b->number, b->generation});
-    const Time at = b->last_access;
     --x.hi;
     if (x.hi == x.lo) break;
     // The block before it is the tail now: an unlocked leaf.
-    Block& t = x.blocks[x.hi - 1];
-    t.last_access = std::max(t.last_access, at);  // the lazily kept access time moves up
+    const Block& t = x.blocks[x.hi - 1];
+    x.tail_tok = tokens = x.tok;
     // It goes next, with no trip through make_room, when room is still wanted and
     // it sorts before every queued entry (make_room's own test).
-    if (kv_.free() >= want || (bound != nullptr && !(*bound > LruEntry{t.last_access, t.number, 0, 0, 0}))) return s;
+    if (kv_.free() >= want || (bound != nullptr && !(*bound > LruEntry{x.access, t.number, 0, 0, 0}))) return s;
     b = &t;
   }
   const Block& last = *b;  // (its slot is past hi now, its fields intact)
@@ -478,8 +504,7 @@ PrefixCache::SegId PrefixCache::evict_tail(SegId s, std::int64_t want, const Lru
   x.live = false;
   free_segs_.push_back(s);
   if (ps == 0) return 0;
-  Block& t = p.blocks[p.hi - 1];
-  t.last_access = std::max(t.last_access, last.last_access);
+  p.access = std::max(p.access, x.access);  // the lazily kept access time moves up
   if (p.locks == 0 && p.children == 0) {
     // Its ancestors' segments go next when it empties too: fetch ahead.
     prefetch_seg(p.parent);
@@ -558,11 +583,11 @@ bool PrefixCache::holds(CacheNodeId n, std::uint32_t generation) const {
   return b != nullptr && b->generation == generation;
 }
 
-std::vector<const PrefixCache::Block*> PrefixCache::path_to(CacheNodeId n) const {
-  std::vector<const Block*> path;
+std::vector<PrefixCache::PathBlock> PrefixCache::path_to(CacheNodeId n) const {
+  std::vector<PathBlock> path;
   for (Pos p = locate(n); p.seg != 0;) {
     const Seg& s = segs_[p.seg];
-    for (unsigned k = p.slot + 1; k-- > s.lo;) path.push_back(&s.blocks[k]);
+    for (unsigned k = p.slot + 1; k-- > s.lo;) path.push_back({&s.blocks[k], s.tokens_at(k)});
     p = s.parent == 0 ? Pos{} : Pos{s.parent, segs_[s.parent].hi - 1u};
   }
   std::reverse(path.begin(), path.end());
@@ -571,14 +596,20 @@ std::vector<const PrefixCache::Block*> PrefixCache::path_to(CacheNodeId n) const
 
 std::uint64_t PrefixCache::path_key(CacheNodeId n) const {
   std::uint64_t key = 0;
-  for (const Block* b : path_to(n)) key = tier_block_key(key, b->hash, b->tokens);
+  for (const PathBlock& b : path_to(n)) key = tier_block_key(key, b.block->hash, b.tokens);
   return key;
 }
 
 std::vector<BlockHash> PrefixCache::path_blocks(CacheNodeId n) const {
   std::vector<BlockHash> out;
-  for (const Block* b : path_to(n)) out.push_back(b->hash);
+  for (const PathBlock& b : path_to(n)) out.push_back(b.block->hash);
   return out;
+}
+
+std::int64_t PrefixCache::path_tokens(CacheNodeId n) const {
+  std::int64_t tokens = 0;
+  for (const PathBlock& b : path_to(n)) tokens += b.tokens;
+  return tokens;
 }
 
 void PrefixCache::check_invariants() const {
@@ -594,13 +625,11 @@ void PrefixCache::check_invariants() const {
     children[x.parent]++;
     if (x.locks > 0) locked_children[x.parent]++;
     std::int64_t seg_pages = 0;
-    std::int64_t before = x.parent == 0 ? 0 : segs_[x.parent].blocks[segs_[x.parent].hi - 1].path_tokens;
+    SIM_CHECK(x.tail_tok > 0 && (x.hi - x.lo == 1 || x.tok > 0), "segment {} keeps no tokens", s);
     for (unsigned k = x.lo; k < x.hi; ++k) {
       const Block& b = x.blocks[k];
       ++live;
-      seg_pages += kv_.pages_for(b.tokens);
-      SIM_CHECK(b.path_tokens == before + b.tokens, "node {} path tokens inconsistent", b.number);
-      before = b.path_tokens;
+      seg_pages += kv_.pages_for(x.tokens_at(k));
       const Pos at = locate(b.number);
       SIM_CHECK(at.seg == s && at.slot == k, "node {} is not where its number says", b.number);
     }

@@ -22,9 +22,12 @@
 // plus its locked children, so lock/unlock walk up only while a node's
 // lockedness changes (a popular prefix locked by many requests is not walked).
 // Access times are exact for leaves, which are what eviction orders: lock,
-// unlock and insert stamp the whole path in effect, but lock/unlock write only
-// the path's deepest node, and an evicted leaf passes its time to its parent
-// (max), so a node that becomes a leaf carries the latest time of its subtree.
+// unlock and insert stamp the whole path in effect, but they write only the
+// path's deepest node, and an evicted leaf passes its time to its parent (max),
+// so a node that becomes a leaf carries the latest time of its subtree. Only a
+// segment's tail keeps a time (the segment's; a block inside a segment that is
+// stamped is made a tail first), which its other blocks take in turn as they
+// become the tail: prefix_cache.cc, "Access times", says why that is exact.
 //
 // Eviction: unlocked leaves, least recently used first (ties: lower node id),
 // as many as needed; a parent that becomes an unlocked leaf joins the queue
@@ -33,15 +36,17 @@
 // Memory layout (segments): the tree's blocks are stored in segments, runs of up to
 // kSegBlocks blocks along a chain (each block but the last has exactly the next one
 // as its only child). A segment's header keeps what the walks read per chain: its
-// parent segment, lock count, children and pages; its blocks keep their own hash,
-// tokens, access time and number. Branches hang below a segment's last block (its
-// tail), so a chain of blocks is one or a few cache lines instead of one line per
-// block, and lock/unlock walk segments, not blocks. A block keeps its number (its
-// node id, drawn as ids always were: the last one freed first, else a new one) and a
-// number -> (segment, slot) table finds it. Segments are a storage layout only:
-// every block still has its own access time and the eviction order is the same
-// function of (last access, number) as with one node per block, so outputs do not
-// depend on where segments start or end. A segment splits (its head part moves to a
+// parent segment, lock count, children and pages, its tail's access time, and the
+// tokens of its blocks (every block of a chain but a prompt's short last one has
+// the same tokens: one count for the blocks before the tail, one for the tail); a
+// block keeps its hash, number and generation (16 bytes, four to a line). Branches
+// hang below a segment's last block (its tail), so a chain of blocks is one or a
+// few cache lines instead of one line per block, and lock/unlock walk segments, not
+// blocks. A block keeps its number (its node id, drawn as ids always were: the last
+// one freed first, else a new one) and a number -> (segment, slot) table finds it.
+// Segments are a storage layout only: every leaf still has its own access time and
+// the eviction order is the same function of (last access, number) as with one node
+// per block, so outputs do not depend on where segments start or end. A segment splits (its head part moves to a
 // new segment) where a child is added below, or a lock ends at, a block that is not
 // its tail; a block is appended to its parent's segment when that segment is an
 // unlocked leaf with room. So a lock always ends at a segment's tail, and a segment's
@@ -152,42 +157,48 @@ class PrefixCache {
   std::uint32_t where_of(CacheNodeId n) const { return n == kCacheRoot ? 0 : num_[n].where; }  // lock()'s hint, now
   std::vector<CacheNodeId> live_nodes() const;
   std::vector<BlockHash> path_blocks(CacheNodeId n) const;  // root..n block ids
-  std::int64_t path_tokens(CacheNodeId n) const { return n == kCacheRoot ? 0 : block_of(n)->path_tokens; }
+  std::int64_t path_tokens(CacheNodeId n) const;  // tokens root..n (O(depth))
   // Requests whose path ends at n plus n's locked children: > 0 iff n is locked.
   // (A block inside a segment has one child, the next block, locked iff the segment is.)
   std::int32_t lock_count(CacheNodeId n) const;
   std::int32_t child_count(CacheNodeId n) const;
   // Exact for a leaf; for an inner node at most its subtree's latest (see Locking).
-  Time last_access(CacheNodeId n) const { return n == kCacheRoot ? 0 : block_of(n)->last_access; }
+  Time last_access(CacheNodeId n) const { return n == kCacheRoot ? 0 : segs_[locate(n).seg].access; }
 
  private:
-  static constexpr unsigned kSegBlocks = 6;  // blocks per segment (64 B header + 6 x 32 B)
-  using SegId = std::uint32_t;               // 0: the root's segment (no blocks)
-  struct Block {  // 32 bytes
+  static constexpr unsigned kSegBlocks = 12;  // blocks per segment (64 B header + 12 x 16 B)
+  using SegId = std::uint32_t;                // 0: the root's segment (no blocks)
+  struct Block {  // 16 bytes: four to a cache line (tokens and access time are kept per segment)
     BlockHash hash = 0;
-    Time last_access = 0;
     CacheNodeId number = 0;        // the node id of this block
     std::uint32_t generation = 0;  // of `number` when this block took it
-    std::int32_t tokens = 0;       // tokens of this block (its pages: pages_of())
-    std::int32_t path_tokens = 0;  // tokens root..this block (checked to fit at insertion)
   };
   struct alignas(64) Seg {
     std::uint64_t child_stamp = 0;  // stamp of the last block added in or below it
     std::int64_t pages = 0;         // KV pages of its blocks
-    SegId parent = 0;               // the segment whose tail is this one's parent (0: root)
-    std::int32_t locks = 0;         // requests whose path ends at its tail + locked child segments
-    std::int32_t children = 0;      // child segments (below its tail)
+    // Its tail's last access (see "Access times" in the .cc): exact while the tail is
+    // a leaf, which is when eviction reads it; its other blocks keep none of their own.
+    Time access = 0;
+    SegId parent = 0;            // the segment whose tail is this one's parent (0: root)
+    std::int32_t locks = 0;      // requests whose path ends at its tail + locked child segments
+    std::int32_t children = 0;   // child segments (below its tail)
     // Children: the only child inline, the child index from the second on, keyed
     // by (the tail's number, the child's first block's hash).
     SegId only_child = 0;
+    std::int32_t tok = 0;       // tokens of each of its blocks but the tail (all alike)
+    std::int32_t tail_tok = 0;  // tokens of its tail
     std::uint8_t lo = 0, hi = 0;  // its blocks are blocks[lo, hi)
     bool in_index = false;
     bool live = false;
     alignas(64) Block blocks[kSegBlocks];
     CacheNodeId tail_number() const { return hi > lo ? blocks[hi - 1].number : kCacheRoot; }
     const Block& head() const { return blocks[lo]; }
+    std::int32_t tokens_at(unsigned slot) const { return slot + 1u == hi ? tail_tok : tok; }
+    // Whether a block may go on below the tail in this segment: the tail becomes an
+    // inner block, whose tokens must then be the segment's `tok`.
+    bool extends_with_tail() const { return hi - lo == 1 || tail_tok == tok; }
   };
-  static_assert(sizeof(Block) == 32 && sizeof(Seg) == 64 + 32 * kSegBlocks, "segment layout");
+  static_assert(sizeof(Block) == 16 && sizeof(Seg) == 64 + 16 * kSegBlocks, "segment layout");
   struct Pos {  // where a block lives (seg 0: the root)
     SegId seg = 0;
     unsigned slot = 0;
@@ -210,14 +221,18 @@ class PrefixCache {
   void place(CacheNodeId n, SegId s, unsigned slot) { num_[n].where = pack(s, slot); }
   const Block* block_of(CacheNodeId n) const;  // null unless n is a live block
   bool holds(CacheNodeId n, std::uint32_t generation) const;  // n is live with that generation (the root: 0)
-  std::vector<const Block*> path_to(CacheNodeId n) const;     // the blocks root..n
+  struct PathBlock {
+    const Block* block;
+    std::int32_t tokens;
+  };
+  std::vector<PathBlock> path_to(CacheNodeId n) const;  // the blocks root..n, with their tokens
   // The child of the block at `p` (or the root) reached by `h`: moves `p` there and
   // returns its block, or returns null.
   const Block* child(Pos& p, BlockHash h) const;
-  std::int64_t pages_of(const Block& x) {
-    if (x.tokens != memo_tokens_) {
-      memo_tokens_ = x.tokens;
-      memo_pages_ = kv_.pages_for(x.tokens);
+  std::int64_t pages_of(std::int32_t tokens) {  // a block's pages
+    if (tokens != memo_tokens_) {
+      memo_tokens_ = tokens;
+      memo_pages_ = kv_.pages_for(tokens);
     }
     return memo_pages_;
   }
@@ -225,8 +240,9 @@ class PrefixCache {
   // A number for a new block, with the generation it takes: the last one freed (its
   // generation + 1), else a new one (generation 1).
   FreeNumber draw_number();
-  // Writes block b at p, the new tail of p's segment, and places its number there.
-  const Block& put_block(Pos p, const Block& b);
+  // Writes block b of `tokens` tokens at p, the new tail of p's segment, and places
+  // its number there. REQUIRES: the segment is empty or extends_with_tail().
+  void put_block(Pos p, const Block& b, std::int32_t tokens);
   void prefetch_seg(SegId s) const {  // all its lines: a tail's neighbours and the parent's tail are read next
     const char* p = reinterpret_cast<const char*>(&segs_[s]);
     for (std::size_t k = 0; k < sizeof(Seg); k += 64) __builtin_prefetch(p + k);
@@ -249,7 +265,9 @@ class PrefixCache {
   struct LruEntry;
   SegId evict_tail(SegId s, std::int64_t want, const LruEntry* bound);
   void maybe_evictable(SegId s);  // its tail enters the LRU set if s is an unlocked leaf
-  void touch(Pos p, Time now);    // last access = now, keeping the LRU set ordered
+  // Last access = now, keeping the LRU set ordered. A block inside a segment is made
+  // its segment's tail first (split; `p` follows the block): only a tail keeps a time.
+  void touch(Pos& p, Time now);
 
   KvPool& kv_;
   std::vector<Seg> segs_;  // [0]: the root's
