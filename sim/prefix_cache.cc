@@ -120,14 +120,12 @@ void PrefixCache::refresh(PrefixMatch& m, const RequestSpec& spec, std::int64_t 
 bool PrefixCache::current(const LruEntry& e) const {
   const Seg& x = segs_[e.seg()];
   if (!x.live || x.hi == x.lo || x.locks != 0 || x.children != 0) return false;
-  const Block& b = x.blocks[x.hi - 1];
-  return b.number == e.id && b.generation == e.generation && x.access == e.at;
+  return x.tail_num == e.id && x.tail_gen == e.generation && x.access == e.at;
 }
 
 PrefixCache::LruEntry PrefixCache::entry_of(SegId s) const {
   const Seg& x = segs_[s];
-  const Block& b = x.blocks[x.hi - 1];
-  return {x.access, b.number, b.generation, pack(s, x.hi - 1u), x.parent};
+  return {x.access, x.tail_num, x.tail_gen, pack(s, x.hi - 1u), x.parent};
 }
 
 void PrefixCache::push_lru(SegId s, bool old) {
@@ -213,16 +211,15 @@ std::uint32_t PrefixCache::lock(CacheNodeId n, Time now) {
 void PrefixCache::unlock(CacheNodeId n, Time now, std::uint32_t where) {
   if (n == kCacheRoot) return;
   // A locked block stays where it was when locked (splits move the blocks before
-  // a lock end, appends go to unlocked leaves only), so the hint is right when a
-  // live block there is n (numbers are unique among live blocks); else the table says.
+  // a lock end, appends go to unlocked leaves only), so the hint is right when the
+  // live tail there is n (numbers are unique among live blocks); else the table says.
+  // Only headers are read: a lock ends at a tail, which the header names. The walk
+  // goes up a path that is often cold (a request unlocks it when it finishes): each
+  // segment's parent is fetched while the segment is updated.
   Pos p = unpack(where);
-  const bool hinted = where != 0 && p.seg < segs_.size() && segs_[p.seg].live && p.slot >= segs_[p.seg].lo &&
-                      p.slot < segs_[p.seg].hi && segs_[p.seg].blocks[p.slot].number == n;
+  const bool hinted = where != 0 && p.seg < segs_.size() && segs_[p.seg].live && p.slot + 1u == segs_[p.seg].hi &&
+                      segs_[p.seg].tail_num == n;
   if (!hinted) p = locate(n);
-  // The walk goes up a path that is often cold (a request unlocks it when it
-  // finishes): the block's line is fetched with its segment's header, and each
-  // segment's parent while it is updated.
-  __builtin_prefetch(&segs_[p.seg].blocks[p.slot]);
   SIM_CHECK(p.slot + 1u == segs_[p.seg].hi, "prefix cache node {} unlocked where no lock ends", n);
   segs_[p.seg].access = now;
   for (SegId s = p.seg; s != 0;) {
@@ -257,6 +254,8 @@ PrefixCache::SegId PrefixCache::new_seg() {
   x.children = 0;
   x.only_child = 0;
   x.tok = x.tail_tok = 0;
+  x.tail_num = kCacheRoot;
+  x.tail_gen = 0;
   x.lo = x.hi = 0;
   x.in_index = false;
   x.live = true;
@@ -278,6 +277,8 @@ void PrefixCache::split(Pos& p) {
   // Its tail's time: s's. The tail's own time may have been earlier, but it is read
   // only once the tail is a leaf, when s's (which only grows) has been passed up.
   head.access = s.access;
+  head.tail_num = head.blocks[count - 1].number;
+  head.tail_gen = head.blocks[count - 1].generation;
   head.lo = 0;
   head.hi = static_cast<std::uint8_t>(count);
   head.parent = s.parent;
@@ -315,6 +316,8 @@ inline void PrefixCache::put_block(Pos p, const Block& b, std::int32_t tokens) {
   x.tok = p.slot > x.lo ? x.tail_tok : tokens;  // the old tail, if any, is an inner block now
   x.tail_tok = tokens;
   x.blocks[p.slot] = b;
+  x.tail_num = b.number;
+  x.tail_gen = b.generation;
   x.hi = static_cast<std::uint8_t>(p.slot + 1);
   place(b.number, p.seg, p.slot);
 }
@@ -490,6 +493,8 @@ PrefixCache::SegId PrefixCache::evict_tail(SegId s, std::int64_t want, const Lru
     // The block before it is the tail now: an unlocked leaf.
     const Block& t = x.blocks[x.hi - 1];
     x.tail_tok = tokens = x.tok;
+    x.tail_num = t.number;
+    x.tail_gen = t.generation;
     // It goes next, with no trip through make_room, when room is still wanted and
     // it sorts before every queued entry (make_room's own test).
     if (kv_.free() >= want || (bound != nullptr && !(*bound > LruEntry{x.access, t.number, 0, 0, 0}))) return s;
@@ -502,6 +507,8 @@ PrefixCache::SegId PrefixCache::evict_tail(SegId s, std::int64_t want, const Lru
   children_.remove_child(p.tail_number(), last.hash, p.children, p.only_child, p.in_index);
   p.children--;
   x.live = false;
+  x.tail_num = kCacheRoot;
+  x.tail_gen = 0;
   free_segs_.push_back(s);
   if (ps == 0) return 0;
   p.access = std::max(p.access, x.access);  // the lazily kept access time moves up
@@ -632,6 +639,8 @@ void PrefixCache::check_invariants() const {
       seg_pages += kv_.pages_for(x.tokens_at(k));
       const Pos at = locate(b.number);
       SIM_CHECK(at.seg == s && at.slot == k, "node {} is not where its number says", b.number);
+      SIM_CHECK(k + 1u != x.hi || (x.tail_num == b.number && x.tail_gen == b.generation),
+                "segment {} keeps another tail than node {}", s, b.number);
     }
     SIM_CHECK(seg_pages == x.pages, "segment {} pages {} != {}", s, x.pages, seg_pages);
     pages += seg_pages;

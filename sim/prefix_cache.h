@@ -187,11 +187,17 @@ class PrefixCache {
     SegId only_child = 0;
     std::int32_t tok = 0;       // tokens of each of its blocks but the tail (all alike)
     std::int32_t tail_tok = 0;  // tokens of its tail
+    // Its tail's number and generation (kCacheRoot and 0 while it has no blocks): the
+    // same as blocks[hi - 1]'s, kept here too so that the walks that need only the
+    // tail (unlock, the eviction queue's checks, a parent's child-index key) read the
+    // header's line alone.
+    CacheNodeId tail_num = kCacheRoot;
+    std::uint32_t tail_gen = 0;
     std::uint8_t lo = 0, hi = 0;  // its blocks are blocks[lo, hi)
     bool in_index = false;
     bool live = false;
     alignas(64) Block blocks[kSegBlocks];
-    CacheNodeId tail_number() const { return hi > lo ? blocks[hi - 1].number : kCacheRoot; }
+    CacheNodeId tail_number() const { return tail_num; }
     const Block& head() const { return blocks[lo]; }
     std::int32_t tokens_at(unsigned slot) const { return slot + 1u == hi ? tail_tok : tok; }
     // Whether a block may go on below the tail in this segment: the tail becomes an
