@@ -475,36 +475,35 @@ PrefixCache::SegId PrefixCache::evict_tail(SegId s, std::int64_t want, const Lru
   SIM_CHECK(s != 0 && x.live && x.locks == 0 && x.children == 0 && x.hi > x.lo,
             "evicting prefix cache segment {} that is locked or not a leaf", s);
   // x.access stays: each block that becomes the tail takes the evicted one's time
-  // (the lazily kept times move up), which is x's (see "Access times").
-  const Block* b = &x.blocks[x.hi - 1];
-  std::int32_t tokens = x.tail_tok;
+  // (the lazily kept times move up), which is x's (see "Access times"). The tail's
+  // number, generation and tokens are the header's; each block before it is read
+  // when it becomes the tail.
   for (;;) {
-    if (evict_hook_) evict_hook_(path_key(b->number), tokens);
-    const std::int64_t pages = pages_of(tokens);
+    if (evict_hook_) evict_hook_(path_key(x.tail_num), x.tail_tok);
+    const std::int64_t pages = pages_of(x.tail_tok);
     kv_.release(pages);
     pages_ -= pages;
     x.pages -= pages;
     evicted_pages_ += pages;
     ++evicted_nodes_;
     --live_nodes_;
-    free_.push_back({b->number, b->generation});
+    free_.push_back({x.tail_num, x.tail_gen});
     --x.hi;
     if (x.hi == x.lo) break;
     // The block before it is the tail now: an unlocked leaf.
     const Block& t = x.blocks[x.hi - 1];
-    x.tail_tok = tokens = x.tok;
+    x.tail_tok = x.tok;
     x.tail_num = t.number;
     x.tail_gen = t.generation;
     // It goes next, with no trip through make_room, when room is still wanted and
     // it sorts before every queued entry (make_room's own test).
     if (kv_.free() >= want || (bound != nullptr && !(*bound > LruEntry{x.access, t.number, 0, 0, 0}))) return s;
-    b = &t;
   }
-  const Block& last = *b;  // (its slot is past hi now, its fields intact)
-  // The segment is empty: it leaves its parent.
+  // The segment is empty: it leaves its parent (its head block's fields are intact
+  // past hi, the key it is kept under).
   const SegId ps = x.parent;
   Seg& p = segs_[ps];
-  children_.remove_child(p.tail_number(), last.hash, p.children, p.only_child, p.in_index);
+  children_.remove_child(p.tail_number(), x.blocks[x.lo].hash, p.children, p.only_child, p.in_index);
   p.children--;
   x.live = false;
   x.tail_num = kCacheRoot;

@@ -46,12 +46,12 @@
 // one freed first, else a new one) and a number -> (segment, slot) table finds it.
 // Segments are a storage layout only: every leaf still has its own access time and
 // the eviction order is the same function of (last access, number) as with one node
-// per block, so outputs do not depend on where segments start or end. A segment splits (its head part moves to a
-// new segment) where a child is added below, or a lock ends at, a block that is not
-// its tail; a block is appended to its parent's segment when that segment is an
-// unlocked leaf with room. So a lock always ends at a segment's tail, and a segment's
-// blocks are locked together: its count is the requests whose path ends at its tail
-// plus its locked child segments.
+// per block, so outputs do not depend on where segments start or end. A segment
+// splits (its head part moves to a new segment) where a child is added below, or a
+// lock ends at, a block that is not its tail; a block is appended to its parent's
+// segment when that segment is an unlocked leaf with room. So a lock always ends at
+// a segment's tail, and a segment's blocks are locked together: its count is the
+// requests whose path ends at its tail plus its locked child segments.
 //
 // Matching is incremental: a PrefixMatch remembers its deepest node, that
 // node's generation and the cache's insertion stamp. It stays valid while the
