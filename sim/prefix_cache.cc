@@ -503,7 +503,7 @@ PrefixCache::SegId PrefixCache::evict_tail(SegId s, std::int64_t want, const Lru
   // past hi, the key it is kept under).
   const SegId ps = x.parent;
   Seg& p = segs_[ps];
-  children_.remove_child(p.tail_number(), x.blocks[x.lo].hash, p.children, p.only_child, p.in_index);
+  children_.remove_child(p.tail_number(), x.head().hash, p.children, p.only_child, p.in_index);
   p.children--;
   x.live = false;
   x.tail_num = kCacheRoot;
