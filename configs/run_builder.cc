@@ -18,6 +18,7 @@
 #include "traces/read_ahead_source.h"
 #include "traces/generators/synthetic_workload.h"
 #include "sim/simulation.h"
+#include "sim/core/heap_huge_pages.h"
 #include "sim/core/number_format.h"
 
 namespace servesim {
@@ -26,7 +27,8 @@ namespace {
 // The run-to-run cost noise's stream, apart from cost_model.estimate_noise's.
 constexpr std::uint64_t kCostNoiseSalt = 0xC0575EEDull;
 
-// Forwards engine callbacks to the report, the timeline and the progress bar.
+// Forwards engine callbacks to the report, the timeline and the progress bar (and
+// polls the heap's huge pages with the progress updates).
 class RunObservers final : public RunObserver {
  public:
   RunObservers(RunReport& report, ProgressBar* progress, TimelineWriter* timeline, BatchRecorder* recorder)
@@ -51,6 +53,7 @@ class RunObservers final : public RunObserver {
   }
   void on_progress(Time now, std::uint64_t reported, std::uint64_t) override {
     if (progress_) progress_->update(now, reported);
+    heap_huge_pages_poll();  // a large heap's growth in huge pages (sim/core/heap_huge_pages.h)
   }
 
  private:

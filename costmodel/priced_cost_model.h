@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "costmodel/cost_model.h"
+#include "sim/core/huge_page_allocator.h"
 
 namespace servesim {
 
@@ -115,9 +116,10 @@ class PricedCostModel final : public CostModel {
   const TablePricedBackend* split_;
   bool prefill_sensitive_;
   // [has-prefill][T] and [has-prefill][R]; index 0 only when not prefill-sensitive.
-  mutable std::vector<TokenRow> tokens_[2];
-  mutable std::vector<RowsRow> rows_[2];
-  mutable std::vector<TokenRow> decode_;
+  // (Read at random every iteration: kept in huge pages when large, sim/core/huge_page_allocator.h.)
+  mutable std::vector<TokenRow, HugePageAllocator<TokenRow>> tokens_[2];
+  mutable std::vector<RowsRow, HugePageAllocator<RowsRow>> rows_[2];
+  mutable std::vector<TokenRow, HugePageAllocator<TokenRow>> decode_;
 };
 
 // `backend` wrapped in a PricedCostModel when it can be table-priced, else itself.

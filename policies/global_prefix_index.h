@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "sim/core/child_index.h"
+#include "sim/core/huge_page_allocator.h"
 #include "sim/core/request.h"
 
 namespace servesim {
@@ -281,7 +282,7 @@ class GlobalPrefixIndex {
   std::size_t take_hint(const RecordedPath& hint);
 
   bool masked_ = false;      // workers() <= kMaskWorkers: spilled nodes keep a holder mask
-  std::vector<Node> nodes_;  // [0] is the root
+  std::vector<Node, HugePageAllocator<Node>> nodes_;  // [0] is the root (huge pages when large)
   std::vector<std::vector<Holder>> spills_;  // !masked_: holder lists of nodes with more than kInlineHolders
   std::vector<std::uint32_t> dense_;         // masked_: their stamps, a row of stride_ per spilled node
   std::size_t stride_ = 0;                   // workers, rounded up to a cache line of stamps

@@ -3,7 +3,8 @@
 // requests.csv — and prints wall time, events/s and peak memory.
 //   servesim_engine_bench [--requests N] [--workers W] [--out DIR] [--repeat R]
 // Peak RSS should not grow with N (requests.csv is streamed; finished requests
-// are freed): compare --requests 250000 with the default.
+// are freed): compare --requests 250000 with the default. After it, whether the
+// heap grew past the huge-page threshold (sim/core/heap_huge_pages.h).
 //
 // --templates: the same three clients (rates, own prompt and output lengths)
 // with shared-prefix templates (Zipf-popular system prompts and documents,
@@ -48,6 +49,7 @@
 
 #include "configs/run_builder.h"
 #include "sim/cli/bench_scenarios.h"
+#include "sim/core/heap_huge_pages.h"
 
 using namespace servesim;
 
@@ -109,6 +111,15 @@ double peak_rss_mb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+// Whether the runs' heap grew past the huge-page threshold (sim/core/heap_huge_pages.h).
+void print_memory() {
+  fmt::print("  peak RSS   {:.1f} MB\n", peak_rss_mb());
+  const HeapHugePagesState h = heap_huge_pages_state();
+  if (h.on)
+    fmt::print("  heap pages huge past {} MiB of heap ({} madvise calls)\n", kHeapHugeAfter >> 20, h.advice_calls);
+  else
+    fmt::print("  heap pages small (the heap stayed under {} MiB)\n", kHeapHugeAfter >> 20);
 }
 }  // namespace
 
@@ -254,7 +265,7 @@ int main(int argc, char** argv) {
         for (double r : ratios[k]) list += fmt::format(" {:.3f}", r);
         fmt::print("  {} / {} wall, per round:{}\n", names[k], names[0], list);
       }
-      fmt::print("  peak RSS   {:.1f} MB\n", peak_rss_mb());
+      print_memory();
       return 0;
     }
     if (!policies.empty()) {
@@ -276,7 +287,7 @@ int main(int argc, char** argv) {
                    summary_value(r, "cache_hit_rate"), summary_value(r, "e2e_mean_s"), r.totals.events);
         std::fflush(stdout);
       }
-      fmt::print("  peak RSS   {:.1f} MB\n", peak_rss_mb());
+      print_memory();
       return 0;
     }
     const ScenarioConfig c = config_with({});
@@ -290,7 +301,7 @@ int main(int argc, char** argv) {
     fmt::print("  events     {}  ({:.2f} M events/s, {:.0f} K requests/s)\n", r.totals.events,
                static_cast<double>(r.totals.events) / med / 1e6, static_cast<double>(r.totals.requests) / med / 1e3);
     fmt::print("  iterations {}  peak live requests {}\n", total_iterations(r), r.totals.peak_live_requests);
-    fmt::print("  peak RSS   {:.1f} MB\n", peak_rss_mb());
+    print_memory();
   } catch (const std::exception& e) {
     fmt::print(stderr, "engine_bench: {}\n", e.what());
     return 1;

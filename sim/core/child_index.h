@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/core/huge_page_allocator.h"
 #include "sim/core/request.h"
 
 namespace servesim {
@@ -124,13 +125,13 @@ class ChildIndex {
     slots_[i] = s;
   }
   void grow() {
-    std::vector<Slot> old(slots_.size() * 2);
+    std::vector<Slot, HugePageAllocator<Slot>> old(slots_.size() * 2);
     old.swap(slots_);
     for (const Slot& s : old)
       if (s.child != 0) place(s);
   }
 
-  std::vector<Slot> slots_;
+  std::vector<Slot, HugePageAllocator<Slot>> slots_;  // huge pages when large (a global index's)
   std::size_t size_ = 0;
 };
 

@@ -1,0 +1,97 @@
+// HugePageAllocator<T>: the allocator of the few large tables the engine reads
+// at random on every event (the cost model's token rows, a global prefix
+// index's nodes and child table). A block of at least kMinBytes (2 MiB) gets a
+// mapping of its own that starts on a 2 MiB boundary, and the kernel is asked
+// (madvise MADV_HUGEPAGE) to back its whole 2 MiB spans with transparent huge
+// pages: one TLB entry covers 2 MiB instead of 4 KiB. On a virtual machine a
+// TLB miss walks the guest's and the host's page tables, so a random read of a
+// table of a few MiB costs a page walk on top of its cache miss
+// (docs/performance.md, "Huge pages": measured there).
+// sim/core/heap_huge_pages.h does the same for the heap of a large run.
+//
+// Contract:
+//  - Smaller blocks come from std::allocator: a table that stays small costs
+//    nothing more.
+//  - Memory: a large block maps whole 4 KiB pages, as malloc's mapping of it
+//    would; its whole 2 MiB spans become resident whole when first touched
+//    (with small pages, only the pages touched), so a table is resident up to
+//    its capacity at most; its last part short of 2 MiB keeps small pages.
+//  - Where the kernel keeps huge pages off ("never" in
+//    /sys/kernel/mm/transparent_hugepage/enabled) or refuses the advice, the
+//    block is an ordinary mapping: the same contents, only the TLB reach
+//    differs. No output depends on it.
+//  - A failed mapping throws std::bad_alloc, as operator new does.
+//  - Stateless: every HugePageAllocator compares equal (containers may swap and
+//    move their blocks freely).
+#pragma once
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+
+namespace servesim {
+
+namespace huge_pages {
+inline constexpr std::size_t kHugePage = std::size_t{2} << 20;  // x86-64's PMD-sized page
+inline constexpr std::size_t kMinBytes = kHugePage;             // smaller blocks: std::allocator
+
+inline std::size_t page_size() {
+  static const auto p = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return p;
+}
+// The bytes a block of `bytes` maps: whole (small) pages.
+inline std::size_t mapped_bytes(std::size_t bytes) { return (bytes + page_size() - 1) / page_size() * page_size(); }
+// The bytes of it advised for huge pages: its whole 2 MiB spans.
+inline std::size_t advised_bytes(std::size_t bytes) { return bytes / kHugePage * kHugePage; }
+
+// A mapping of mapped_bytes(bytes) that starts on a kHugePage boundary, its
+// first advised_bytes(bytes) advised for huge pages.
+inline void* map(std::size_t bytes) {
+  const std::size_t n = mapped_bytes(bytes);
+  // Over-map by one huge page and cut the ends so the block starts on a boundary.
+  void* raw = mmap(nullptr, n + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const auto start = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t aligned = (start + kHugePage - 1) & ~(kHugePage - 1);
+  if (aligned > start) munmap(raw, aligned - start);
+  const std::uintptr_t end = start + n + kHugePage;
+  if (end > aligned + n) munmap(reinterpret_cast<void*>(aligned + n), end - (aligned + n));
+#ifdef MADV_HUGEPAGE
+  if (const std::size_t h = advised_bytes(bytes); h > 0)
+    madvise(reinterpret_cast<void*>(aligned), h, MADV_HUGEPAGE);  // a hint: refused, the pages stay small
+#endif
+  return reinterpret_cast<void*>(aligned);
+}
+inline void unmap(void* p, std::size_t bytes) noexcept { munmap(p, mapped_bytes(bytes)); }
+}  // namespace huge_pages
+
+template <class T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() noexcept = default;
+  template <class U>
+  HugePageAllocator(const HugePageAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor): rebinding
+
+  T* allocate(std::size_t n) {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+    const std::size_t bytes = n * sizeof(T);
+    if (bytes >= huge_pages::kMinBytes) return static_cast<T*>(huge_pages::map(bytes));
+    return std::allocator<T>{}.allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    const std::size_t bytes = n * sizeof(T);
+    if (bytes >= huge_pages::kMinBytes)
+      huge_pages::unmap(p, bytes);
+    else
+      std::allocator<T>{}.deallocate(p, n);
+  }
+  template <class U>
+  bool operator==(const HugePageAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+}  // namespace servesim
