@@ -87,6 +87,17 @@ TEST_CASE("a vector in huge pages keeps its contents across growth, copies and m
   CHECK(HugePageAllocator<int>() == HugePageAllocator<double>());
 }
 
+TEST_CASE("SERVESIM_HUGE_PAGES takes on, off, 1 or 0, and names any other value") {
+  for (const char* ok : {"on", "off", "1", "0"}) {
+    setenv("SERVESIM_HUGE_PAGES", ok, 1);
+    CHECK(huge_pages::env_error().empty());
+  }
+  setenv("SERVESIM_HUGE_PAGES", "Off", 1);
+  CHECK(huge_pages::env_error() == "environment variable SERVESIM_HUGE_PAGES: 'Off' is not one of on, off, 1, 0");
+  unsetenv("SERVESIM_HUGE_PAGES");
+  CHECK(huge_pages::env_error().empty());
+}
+
 TEST_CASE("the heap is advised once it passes the threshold, and its growth after") {
 #ifdef SERVESIM_HEAP_HUGE_PAGES
   heap_huge_pages_poll();  // this test binary's heap is small: nothing yet

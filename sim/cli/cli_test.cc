@@ -154,6 +154,27 @@ std::string slurp(const fs::path& p) {
 }
 }  // namespace
 
+TEST_CASE("SERVESIM_HUGE_PAGES: off gives the same outputs, a bad value exits 2 naming it") {
+  const fs::path d = temp_dir("huge_pages");
+  const std::string run = std::string(SERVESIM_BIN) + " run " + kScenario + " --quiet --set workload.requests=200";
+  for (const char* v : {"on", "off"}) {
+    const std::string cmd = std::string("SERVESIM_HUGE_PAGES=") + v + " " + run + " --out " + (d / v).string();
+    REQUIRE(std::system(cmd.c_str()) == 0);
+  }
+  for (const char* f : {"requests.csv", "summary.csv"}) {
+    CHECK_FALSE(slurp(d / "on" / f).empty());
+    CHECK(slurp(d / "on" / f) == slurp(d / "off" / f));
+  }
+  const std::string bad = "SERVESIM_HUGE_PAGES=maybe " + run + " --out " + (d / "bad").string() + " 2>" +
+                          (d / "err.txt").string();
+  const int status = std::system(bad.c_str());
+  CHECK((WIFEXITED(status) ? WEXITSTATUS(status) : -1) == 2);
+  const std::string err = slurp(d / "err.txt");
+  CHECK(err.find("servesim: error:") != std::string::npos);
+  CHECK(err.find("SERVESIM_HUGE_PAGES: 'maybe'") != std::string::npos);
+  CHECK_FALSE(fs::exists(d / "bad"));
+}
+
 TEST_CASE("run --record-batches: byte-identical on rerun, the run's outputs unchanged, --record-every needs it") {
   // (sampling every k-th iteration: reports/batch_recorder_test.cc)
   const fs::path d = temp_dir("record");

@@ -116,7 +116,9 @@ double peak_rss_mb() {
 void print_memory() {
   fmt::print("  peak RSS   {:.1f} MB\n", peak_rss_mb());
   const HeapHugePagesState h = heap_huge_pages_state();
-  if (h.on)
+  if (!huge_pages::enabled())
+    fmt::print("  heap pages small (SERVESIM_HUGE_PAGES=off)\n");
+  else if (h.on)
     fmt::print("  heap pages huge past {} MiB of heap ({} madvise calls)\n", kHeapHugeAfter >> 20, h.advice_calls);
   else
     fmt::print("  heap pages small (the heap stayed under {} MiB)\n", kHeapHugeAfter >> 20);
@@ -124,6 +126,10 @@ void print_memory() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (const std::string bad = huge_pages::env_error(); !bad.empty()) {
+    fmt::print(stderr, "engine_bench: {}\n", bad);
+    return 1;
+  }
   CLI::App app{"servesim engine benchmark"};
   std::uint64_t requests = 1000000;
   int workers = 16, repeat = 1;

@@ -19,6 +19,7 @@
 
 #include "sim/cli/commands.h"
 #include "sim/core/error.h"
+#include "sim/core/huge_page_allocator.h"
 #include "sim/core/option_table.h"
 
 namespace {
@@ -118,6 +119,10 @@ int main(int argc, char** argv) {
   servesim::cli::add_report_command(app);
   servesim::cli::add_calibrate_commands(app);
   servesim::cli::add_ltr_commands(app);
+  if (const std::string bad = servesim::huge_pages::env_error(); !bad.empty()) {
+    print_error("error: ", bad.c_str());
+    return 2;
+  }
   try {
     if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
       print_error("error: ", unknown.c_str());

@@ -20,6 +20,7 @@
 //    merged into huge pages at once (MADV_COLLAPSE, Linux 6.1; older kernels
 //    refuse it and those pages stay small). The large structures of such runs
 //    are built in their first events, before the first call, hence the merge.
+//  - SERVESIM_HUGE_PAGES=off turns it off (sim/core/huge_page_allocator.h).
 //  - A hint only: where THP is off ("never"), a kernel refuses the advice, or
 //    the allocator is not glibc's (sanitizer builds), nothing observable
 //    changes. No output depends on it.
@@ -32,6 +33,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+
+#include "sim/core/huge_page_allocator.h"
 
 #if defined(__linux__) && defined(__GLIBC__)
 #include <malloc.h>
@@ -98,6 +101,7 @@ inline void heap_huge_pages_poll() {
   if (!g.owns_lock()) return;
   HeapHugePagesState& s = heap_huge_pages_detail::state();
   if (!s.on) {
+    if (!huge_pages::enabled()) return;
     // The bytes malloc's arenas took with brk: the main heap's (and the
     // threads' arenas', small here); 0 under an allocator that is not glibc's.
     if (mallinfo2().arena < kHeapHugeAfter) return;

@@ -20,6 +20,10 @@
 //    /sys/kernel/mm/transparent_hugepage/enabled) or refuses the advice, the
 //    block is an ordinary mapping: the same contents, only the TLB reach
 //    differs. No output depends on it.
+//  - SERVESIM_HUGE_PAGES=off (or 0) in the environment: no advice is given here
+//    or by heap_huge_pages_poll() (a host where huge pages do not pay; an A/B
+//    measurement with one binary). Unset, `on` or 1: on. Another value:
+//    huge_pages::env_error() names it (servesim and the engine bench exit with it).
 //  - A failed mapping throws std::bad_alloc, as operator new does.
 //  - Stateless: every HugePageAllocator compares equal (containers may swap and
 //    move their blocks freely).
@@ -29,14 +33,34 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
+#include <string>
 
 namespace servesim {
 
 namespace huge_pages {
 inline constexpr std::size_t kHugePage = std::size_t{2} << 20;  // x86-64's PMD-sized page
 inline constexpr std::size_t kMinBytes = kHugePage;             // smaller blocks: std::allocator
+
+// SERVESIM_HUGE_PAGES (see the contract): whether advice is given.
+inline bool enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("SERVESIM_HUGE_PAGES");
+    return v == nullptr || !(std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0);
+  }();
+  return on;
+}
+// Empty, or what is wrong with SERVESIM_HUGE_PAGES's value.
+inline std::string env_error() {
+  const char* v = std::getenv("SERVESIM_HUGE_PAGES");
+  if (v == nullptr) return {};
+  for (const char* ok : {"on", "off", "1", "0"})
+    if (std::strcmp(v, ok) == 0) return {};
+  return std::string("environment variable SERVESIM_HUGE_PAGES: '") + v + "' is not one of on, off, 1, 0";
+}
 
 inline std::size_t page_size() {
   static const auto p = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -60,7 +84,7 @@ inline void* map(std::size_t bytes) {
   const std::uintptr_t end = start + n + kHugePage;
   if (end > aligned + n) munmap(reinterpret_cast<void*>(aligned + n), end - (aligned + n));
 #ifdef MADV_HUGEPAGE
-  if (const std::size_t h = advised_bytes(bytes); h > 0)
+  if (const std::size_t h = advised_bytes(bytes); h > 0 && enabled())
     madvise(reinterpret_cast<void*>(aligned), h, MADV_HUGEPAGE);  // a hint: refused, the pages stay small
 #endif
   return reinterpret_cast<void*>(aligned);
