@@ -99,46 +99,45 @@ TEST_CASE("SERVESIM_HUGE_PAGES takes on, off, 1 or 0, and names any other value"
 }
 
 TEST_CASE("the heap is advised once it passes the threshold, and its growth after") {
-#ifdef SERVESIM_HEAP_HUGE_PAGES
   heap_huge_pages_poll();  // this test binary's heap is small: nothing yet
-  if (mallinfo2().arena >= kHeapHugeAfter) {  // (an allocator that is not glibc's reports 0 and never gets here)
+#ifdef SERVESIM_HEAP_HUGE_PAGES
+  if (main_heap_bytes() >= kHeapHugeAfter) {
     MESSAGE("the heap was large before the test: the threshold cannot be checked");
-  } else {
-    CHECK_FALSE(heap_huge_pages_state().on);
-    // Small blocks (heap, not mmap) until the heap passes the threshold; under an
-    // allocator that is not glibc's (sanitizers) the heap does not grow.
-    std::vector<std::vector<char>> blocks;
-    for (int i = 0; i < 1024 && mallinfo2().arena < kHeapHugeAfter + (std::size_t{1} << 20); ++i)
-      blocks.emplace_back(64 << 10, 'x');
-    heap_huge_pages_poll();
-    HeapHugePagesState s = heap_huge_pages_state();
-    if (mallinfo2().arena < kHeapHugeAfter) {
-      MESSAGE("malloc is not glibc's here: the heap never grows, nothing is advised");
-      CHECK_FALSE(s.on);
-      return;
-    }
-    REQUIRE(s.on);
-    CHECK(s.advice_calls == 1);
-    CHECK(s.from < s.advised);
-    CHECK(s.advised == reinterpret_cast<std::uintptr_t>(sbrk(0)));
-    heap_huge_pages_poll();  // no growth: no call
-    CHECK(heap_huge_pages_state().advice_calls == 1);
-    // Growth past the top pad: the new part is advised by the next call.
-    const std::uintptr_t before = s.advised;
-    for (int i = 0; i < 4096 && reinterpret_cast<std::uintptr_t>(sbrk(0)) == before; ++i)
-      blocks.emplace_back(64 << 10, 'y');
-    REQUIRE(reinterpret_cast<std::uintptr_t>(sbrk(0)) > before);
-    heap_huge_pages_poll();
-    s = heap_huge_pages_state();
-    CHECK(s.advice_calls == 2);
-    CHECK(s.advised == reinterpret_cast<std::uintptr_t>(sbrk(0)));
-    CHECK(s.advised > before);
-    if (const std::string mode = thp_mode(); mode == "always" || mode == "madvise")
-      CHECK(thp_eligible(reinterpret_cast<const void*>(s.advised - 1)) == 1);
+    return;
   }
-#else
-  heap_huge_pages_poll();  // not glibc on Linux: a no-op
   CHECK_FALSE(heap_huge_pages_state().on);
+  // Small blocks (heap, not mmap) until the heap passes the threshold; under an
+  // allocator that is not glibc's (sanitizers) the heap does not grow.
+  std::vector<std::vector<char>> blocks;
+  for (int i = 0; i < 1024 && main_heap_bytes() < kHeapHugeAfter + (std::size_t{1} << 20); ++i)
+    blocks.emplace_back(64 << 10, 'x');
+  heap_huge_pages_poll();
+  HeapHugePagesState s = heap_huge_pages_state();
+  if (main_heap_bytes() < kHeapHugeAfter) {
+    MESSAGE("malloc is not glibc's here: the heap never grows, nothing is advised");
+    CHECK_FALSE(s.on);
+    return;
+  }
+  REQUIRE(s.on);
+  CHECK(s.advice_calls == 1);
+  CHECK(s.advised - s.from == main_heap_bytes());  // the whole heap, from its start
+  heap_huge_pages_poll();                           // no growth: no call
+  CHECK(heap_huge_pages_state().advice_calls == 1);
+  // Growth past the top pad: the new part is advised by the next call.
+  const std::uintptr_t before = s.advised;
+  for (int i = 0; i < 4096 && reinterpret_cast<std::uintptr_t>(sbrk(0)) == before; ++i)
+    blocks.emplace_back(64 << 10, 'y');
+  REQUIRE(reinterpret_cast<std::uintptr_t>(sbrk(0)) > before);
+  heap_huge_pages_poll();
+  s = heap_huge_pages_state();
+  CHECK(s.advice_calls == 2);
+  CHECK(s.advised == reinterpret_cast<std::uintptr_t>(sbrk(0)));
+  CHECK(s.advised - before >= kHeapTopPad);  // grown by the top pad at least
+  if (const std::string mode = thp_mode(); mode == "always" || mode == "madvise")
+    CHECK(thp_eligible(reinterpret_cast<const void*>(s.advised - 1)) == 1);
+#else
+  CHECK_FALSE(heap_huge_pages_state().on);  // not glibc on Linux: a no-op
+  CHECK(main_heap_bytes() == 0);
 #endif
 }
 

@@ -1,17 +1,19 @@
-// heap_huge_pages_poll(): once malloc's heap holds kHeapHugeAfter bytes, has the
+// heap_huge_pages_poll(): once malloc's main heap (the memory it takes with brk,
+// from the [heap] mapping's start to the break) spans kHeapHugeAfter bytes, has the
 // kernel back it with transparent huge pages (THP), much as glibc's
 // `glibc.malloc.hugetlb=1` tunable would from the start. Large simulations
 // (radix prefix caches, global prefix views) read their heap at random; past a
 // few MiB those reads miss the TLB too (with 4 KiB pages the second-level TLB
 // covers about 6-8 MiB), and on a virtual machine each TLB miss walks two page
-// tables, the guest's and the host's. docs/performance.md, "Huge pages", has
-// the measurements.
+// tables, the guest's and the host's. docs/performance.md, "Huge pages for the
+// large tables and a large run's heap", has the measurements.
 //
 // Contract:
 //  - Call it now and then: the run wiring calls it with the engine's progress
-//    updates (every 65,536 events). Until the threshold each call costs one
-//    mallinfo2(); after it, one madvise per growth of the heap. Thread-safe (a
-//    call that finds another one under way returns at once).
+//    updates (every 65,536 events). Until the threshold each call costs a few
+//    loads (the first one reads /proc/self/maps for the heap's start); after it,
+//    one madvise per growth of the heap. Thread-safe (a call that finds another
+//    one under way returns at once).
 //  - Below the threshold nothing changes: a small run keeps its footprint (a
 //    huge page makes the heap's resident size grow in 2 MiB steps).
 //  - Past it, once per process: malloc's top pad becomes kHeapTopPad, so the
@@ -37,7 +39,7 @@
 #include "sim/core/huge_page_allocator.h"
 
 #if defined(__linux__) && defined(__GLIBC__)
-#include <malloc.h>
+#include <malloc.h>  // mallopt
 #include <sys/mman.h>
 #include <unistd.h>
 #define SERVESIM_HEAP_HUGE_PAGES 1
@@ -72,20 +74,27 @@ inline constexpr int kCollapse = MADV_COLLAPSE;
 #else
 inline constexpr int kCollapse = 25;
 #endif
-// The start of the [heap] mapping (/proc/self/maps), or `brk` when it cannot be read.
+// The start of the [heap] mapping (/proc/self/maps), or `brk` when it cannot be
+// read (read once: a process's heap starts where it started).
 inline std::uintptr_t heap_start(std::uintptr_t brk) {
-  std::FILE* f = std::fopen("/proc/self/maps", "r");
-  if (f == nullptr) return brk;
-  std::uintptr_t start = brk;
-  char line[512];
-  while (std::fgets(line, sizeof line, f) != nullptr)
-    if (std::strstr(line, "[heap]") != nullptr) {
-      const unsigned long long lo = std::strtoull(line, nullptr, 16);
-      if (lo != 0 && lo < brk) start = static_cast<std::uintptr_t>(lo);
-      break;
-    }
-  std::fclose(f);
+  static const std::uintptr_t start = [brk] {
+    std::FILE* f = std::fopen("/proc/self/maps", "r");
+    if (f == nullptr) return brk;
+    std::uintptr_t lo = brk;
+    char line[512];
+    while (std::fgets(line, sizeof line, f) != nullptr)
+      if (std::strstr(line, "[heap]") != nullptr) {
+        const unsigned long long a = std::strtoull(line, nullptr, 16);
+        if (a != 0 && a < brk) lo = static_cast<std::uintptr_t>(a);
+        break;
+      }
+    std::fclose(f);
+    return lo;
+  }();
   return start;
+}
+inline std::uintptr_t current_break() {  // (glibc: the cached break, no system call)
+  return reinterpret_cast<std::uintptr_t>(sbrk(0));
 }
 #endif
 }  // namespace heap_huge_pages_detail
@@ -95,30 +104,36 @@ inline HeapHugePagesState heap_huge_pages_state() {
   return heap_huge_pages_detail::state();
 }
 
+// The main heap's size now: from its start to the break (0 where it is not known).
+inline std::size_t main_heap_bytes() {
+#ifdef SERVESIM_HEAP_HUGE_PAGES
+  const std::uintptr_t brk = heap_huge_pages_detail::current_break();
+  return brk - heap_huge_pages_detail::heap_start(brk);
+#else
+  return 0;
+#endif
+}
+
 inline void heap_huge_pages_poll() {
 #ifdef SERVESIM_HEAP_HUGE_PAGES
   std::unique_lock<std::mutex> g(heap_huge_pages_detail::lock(), std::try_to_lock);
   if (!g.owns_lock()) return;
   HeapHugePagesState& s = heap_huge_pages_detail::state();
+  const std::uintptr_t brk = heap_huge_pages_detail::current_break();
   if (!s.on) {
-    if (!huge_pages::enabled()) return;
-    // The bytes malloc's arenas took with brk: the main heap's (and the
-    // threads' arenas', small here); 0 under an allocator that is not glibc's.
-    if (mallinfo2().arena < kHeapHugeAfter) return;
+    // (An allocator that is not glibc's, as in sanitizer builds, leaves the heap small.)
+    if (!huge_pages::enabled() || main_heap_bytes() < kHeapHugeAfter) return;
     mallopt(M_TOP_PAD, static_cast<int>(kHeapTopPad));
     s.on = true;
-    const auto brk = reinterpret_cast<std::uintptr_t>(sbrk(0));  // (glibc: the cached break, no system call)
-    s.from = s.advised = heap_huge_pages_detail::heap_start(brk);
-    if (brk > s.from) {  // the heap so far: advised, and its touched pages merged now
-      void* p = reinterpret_cast<void*>(s.from);
-      madvise(p, brk - s.from, MADV_HUGEPAGE);
-      madvise(p, brk - s.from, heap_huge_pages_detail::kCollapse);
-      ++s.advice_calls;
-      s.advised = brk;
-    }
+    s.from = heap_huge_pages_detail::heap_start(brk);
+    // The heap so far: advised, and its touched pages merged now.
+    void* p = reinterpret_cast<void*>(s.from);
+    madvise(p, brk - s.from, MADV_HUGEPAGE);
+    madvise(p, brk - s.from, heap_huge_pages_detail::kCollapse);
+    ++s.advice_calls;
+    s.advised = brk;
     return;
   }
-  const auto brk = reinterpret_cast<std::uintptr_t>(sbrk(0));
   if (brk < s.advised) s.advised = std::max(brk, s.from);  // trimmed: what grows back is advised again
   if (brk > s.advised) {
     madvise(reinterpret_cast<void*>(s.advised), brk - s.advised, MADV_HUGEPAGE);

@@ -6,7 +6,8 @@
 // pages: one TLB entry covers 2 MiB instead of 4 KiB. On a virtual machine a
 // TLB miss walks the guest's and the host's page tables, so a random read of a
 // table of a few MiB costs a page walk on top of its cache miss
-// (docs/performance.md, "Huge pages": measured there).
+// (docs/performance.md, "Huge pages for the large tables and a large run's
+// heap": measured there).
 // sim/core/heap_huge_pages.h does the same for the heap of a large run.
 //
 // Contract:
