@@ -1,8 +1,6 @@
 // Profile CSV reading; see profile_table.h and docs/kernels.md.
 #include "costmodel/profile_table.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <bit>
 #include <charconv>
@@ -19,6 +17,7 @@
 
 #include "costmodel/cell_numbers.h"
 #include "sim/core/error.h"
+#include "sim/core/huge_page_allocator.h"
 #include "sim/core/text_split.h"
 
 namespace servesim {
@@ -272,14 +271,11 @@ namespace {
 // The rows of a large profile fill megabytes first touched here, a page fault per
 // 4 KiB (the A100 profile: 13 MB, ~3,200 faults, a fifth of a calibrated run's
 // start-up). The reserved buffer is asked to be backed by 2 MiB pages where the
-// kernel offers them (transparent huge pages in `madvise` mode): a hint only, so
-// nothing read or computed changes, and without it the pages are as before.
+// kernel offers them (transparent huge pages in `madvise` mode; not with
+// SERVESIM_HUGE_PAGES=off): a hint only, so nothing read or computed changes, and
+// without it the pages are as before.
 void ask_huge_pages(const std::vector<ProfilePoint>& v) {
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
-  const std::uintptr_t end = begin + v.capacity() * sizeof(ProfilePoint);
-  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1), last = end & ~(kHuge - 1);
-  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);  // (a refusal changes nothing)
+  huge_pages::advise(v.data(), v.capacity() * sizeof(ProfilePoint));
 }
 }  // namespace
 

@@ -122,10 +122,11 @@ inline void heap_huge_pages_poll() {
   const std::uintptr_t brk = heap_huge_pages_detail::current_break();
   if (!s.on) {
     // (An allocator that is not glibc's, as in sanitizer builds, leaves the heap small.)
-    if (!huge_pages::enabled() || main_heap_bytes() < kHeapHugeAfter) return;
+    const std::uintptr_t start = heap_huge_pages_detail::heap_start(brk);
+    if (!huge_pages::enabled() || brk - start < kHeapHugeAfter) return;
     mallopt(M_TOP_PAD, static_cast<int>(kHeapTopPad));
     s.on = true;
-    s.from = heap_huge_pages_detail::heap_start(brk);
+    s.from = start;
     // The heap so far: advised, and its touched pages merged now.
     void* p = reinterpret_cast<void*>(s.from);
     madvise(p, brk - s.from, MADV_HUGEPAGE);

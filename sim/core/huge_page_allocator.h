@@ -21,8 +21,8 @@
 //    /sys/kernel/mm/transparent_hugepage/enabled) or refuses the advice, the
 //    block is an ordinary mapping: the same contents, only the TLB reach
 //    differs. No output depends on it.
-//  - SERVESIM_HUGE_PAGES=off (or 0) in the environment: no advice is given here
-//    or by heap_huge_pages_poll() (a host where huge pages do not pay; an A/B
+//  - SERVESIM_HUGE_PAGES=off (or 0) in the environment: no advice is given here,
+//    by advise() (also the profile loader's) or by heap_huge_pages_poll() (a host where huge pages do not pay; an A/B
 //    measurement with one binary). Unset, `on` or 1: on. Another value:
 //    huge_pages::env_error() names it (servesim and the engine bench exit with it).
 //  - A failed mapping throws std::bad_alloc, as operator new does.
@@ -72,6 +72,16 @@ inline std::size_t mapped_bytes(std::size_t bytes) { return (bytes + page_size()
 // The bytes of it advised for huge pages: its whole 2 MiB spans.
 inline std::size_t advised_bytes(std::size_t bytes) { return bytes / kHugePage * kHugePage; }
 
+// Asks for huge pages on the whole 2 MiB spans inside [p, p + bytes) (none when
+// SERVESIM_HUGE_PAGES is off): a hint; a refusal leaves the pages small.
+inline void advise(const void* p, std::size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  const auto begin = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t first = (begin + kHugePage - 1) & ~(kHugePage - 1), last = (begin + bytes) & ~(kHugePage - 1);
+  if (last > first && enabled()) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#endif
+}
+
 // A mapping of mapped_bytes(bytes) that starts on a kHugePage boundary, its
 // first advised_bytes(bytes) advised for huge pages.
 inline void* map(std::size_t bytes) {
@@ -84,10 +94,7 @@ inline void* map(std::size_t bytes) {
   if (aligned > start) munmap(raw, aligned - start);
   const std::uintptr_t end = start + n + kHugePage;
   if (end > aligned + n) munmap(reinterpret_cast<void*>(aligned + n), end - (aligned + n));
-#ifdef MADV_HUGEPAGE
-  if (const std::size_t h = advised_bytes(bytes); h > 0 && enabled())
-    madvise(reinterpret_cast<void*>(aligned), h, MADV_HUGEPAGE);  // a hint: refused, the pages stay small
-#endif
+  advise(reinterpret_cast<void*>(aligned), bytes);  // (its advised_bytes(bytes): it starts on a boundary)
   return reinterpret_cast<void*>(aligned);
 }
 inline void unmap(void* p, std::size_t bytes) noexcept { munmap(p, mapped_bytes(bytes)); }
