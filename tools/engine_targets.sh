@@ -77,7 +77,9 @@ table() {
   ' "$1"
 }
 
-echo "servesim_engine_bench: $bench, $requests requests, $rounds rounds ($(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg))"
+when="$(date -u '+%Y-%m-%d %H:%M UTC')"
+load="$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "servesim_engine_bench: $bench, $requests requests, $rounds rounds ($when, load average $load)"
 echo
 echo "| round | default | fcfs | lpm | dlpm | d2lpm | preble_e2 | \`--pd\` |"
 echo "|---|---|---|---|---|---|---|---|"
@@ -86,8 +88,14 @@ for ((r = 1; r <= rounds; ++r)); do
   run default
   run templates --templates --policies "$systems"
   run pd --pd
-  read -r dwall devents drss < <(single "$tmp/default.log") || { echo "$0: no wall time in the default run's output" >&2; exit 1; }
-  read -r pwall _ _ < <(single "$tmp/pd.log") || { echo "$0: no wall time in the --pd run's output" >&2; exit 1; }
+  if ! read -r dwall devents drss < <(single "$tmp/default.log"); then
+    echo "$0: no wall time in the default run's output" >&2
+    exit 1
+  fi
+  if ! read -r pwall _ _ < <(single "$tmp/pd.log"); then
+    echo "$0: no wall time in the --pd run's output" >&2
+    exit 1
+  fi
   table "$tmp/templates.log" >"$tmp/t"
   if [[ "$(wc -l <"$tmp/t")" -ne 5 ]]; then
     echo "$0: expected five systems in the template run's table:" >&2
@@ -122,19 +130,23 @@ awk -v n="$requests" -v rounds="$rounds" '
   }
   END {
     printf "| target | range over the rounds | rounds met |\n|---|---|---|\n"
-    printf "| default run <= %.3g s | %.3f-%.3f s | %d of %d |\n", 2 * scale, lo("default"), hi("default"), met["2s"], rounds
+    printf "| default run <= %.3g s | %.3f-%.3f s | %d of %d |\n",
+           2 * scale, lo("default"), hi("default"), met["2s"], rounds
     printf "| >= 5 M events/s | %.2f-%.2f M events/s | %d of %d |\n", lo("mev"), hi("mev"), met["5M"], rounds
-    printf "| peak RSS <= 16 MB (the issue states it at 1M) | %s-%s MB | %d of %d |\n", lo("rss"), hi("rss"), met["16MB"], rounds
+    printf "| peak RSS <= 16 MB (the issue states it at 1M) | %s-%s MB | %d of %d |\n",
+           lo("rss"), hi("rss"), met["16MB"], rounds
     printf "| `--pd` within 2x of the default run | %.2f-%.2fx | %d of %d |\n", lo("pd"), hi("pd"), met["pd"], rounds
     for (k = 0; k < 5; ++k) {
       s = order[k]
       printf "| %s within 2x of the default run | %.2f-%.2fx | %d of %d |\n", s, lo(s), hi(s), met[s], rounds
     }
     printf "\nTwo other readings of the template target, for the maintainers (not the issue'\''s words):\n\n"
-    printf "| system | per simulated event, multiple of the default run | rounds <= 2x | wall, against %.3g s (2x the 2 s target) | rounds met |\n|---|---|---|---|---|\n", 4 * scale
+    printf "| system | per simulated event, multiple of the default run | rounds <= 2x"
+    printf " | wall, against %.3g s (2x the 2 s target) | rounds met |\n|---|---|---|---|---|\n", 4 * scale
     for (k = 0; k < 5; ++k) {
       s = order[k]
-      printf "| %s | %.2f-%.2fx | %d of %d | %.3f-%.3f s | %d of %d |\n", s, lo(s "_ev"), hi(s "_ev"), met[s "_ev"], rounds, lo(s "_s"), hi(s "_s"), met[s "_4s"], rounds
+      printf "| %s | %.2f-%.2fx | %d of %d | %.3f-%.3f s | %d of %d |\n", s, lo(s "_ev"), hi(s "_ev"),
+             met[s "_ev"], rounds, lo(s "_s"), hi(s "_s"), met[s "_4s"], rounds
     }
   }
 ' "$tmp/rows"
