@@ -58,7 +58,7 @@ TEST_CASE("a large block is its own 2 MiB-aligned mapping, a small one comes fro
   CHECK(aligned_2mib(p));
   for (std::size_t i = 0; i < big; ++i) p[i] = i * 7;  // writable to the end
   CHECK(p[big - 1] == (big - 1) * 7);
-  CHECK(huge_pages::advised_bytes(big * sizeof(std::uint64_t)) == kTwoMiB);  // its whole 2 MiB span
+  CHECK(huge_pages::huge_spans(p, big * sizeof(std::uint64_t)).bytes() == kTwoMiB);  // its whole 2 MiB span
   if (const std::string mode = thp_mode(); mode == "always" || mode == "madvise") CHECK(thp_eligible(p) == 1);
   a.deallocate(p, big);
 
@@ -66,10 +66,15 @@ TEST_CASE("a large block is its own 2 MiB-aligned mapping, a small one comes fro
   q[15] = 1;
   CHECK(q[15] == 1);
   a.deallocate(q, 16);
-  // Whole small pages mapped; whole 2 MiB spans advised.
+  // Whole small pages mapped; whole 2 MiB spans advised (from a boundary, and from past one).
   CHECK(huge_pages::mapped_bytes(kTwoMiB + 1) == kTwoMiB + huge_pages::page_size());
-  CHECK(huge_pages::advised_bytes(kTwoMiB - 1) == 0);
-  CHECK(huge_pages::advised_bytes(3 * kTwoMiB - 1) == 2 * kTwoMiB);
+  const void* at = reinterpret_cast<const void*>(kTwoMiB);
+  CHECK(huge_pages::huge_spans(at, kTwoMiB - 1).bytes() == 0);
+  CHECK(huge_pages::huge_spans(at, 3 * kTwoMiB - 1).bytes() == 2 * kTwoMiB);
+  const void* past = reinterpret_cast<const void*>(kTwoMiB + 4096);
+  CHECK(huge_pages::huge_spans(past, 2 * kTwoMiB).bytes() == kTwoMiB);
+  CHECK(huge_pages::huge_spans(past, 3 * kTwoMiB).bytes() == 2 * kTwoMiB);
+  CHECK(huge_pages::huge_spans(past, 3 * kTwoMiB).first == 2 * kTwoMiB);
 }
 
 TEST_CASE("a vector in huge pages keeps its contents across growth, copies and moves") {

@@ -69,32 +69,40 @@ inline std::size_t page_size() {
 }
 // The bytes a block of `bytes` maps: whole (small) pages.
 inline std::size_t mapped_bytes(std::size_t bytes) { return (bytes + page_size() - 1) / page_size() * page_size(); }
-// The bytes of it advised for huge pages: its whole 2 MiB spans.
-inline std::size_t advised_bytes(std::size_t bytes) { return bytes / kHugePage * kHugePage; }
+// An address rounded up to a kHugePage boundary.
+inline std::uintptr_t huge_ceil(std::uintptr_t a) { return (a + kHugePage - 1) & ~(kHugePage - 1); }
+// The whole 2 MiB spans inside [p, p + bytes): [first, last), empty when last <= first.
+struct HugeSpans {
+  std::uintptr_t first = 0, last = 0;
+  std::size_t bytes() const { return last > first ? last - first : 0; }
+};
+inline HugeSpans huge_spans(const void* p, std::size_t bytes) {
+  const auto begin = reinterpret_cast<std::uintptr_t>(p);
+  return {huge_ceil(begin), (begin + bytes) & ~(kHugePage - 1)};
+}
 
-// Asks for huge pages on the whole 2 MiB spans inside [p, p + bytes) (none when
-// SERVESIM_HUGE_PAGES is off): a hint; a refusal leaves the pages small.
+// Asks for huge pages on huge_spans(p, bytes) (none when SERVESIM_HUGE_PAGES is
+// off): a hint; a refusal leaves the pages small.
 inline void advise(const void* p, std::size_t bytes) {
 #ifdef MADV_HUGEPAGE
-  const auto begin = reinterpret_cast<std::uintptr_t>(p);
-  const std::uintptr_t first = (begin + kHugePage - 1) & ~(kHugePage - 1), last = (begin + bytes) & ~(kHugePage - 1);
-  if (last > first && enabled()) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  const HugeSpans s = huge_spans(p, bytes);
+  if (s.bytes() > 0 && enabled()) madvise(reinterpret_cast<void*>(s.first), s.bytes(), MADV_HUGEPAGE);
 #endif
 }
 
 // A mapping of mapped_bytes(bytes) that starts on a kHugePage boundary, its
-// first advised_bytes(bytes) advised for huge pages.
+// whole 2 MiB spans advised for huge pages.
 inline void* map(std::size_t bytes) {
   const std::size_t n = mapped_bytes(bytes);
   // Over-map by one huge page and cut the ends so the block starts on a boundary.
   void* raw = mmap(nullptr, n + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
   const auto start = reinterpret_cast<std::uintptr_t>(raw);
-  const std::uintptr_t aligned = (start + kHugePage - 1) & ~(kHugePage - 1);
+  const std::uintptr_t aligned = huge_ceil(start);
   if (aligned > start) munmap(raw, aligned - start);
   const std::uintptr_t end = start + n + kHugePage;
   if (end > aligned + n) munmap(reinterpret_cast<void*>(aligned + n), end - (aligned + n));
-  advise(reinterpret_cast<void*>(aligned), bytes);  // (its advised_bytes(bytes): it starts on a boundary)
+  advise(reinterpret_cast<void*>(aligned), bytes);
   return reinterpret_cast<void*>(aligned);
 }
 inline void unmap(void* p, std::size_t bytes) noexcept { munmap(p, mapped_bytes(bytes)); }
