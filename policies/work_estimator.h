@@ -10,8 +10,6 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <tuple>
 #include <vector>
 
 #include "costmodel/cost_model.h"
@@ -51,17 +49,22 @@ class WorkEstimator {
   }
   // Seconds of one decode step of that batch: the time between two tokens of
   // each of its requests (TPOT), what Preble's router measures per GPU.
-  // Memoized as decode_token_s is.
+  // Memoized as decode_token_s is, in a direct-mapped table as prefill_s is (a
+  // tree of every shape seen cost a chain of cold nodes per routed request).
   double decode_step_s(const CostModel& m, std::int64_t batch, std::int64_t ctx) {
     batch = std::max<std::int64_t>(1, batch);
     const std::int64_t bucket = (std::max<std::int64_t>(0, ctx) + 128) / 256;
-    auto key = std::make_tuple(&m, batch, bucket);
-    if (auto it = decode_memo_.find(key); it != decode_memo_.end()) return it->second;
+    const std::uint64_t shape = static_cast<std::uint64_t>(bucket) * 0xC2B2AE3D27D4EB4Full;
+    std::uint64_t h = (static_cast<std::uint64_t>(batch) * 0x9E3779B97F4A7C15ull) ^
+                      (shape + reinterpret_cast<std::uintptr_t>(&m));
+    h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    DecodeMemo& e = decode_memo_[h & (kDecodeMemo - 1)];
+    if (e.model == &m && e.batch == batch && e.bucket == bucket) return e.s;
     shape_.clear();
     shape_.decode_contexts.assign(static_cast<std::size_t>(batch), bucket * 256);
-    const double s = time_to_seconds(m.iteration_time(shape_));
-    decode_memo_.emplace(key, s);
-    return s;
+    e = DecodeMemo{&m, batch, bucket, time_to_seconds(m.iteration_time(shape_))};
+    return e.s;
   }
 
  private:
@@ -71,9 +74,15 @@ class WorkEstimator {
     double s = 0;
   };
   static constexpr std::size_t kPrefillMemo = 512;
+  struct DecodeMemo {
+    const CostModel* model = nullptr;  // null: empty
+    std::int64_t batch = 0, bucket = 0;
+    double s = 0;
+  };
+  static constexpr std::size_t kDecodeMemo = 1024;
   BatchShape shape_;
   std::vector<PrefillMemo> prefill_memo_ = std::vector<PrefillMemo>(kPrefillMemo);
-  std::map<std::tuple<const CostModel*, std::int64_t, std::int64_t>, double> decode_memo_;
+  std::vector<DecodeMemo> decode_memo_ = std::vector<DecodeMemo>(kDecodeMemo);
 };
 
 class OutputLengthEstimate {

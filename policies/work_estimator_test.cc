@@ -74,4 +74,14 @@ TEST_CASE("WorkEstimator::decode_step_s is one decode step of the batch, and dec
       }
     }
   }
+  // Many shapes over small ranges: the same questions come back, and many share a memo slot.
+  Rng rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    const CostModel& m = rng.below(2) == 0 ? static_cast<const CostModel&>(a) : b;
+    const std::int64_t batch = static_cast<std::int64_t>(rng.below(300));
+    const std::int64_t ctx = static_cast<std::int64_t>(rng.below(9000));
+    BatchShape s;
+    s.decode_contexts.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, batch)), (ctx + 128) / 256 * 256);
+    REQUIRE(est.decode_step_s(m, batch, ctx) == time_to_seconds(m.iteration_time(s)));
+  }
 }
