@@ -79,9 +79,9 @@ WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
   std::int64_t best_queue = std::numeric_limits<std::int64_t>::max();
   bool found = false;
   auto consider = [&](WorkerId w) {
-    const WorkerLoad l = c.load(w);
-    if (l.waiting + l.running < best_queue) {
-      best_queue = l.waiting + l.running;
+    const std::int64_t queue = c.outstanding(w);  // load(w)'s waiting + running, without the rest of it
+    if (queue < best_queue) {
+      best_queue = queue;
       best = w;
       found = true;
     }

@@ -21,6 +21,8 @@ Simulation::Simulation(SimulationSetup setup, RequestSource& source, RunObserver
     estimate_costs_.push_back(std::move(w.estimate_cost));
   }
   wake_pending_.assign(workers_.size(), false);
+  outstanding_.assign(workers_.size(), 0);  // (not resized again: the workers point into it)
+  for (std::size_t i = 0; i < workers_.size(); ++i) workers_[i]->set_load_slot(&outstanding_[i]);
   if (setup.pd) {
     pd_ = std::move(setup.pd);
     const std::size_t n = workers_.size();

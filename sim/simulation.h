@@ -137,7 +137,7 @@ class Simulation final : private ClusterView {
   std::size_t workers() const override { return workers_.size(); }
   WorkerLoad load(WorkerId w) const override;
   std::int64_t outstanding(WorkerId w) const override {  // load(w)'s waiting + running
-    return workers_[w]->waiting() + running_load(w);
+    return outstanding_[w] + (pd_ ? decode_pending_[w] : 0);
   }
   // The base's loop with outstanding() bound directly (this class is final).
   WorkerId least_outstanding() const override {
@@ -212,6 +212,7 @@ class Simulation final : private ClusterView {
   std::unique_ptr<TransferNetwork> network_;
   std::vector<std::deque<RequestHandle>> kv_wait_;  // per decode worker: hand-offs without room yet
   std::vector<std::int64_t> decode_pending_;        // per worker: assigned decodes not yet arrived
+  std::vector<std::int64_t> outstanding_;  // per worker: its waiting + running, kept by the worker (set_load_slot)
   std::vector<Time> checks_;                        // times of pending kTransferProgress events
   std::vector<std::uint32_t> transfers_done_;
   // Layer-wise streaming: per streamed request, its flows (network id = handle

@@ -42,6 +42,7 @@ void Worker::enqueue(RequestHandle h, Time now) {
   r.match = PrefixMatch{};
   pending_prefill_tokens_ += r.prefill_target;
   ++waiting_;
+  sync_load();
   stats_.peak_waiting = std::max(stats_.peak_waiting, waiting_);
   if (observer_) observer_->on_queued(r.spec.client, now);
   policy_->enqueue(QueuedRequest{h, &r.spec, now, r.prefill_target, false});
@@ -86,6 +87,7 @@ void Worker::preempt_now(std::size_t i) {
   r.compressed = 0;  // recomputation prefills (and compresses) the whole context again
   running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
   hot_.erase(hot_.begin() + static_cast<std::ptrdiff_t>(i));
+  sync_load();
   for (Item& it : items_) {  // later requests moved down by one (i itself has no item: dropped or never added)
     SIM_CHECK(it.i != i, "worker {}: preempted request {} still has an item in the batch", id_, r.spec.id);
     if (it.i > i) --it.i;
@@ -102,6 +104,7 @@ void Worker::preempt_now(std::size_t i) {
   stats_.preemptions++;
   pending_prefill_tokens_ += r.prefill_target;
   ++waiting_;
+  sync_load();
   if (observer_) observer_->on_queued(r.spec.client, now_);
   policy_->enqueue(QueuedRequest{h, &r.spec, now_, r.prefill_target, true});
 }
@@ -145,6 +148,7 @@ std::size_t Worker::index_of(RequestHandle h) const {
 void Worker::push_running(RequestHandle h, const LiveRequest& r) {
   running_.push_back(h);
   hot_.push_back(static_cast<const RequestHot&>(r));
+  sync_load();
   if (r.client >= client_slot_.size()) client_slot_.resize(r.client + 1, 0);  // count_output_token's room
   stats_.peak_running = std::max<std::int64_t>(stats_.peak_running, static_cast<std::int64_t>(running_.size()));
 }
@@ -267,7 +271,7 @@ AdmitResult Worker::try_admit(const QueuedRequest& q) {
   }
   if (observer_) observer_->on_admitted(r.spec, now_, cached, first);
   --waiting_;
-  push_running(q.handle, r);
+  push_running(q.handle, r);  // (syncs the load)
   if (!r.kv_loading) add_prefill_chunk(running_.size() - 1);
   return AdmitResult::kAdmitted;
 }
@@ -449,6 +453,7 @@ void Worker::finish_iteration(Time now, std::vector<RequestHandle>& done) {
     }
     running_.resize(j);
     hot_.resize(j);
+    sync_load();
     if (lane_on_) lane_remap(lane_to_, first_gone_);
   }
   if (lane_on_ && !lane_joins_.empty()) {
@@ -516,6 +521,8 @@ void Worker::adopt_early(RequestHandle h) { kvm_.adopt_early(h, table_[h]); }
 
 void Worker::check_invariants() const {
   kvm_.check_invariants();
+  SIM_CHECK(*load_slot_ == waiting_ + static_cast<std::int64_t>(running_.size()),
+            "worker {}: its load slot says {}, but {} wait and {} run", id_, *load_slot_, waiting_, running_.size());
   SIM_CHECK(static_cast<std::int64_t>(running_.size()) <= opt_.max_running, "worker {}: {} running > max {}", id_,
             running_.size(), opt_.max_running);
   SIM_CHECK(budget_ >= 0, "worker {}: token budget overdrawn ({})", id_, budget_);

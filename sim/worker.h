@@ -124,6 +124,13 @@ class Worker final : private AdmissionContext {
   bool has_work() const { return waiting_ > 0 || !running_.empty(); }
   std::int64_t waiting() const { return waiting_; }
   std::int64_t running() const override { return static_cast<std::int64_t>(running_.size()); }
+  // From now on the worker keeps waiting() + running() also in *slot (the cluster's
+  // array of them: routing reads its workers' counts there, in a line or two, not
+  // in each worker's own lines). REQUIRES: slot outlives the worker.
+  void set_load_slot(std::int64_t* slot) {
+    load_slot_ = slot;
+    sync_load();
+  }
   const KvPool& kv() const { return kvm_.pool(); }
   const PrefixCache& cache() const { return kvm_.cache(); }
   const KvManager& kv_manager() const { return kvm_; }
@@ -318,6 +325,9 @@ class Worker final : private AdmissionContext {
   std::vector<RequestHandle> running_;  // admission order (the back is preempted first)
   std::vector<RequestHot> hot_;         // hot_[i]: running_[i]'s hot state, authoritative (header comment)
   std::int64_t waiting_ = 0;
+  std::int64_t own_load_ = 0;             // load_slot_'s target until set_load_slot()
+  std::int64_t* load_slot_ = &own_load_;  // = waiting_ + running_.size() after every change of either
+  void sync_load() { *load_slot_ = waiting_ + static_cast<std::int64_t>(running_.size()); }
   std::int64_t pending_prefill_tokens_ = 0;
   std::int64_t context_tokens_ = 0;
   bool busy_ = false;
