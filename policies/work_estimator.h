@@ -29,15 +29,11 @@ class WorkEstimator {
   // policy's estimates: run_builder.cc gives policies the plain model).
   double prefill_s(const CostModel& m, std::int64_t tokens, std::int64_t context) {
     if (tokens <= 0) return 0;
-    std::uint64_t h = (static_cast<std::uint64_t>(tokens) * 0x9E3779B97F4A7C15ull) ^
-                      (static_cast<std::uint64_t>(context) + reinterpret_cast<std::uintptr_t>(&m));
-    h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    PrefillMemo& e = prefill_memo_[h & (kPrefillMemo - 1)];
-    if (e.model == &m && e.tokens == tokens && e.context == context) return e.s;
+    Memo& e = slot(prefill_memo_, m, tokens, context);
+    if (e.holds(m, tokens, context)) return e.s;
     shape_.clear();
     shape_.prefills.push_back(PrefillChunk{tokens, context, true});
-    e = PrefillMemo{&m, tokens, context, time_to_seconds(m.iteration_time(shape_))};
+    e = Memo{&m, tokens, context, time_to_seconds(m.iteration_time(shape_))};
     return e.s;
   }
   // Seconds per generated token when `batch` requests with mean context `ctx`
@@ -54,35 +50,34 @@ class WorkEstimator {
   double decode_step_s(const CostModel& m, std::int64_t batch, std::int64_t ctx) {
     batch = std::max<std::int64_t>(1, batch);
     const std::int64_t bucket = (std::max<std::int64_t>(0, ctx) + 128) / 256;
-    const std::uint64_t shape = static_cast<std::uint64_t>(bucket) * 0xC2B2AE3D27D4EB4Full;
-    std::uint64_t h = (static_cast<std::uint64_t>(batch) * 0x9E3779B97F4A7C15ull) ^
-                      (shape + reinterpret_cast<std::uintptr_t>(&m));
-    h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    DecodeMemo& e = decode_memo_[h & (kDecodeMemo - 1)];
-    if (e.model == &m && e.batch == batch && e.bucket == bucket) return e.s;
+    Memo& e = slot(decode_memo_, m, batch, bucket);
+    if (e.holds(m, batch, bucket)) return e.s;
     shape_.clear();
     shape_.decode_contexts.assign(static_cast<std::size_t>(batch), bucket * 256);
-    e = DecodeMemo{&m, batch, bucket, time_to_seconds(m.iteration_time(shape_))};
+    e = Memo{&m, batch, bucket, time_to_seconds(m.iteration_time(shape_))};
     return e.s;
   }
 
  private:
-  struct PrefillMemo {
+  // One answer of a memo table: the price of the shape (model, a, b): (tokens,
+  // context) for prefill_s, (batch, context bucket) for decode_step_s.
+  struct Memo {
     const CostModel* model = nullptr;  // null: empty
-    std::int64_t tokens = 0, context = 0;
+    std::int64_t a = 0, b = 0;
     double s = 0;
+    bool holds(const CostModel& m, std::int64_t x, std::int64_t y) const { return model == &m && a == x && b == y; }
   };
-  static constexpr std::size_t kPrefillMemo = 512;
-  struct DecodeMemo {
-    const CostModel* model = nullptr;  // null: empty
-    std::int64_t batch = 0, bucket = 0;
-    double s = 0;
-  };
-  static constexpr std::size_t kDecodeMemo = 1024;
+  // The slot of (m, a, b) in a direct-mapped table (its size a power of two).
+  static Memo& slot(std::vector<Memo>& table, const CostModel& m, std::int64_t a, std::int64_t b) {
+    std::uint64_t h = (static_cast<std::uint64_t>(a) * 0x9E3779B97F4A7C15ull) ^
+                      (static_cast<std::uint64_t>(b) * 0xC2B2AE3D27D4EB4Full + reinterpret_cast<std::uintptr_t>(&m));
+    h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    return table[h & (table.size() - 1)];
+  }
   BatchShape shape_;
-  std::vector<PrefillMemo> prefill_memo_ = std::vector<PrefillMemo>(kPrefillMemo);
-  std::vector<DecodeMemo> decode_memo_ = std::vector<DecodeMemo>(kDecodeMemo);
+  std::vector<Memo> prefill_memo_ = std::vector<Memo>(512);
+  std::vector<Memo> decode_memo_ = std::vector<Memo>(1024);
 };
 
 class OutputLengthEstimate {
