@@ -59,15 +59,9 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 # One bench run; prints "ROW SECONDS" lines: "run" for a single run (its median
-# wall), one per system for --policies (its median_s column).
-walls() {
-  awk '
-    /^  wall time/ { for (i = 1; i <= NF; ++i) if ($i == "median") { print "run", $(i + 1); exit } }
-    /^  system +min_s +median_s/ { table = 1; next }
-    table && NF >= 3 && $2 ~ /^[0-9.]+$/ && $3 ~ /^[0-9.]+$/ { print $1, $3; next }
-    table { table = 0 }
-  ' "$1"
-}
+# wall), one per system for --policies (its median_s column); tools/bench_log.awk reads the log.
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+walls() { awk -f "$here/bench_log.awk" "$1" | awk '{ print $1, $2 }'; }
 
 for ((r = 1; r <= rounds; ++r)); do
   order="old new"
@@ -75,7 +69,7 @@ for ((r = 1; r <= rounds; ++r)); do
   for side in $order; do
     bin="$old"
     [[ "$side" == new ]] && bin="$new"
-    rm -rf "$tmp/$side"
+    rm -rf "${tmp:?}/${side:?}"
     if ! "$bin" "$@" --out "$tmp/$side" >"$tmp/$side.log" 2>&1; then
       echo "$0: $bin failed (round $r):" >&2
       tail -5 "$tmp/$side.log" >&2

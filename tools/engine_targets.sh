@@ -58,24 +58,14 @@ run() {  # run NAME ARGS...: the bench's log in $tmp/NAME.log; a failure stops t
   fi
 }
 
-# "wall events rss" of a single run's log.
+# The bench's logs are read by tools/bench_log.awk ("NAME MEDIAN_S EVENTS RSS_MB" rows).
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# "wall events rss" of a single run's log (fails when it has no wall time or events).
 single() {
-  awk '
-    /^  wall time/ { for (i = 1; i <= NF; ++i) if ($i == "median") wall = $(i + 1) }
-    /^  events / { events = $2 }
-    /^  peak RSS/ { rss = $3 }
-    END { if (wall == "" || events == "") exit 1; print wall, events, (rss == "" ? "?" : rss) }
-  ' "$1"
+  awk -f "$here/bench_log.awk" "$1" | awk '$1 == "run" && $3 != "?" { print $2, $3, $4; ok = 1 } END { exit !ok }'
 }
-
 # "system median_s events" per row of a --policies log.
-table() {
-  awk '
-    /^  system +min_s +median_s/ { on = 1; next }
-    on && NF >= 7 && $3 ~ /^[0-9.]+$/ { print $1, $3, $NF; next }
-    on { on = 0 }
-  ' "$1"
-}
+table() { awk -f "$here/bench_log.awk" "$1" | awk '$1 != "run" { print $1, $2, $3 }'; }
 
 when="$(date -u '+%Y-%m-%d %H:%M UTC')"
 load="$(cut -d' ' -f1-3 /proc/loadavg)"
