@@ -66,6 +66,11 @@ WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
   std::vector<double>& q = counters(r.client);  // the only call that may grow q_ here
   for (WorkerId w = 0; w < n; ++w) refill(w, r.client, q);
   std::int64_t matched = 0;
+  walked_.clear();  // the view's walk of this prompt, if it takes one: record()'s hint below
+  if (walked_.capacity() == 0 && !spare_paths_.empty()) {  // a path buffer an applied update left
+    walked_ = std::move(spare_paths_.back());
+    spare_paths_.pop_back();
+  }
   if (o_.cluster_view) {
     per_worker_.resize(n);
     for (WorkerId w = 0; w < n; ++w) {
@@ -73,7 +78,7 @@ WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
       matched = std::max(matched, per_worker_[w]);
     }
   } else {
-    matched = view_.match(r, per_worker_).tokens;
+    matched = view_.match(r, per_worker_, &walked_).tokens;
   }
   WorkerId best = 0;
   std::int64_t best_queue = std::numeric_limits<std::int64_t>::max();
@@ -93,12 +98,14 @@ WorkerId D2lpmPolicy::route(const RequestSpec& r, const ClusterView& c) {
     for (WorkerId w = 0; w < n; ++w) consider(w);
   q[best] -= o_.w_in * static_cast<double>(r.prompt_tokens - (o_.charge_extend ? per_worker_[best] : 0));
   Routed& routed = routed_[r.id];
-  if (routed.path.capacity() == 0 && !spare_paths_.empty()) {
-    routed.path = std::move(spare_paths_.back());
-    spare_paths_.pop_back();
+  // The path starts as the match's walk (nothing changed the view since), so
+  // record() does not walk those blocks again; it then leaves the whole path there.
+  if (++routed.in_flight == 1) {
+    routed.path.swap(walked_);  // (walked_ takes routed.path's old buffer, cleared before its next use)
+    view_.record(r, best, &routed.path);
+  } else {
+    view_.record(r, best, &walked_);  // an id shared by requests in flight: its path is not kept
   }
-  routed.path.clear();
-  view_.record(r, best, ++routed.in_flight == 1 ? &routed.path : nullptr);
   Active& a = active_[best];
   if (a.outstanding.size() <= r.client) a.outstanding.resize(r.client + 1, 0);
   if (a.outstanding[r.client]++ == 0) a.list.push_back(r.client);

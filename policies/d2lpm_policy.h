@@ -101,6 +101,7 @@ class D2lpmPolicy final : public GlobalPolicy {
   std::vector<GlobalPrefixIndex::RecordedPath> spare_paths_;  // emptied ones, reused for their capacity
   std::vector<std::vector<BlockHash>> spare_blocks_;           // emptied updates' block lists, likewise
   std::vector<std::int64_t> per_worker_;
+  GlobalPrefixIndex::RecordedPath walked_;  // route(): the view's match walk (scratch)
   std::int64_t refills_ = 0;
   bool sized_ = false;
 };

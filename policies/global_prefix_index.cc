@@ -95,8 +95,10 @@ void GlobalPrefixIndex::remove_holder(Node& x, WorkerId w) {
 
 bool GlobalPrefixIndex::owns(IndexNodeId n, WorkerId w) const { return stamp_of(nodes_[n], w) != nullptr; }
 
-GlobalPrefixIndex::Match GlobalPrefixIndex::match(const RequestSpec& spec, std::vector<std::int64_t>& per_worker) const {
+GlobalPrefixIndex::Match GlobalPrefixIndex::match(const RequestSpec& spec, std::vector<std::int64_t>& per_worker,
+                                                  RecordedPath* walked) const {
   per_worker.assign(capacity_.size(), 0);
+  if (walked) walked->clear();
   Match m;
   if (spec.prefix_block_size <= 0) return m;
   IndexNodeId n = 0;
@@ -105,6 +107,7 @@ GlobalPrefixIndex::Match GlobalPrefixIndex::match(const RequestSpec& spec, std::
     if (t <= 0) break;
     const IndexNodeId c = child(n, spec.prefix_blocks[i]);
     if (c == 0 || nodes_[c].tokens != t) break;
+    if (walked) walked->push_back(PathStep{c, nodes_[c].generation});
     bool held = false;
     const std::int64_t above = nodes_[n].path_tokens, here = nodes_[c].path_tokens;  // not reloaded per holder
     const auto reach = [&](WorkerId w) {

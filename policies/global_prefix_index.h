@@ -56,26 +56,29 @@ class GlobalPrefixIndex {
     IndexNodeId node = 0;     // deepest node of the prompt held (as a whole prefix) by some worker; 0 = none
     std::int64_t tokens = 0;  // its prefix length in tokens
   };
-  // per_worker[w] = tokens of the longest prompt prefix worker w holds in this view.
-  Match match(const RequestSpec& spec, std::vector<std::int64_t>& per_worker) const;
-  bool owns(IndexNodeId n, WorkerId w) const;
-
-  // What one record() call walked: per prompt block, root side first, the node
-  // and its generation. A later record() of the same prompt takes the steps still
-  // valid (a step is valid while its node lives) instead of walking the tree
-  // again: it skips one child lookup per block.
+  // What one record() or match() call walked: per prompt block, root side first,
+  // the node and its generation. A later record() of the same prompt takes the
+  // steps still valid (a step is valid while its node lives) instead of walking
+  // the tree again: it skips one child lookup per block.
   struct PathStep {
     IndexNodeId node = 0;
     std::uint32_t generation = 0;
   };
   using RecordedPath = std::vector<PathStep>;
 
+  // per_worker[w] = tokens of the longest prompt prefix worker w holds in this view.
+  // With `walked`: it is overwritten with the nodes the walk went through (the
+  // prompt's first blocks that are in the tree, held or not), a path record() of
+  // the same prompt may be given.
+  Match match(const RequestSpec& spec, std::vector<std::int64_t>& per_worker, RecordedPath* walked = nullptr) const;
+  bool owns(IndexNodeId n, WorkerId w) const;
+
   // From now on worker w holds spec's prompt blocks (nodes created as needed,
   // w's LRU touched), then w's least recent nodes beyond its capacity are dropped.
-  // With `path`: if not empty it must be what an earlier record() of this same
-  // prompt (same prompt tokens, block size and blocks; any worker) left in it;
-  // it is then overwritten with this call's steps. The effect on the index is
-  // exactly that of record(spec, w) either way.
+  // With `path`: if not empty it must be what an earlier record() or match() of
+  // this same prompt (same prompt tokens, block size and blocks; any worker) left
+  // in it; it is then overwritten with this call's steps. The effect on the index
+  // is exactly that of record(spec, w) either way.
   void record(const RequestSpec& spec, WorkerId w, RecordedPath* path = nullptr);
   // Moves worker `from`'s holding of node n and everything below it to worker
   // `to` (Preble's rebalancing moves whole prefix subtrees): `to` holds them

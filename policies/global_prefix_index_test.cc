@@ -1,4 +1,4 @@
-// GlobalPrefixIndex: a record() given the path an earlier record() of the same
+// GlobalPrefixIndex: a record() given the path an earlier record() (or match()) of the same
 // prompt remembered must leave the index exactly as a plain record() does,
 // whatever happened in between (evictions, node reuse, subtree moves), and
 // the tops list must follow each worker's LRU order; and the index must behave
@@ -66,18 +66,31 @@ void small_capacities(GlobalPrefixIndex& a, GlobalPrefixIndex& b) {
 
 // One random step, the same on both indexes (of 4 workers): a new prompt (half the
 // time), an earlier prompt again on any worker (`b` with the path it remembered for
-// it), or a subtree moving between workers.
+// it), or a subtree moving between workers. In a third of the records `b`'s path is
+// instead what its match() of the prompt just walked (as D²LPM's and Preble E2's
+// routing do).
 void random_step(Rng& rng, GlobalPrefixIndex& a, GlobalPrefixIndex& b, std::vector<RequestSpec>& prompts,
                  std::vector<GlobalPrefixIndex::RecordedPath>& paths) {
   const std::uint64_t op = rng.below(10);
   const WorkerId w = static_cast<WorkerId>(rng.below(4));
+  const bool from_match = rng.below(3) == 0;
+  const auto walk = [&](std::size_t i) {  // b's match of prompt i, both matches compared
+    if (!from_match) return;
+    std::vector<std::int64_t> per_a, per_b;
+    const auto ma = a.match(prompts[i], per_a);
+    const auto mb = b.match(prompts[i], per_b, &paths[i]);
+    CHECK(ma.node == mb.node);
+    CHECK(per_a == per_b);
+  };
   if (op < 5 || prompts.empty()) {
     prompts.push_back(random_prompt(rng, prompts.size()));
     paths.emplace_back();
+    walk(prompts.size() - 1);
     a.record(prompts.back(), w);
     b.record(prompts.back(), w, &paths.back());
   } else if (op < 9) {
     const std::size_t i = rng.below(prompts.size());
+    walk(i);
     a.record(prompts[i], w);
     b.record(prompts[i], w, &paths[i]);
   } else {
