@@ -13,7 +13,7 @@
 // worker: each touch of a holding appends (node, stamp) with the worker's next
 // stamp and writes that stamp into the holder, so the holding's place is its
 // last entry and older entries are stale (skipped; the log is compacted when
-// they outnumber the live ones). A worker's stamps only grow (renumbered when
+// they reach half as many as the live ones). A worker's stamps only grow (renumbered when
 // they would wrap), so an entry of a holding that was dropped, or of a node
 // that was deleted and reused, never matches again. Which stamps went stale (a
 // holding touched again or dropped) is also kept per worker as a bit per stamp,
@@ -274,10 +274,12 @@ class GlobalPrefixIndex {
   void touch(IndexNodeId n, WorkerId w);
   void log_touch(IndexNodeId n, WorkerId w, std::uint32_t stamp);  // the entries only
   // The logs keep their current entries only, in order. Called when a log is
-  // crowded(): twice its live entries and a margin (so small logs are not
-  // rewritten over and over): O(1) amortized per touch.
+  // crowded(): 1.5 times its live entries and a margin (so small logs are not
+  // rewritten over and over): O(1) amortized per touch, ~3 entries read per touch.
+  // A smaller log is read faster than compaction costs (performance.md: 2x, the
+  // earlier factor, took preble_e2 1.03x the time; 4x and 1.25x were slower still).
   void compact(WorkerId w);
-  static bool crowded(std::size_t entries, std::size_t live) { return entries >= 2 * live + 64; }
+  static bool crowded(std::size_t entries, std::size_t live) { return 2 * entries >= 3 * live + 128; }
   void keep_current(std::vector<LogEntry>& log, WorkerId w, std::size_t from) const;  // drops log[0, from) too
   void release(IndexNodeId n, WorkerId w);  // removes w's holding of n (counts, stale bit); n stays
   void drop(IndexNodeId n, WorkerId w);     // release(), then deletes nodes left empty
