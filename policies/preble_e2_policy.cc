@@ -155,6 +155,8 @@ WorkerId PrebleE2Policy::route(const RequestSpec& r, const ClusterView& c) {
   history_.push_back(WindowEntry{now, pick, load_s, top, gen});
   load_[pick] += load_s;
   routed_[r.id] = Routed{pick, history_base_ + history_.size() - 1, tpot_s, decode_s, top, gen};
+  for (IndexNodeId x : view_.last_path())  // the counters of the request's new blocks are cold: asked for at once
+    if (x < node_hits_.size()) __builtin_prefetch(&node_hits_[x]);
   for (IndexNodeId x : view_.last_path()) {
     if (!view_.alive(x)) continue;
     NodeHits& h = hits(x, view_.generation(x));
