@@ -271,7 +271,7 @@ void GlobalPrefixIndex::drop(IndexNodeId n, WorkerId w) {
 // and for those kNear on (fetched earlier) their parents (drop reads both), so the
 // misses of the next victims overlap instead of queuing.
 void GlobalPrefixIndex::trim(WorkerId w) {
-  constexpr std::size_t kAhead = 8, kNear = 3;
+  constexpr std::size_t kAhead = 12, kNear = 4;
   const std::vector<LogEntry>& log = logs_[w];
   while (held_[w] > capacity_[w]) {
     const IndexNodeId n = least_recent(w);
