@@ -68,8 +68,8 @@ class GlobalPrefixIndex {
 
   // per_worker[w] = tokens of the longest prompt prefix worker w holds in this view.
   // With `walked`: it is overwritten with the nodes the walk went through (the
-  // prompt's first blocks that are in the tree, held or not), a path record() of
-  // the same prompt may be given.
+  // prompt's first blocks that are in the tree, held or not): a path that a
+  // record() of the same prompt may be given.
   Match match(const RequestSpec& spec, std::vector<std::int64_t>& per_worker, RecordedPath* walked = nullptr) const;
   bool owns(IndexNodeId n, WorkerId w) const;
 
@@ -276,8 +276,9 @@ class GlobalPrefixIndex {
   // The logs keep their current entries only, in order. Called when a log is
   // crowded(): 1.5 times its live entries and a margin (so small logs are not
   // rewritten over and over): O(1) amortized per touch, ~3 entries read per touch.
-  // A smaller log is read faster than compaction costs (performance.md: 2x, the
-  // earlier factor, took preble_e2 1.03x the time; 4x and 1.25x were slower still).
+  // A smaller log is read faster than compaction costs (performance.md: at 1.5x
+  // preble_e2 took 0.975-0.988x the time it took at 2x, the factor before; d2lpm
+  // the same; at 4x and at 1.25x d2lpm was slower).
   void compact(WorkerId w);
   static bool crowded(std::size_t entries, std::size_t live) { return 2 * entries >= 3 * live + 128; }
   void keep_current(std::vector<LogEntry>& log, WorkerId w, std::size_t from) const;  // drops log[0, from) too

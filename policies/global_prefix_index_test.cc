@@ -67,8 +67,7 @@ void small_capacities(GlobalPrefixIndex& a, GlobalPrefixIndex& b) {
 // One random step, the same on both indexes (of 4 workers): a new prompt (half the
 // time), an earlier prompt again on any worker (`b` with the path it remembered for
 // it), or a subtree moving between workers. In a third of the records `b`'s path is
-// instead what its match() of the prompt just walked (as D²LPM's and Preble E2's
-// routing do).
+// instead what its match() of the prompt just walked (as D²LPM's routing does).
 void random_step(Rng& rng, GlobalPrefixIndex& a, GlobalPrefixIndex& b, std::vector<RequestSpec>& prompts,
                  std::vector<GlobalPrefixIndex::RecordedPath>& paths) {
   const std::uint64_t op = rng.below(10);
