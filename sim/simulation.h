@@ -137,14 +137,16 @@ class Simulation final : private ClusterView {
   std::size_t workers() const override { return workers_.size(); }
   WorkerLoad load(WorkerId w) const override;
   std::int64_t outstanding(WorkerId w) const override {  // load(w)'s waiting + running
-    return outstanding_[w] + (pd_ ? decode_pending_[w] : 0);
+    return outstanding_[w] + decodes_on_the_way(w);
   }
   // The base's loop with outstanding() bound directly (this class is final).
   WorkerId least_outstanding() const override {
     return least_of(workers_.size(), [this](WorkerId w) { return Simulation::outstanding(w); });
   }
   // WorkerLoad::running of w: PD decodes on their way there count as running.
-  std::int64_t running_load(WorkerId w) const { return workers_[w]->running() + (pd_ ? decode_pending_[w] : 0); }
+  std::int64_t running_load(WorkerId w) const { return workers_[w]->running() + decodes_on_the_way(w); }
+  // PD: decodes assigned to w whose KV has not arrived yet.
+  std::int64_t decodes_on_the_way(WorkerId w) const { return pd_ ? decode_pending_[w] : 0; }
   KvLocality locality(WorkerId w, const RequestSpec& r) const override {
     return workers_[w]->kv_manager().probe(r);
   }

@@ -87,7 +87,6 @@ void Worker::preempt_now(std::size_t i) {
   r.compressed = 0;  // recomputation prefills (and compresses) the whole context again
   running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
   hot_.erase(hot_.begin() + static_cast<std::ptrdiff_t>(i));
-  sync_load();
   for (Item& it : items_) {  // later requests moved down by one (i itself has no item: dropped or never added)
     SIM_CHECK(it.i != i, "worker {}: preempted request {} still has an item in the batch", id_, r.spec.id);
     if (it.i > i) --it.i;
@@ -104,7 +103,7 @@ void Worker::preempt_now(std::size_t i) {
   stats_.preemptions++;
   pending_prefill_tokens_ += r.prefill_target;
   ++waiting_;
-  sync_load();
+  sync_load();  // (one running fewer, one waiting more: the load slot is current again)
   if (observer_) observer_->on_queued(r.spec.client, now_);
   policy_->enqueue(QueuedRequest{h, &r.spec, now_, r.prefill_target, true});
 }
